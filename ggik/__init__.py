@@ -1,0 +1,27 @@
+"""ggik: robot-agnostic generative inverse kinematics (GGIK) on distance-geometric graphs.
+
+Quick start::
+
+    import torch
+    from ggik import Robot, RobotGraph
+    robot = Robot.from_name("panda")             # or Robot.from_urdf("my_arm.urdf")
+    q = robot.sample_q(4)                        # (4, 7) joint angles [rad]
+    T = robot.fk(q)                              # (4, 4, 4) EE poses in the base-link frame
+    graph = RobotGraph.from_robot(robot)
+    points = graph.realize(q)                    # (4, 18, 3) GGIK point sets
+    q_back = graph.joint_angles(points, T)       # (4, 7), same EE poses
+"""
+from .errors import ChainError, GGIKError, GraphError, URDFError
+from .robot import Robot, available_robots
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Robot",
+    "available_robots",
+    "GGIKError",
+    "URDFError",
+    "ChainError",
+    "GraphError",
+    "__version__",
+]

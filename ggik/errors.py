@@ -1,0 +1,20 @@
+"""Exceptions raised by ggik. All derive from :class:`GGIKError` and from ``ValueError``."""
+from __future__ import annotations
+
+__all__ = ["GGIKError", "URDFError", "ChainError", "GraphError"]
+
+
+class GGIKError(ValueError):
+    """Base class of every error ggik raises on bad input."""
+
+
+class URDFError(GGIKError):
+    """A URDF document that cannot be read: malformed XML, unexpanded xacro, bad numbers."""
+
+
+class ChainError(GGIKError):
+    """A kinematic chain that cannot be built: unknown links, no path, unsupported joints."""
+
+
+class GraphError(GGIKError):
+    """A chain the GGIK point-set graph cannot represent (e.g. an unlocked prismatic joint)."""

@@ -1,0 +1,498 @@
+"""Serial kinematic chains: URDF / DH -> :class:`Robot` with batched, differentiable FK and Jacobians.
+
+A :class:`Robot` is the chain of URDF joints from a base link to an end-effector (EE) link. Joint
+values ``q`` (..., dof) hold the *independent* joints (revolute, continuous, prismatic; mimic joints
+follow their source, fixed joints are constant) in chain order, in radians or metres. Poses are
+(..., 4, 4) homogeneous matrices in the base-link frame.
+"""
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+from importlib import resources
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import torch
+
+from . import geometry as geo
+from .errors import ChainError
+from .urdf import SUPPORTED_JOINT_TYPES, JointSpec, read_urdf
+
+__all__ = ["Robot", "available_robots"]
+
+_MOVING = ("revolute", "continuous", "prismatic")
+
+
+def _np_transform(R: np.ndarray | None = None, t: Sequence[float] | None = None) -> np.ndarray:
+    T = np.eye(4)
+    if R is not None:
+        T[:3, :3] = R
+    if t is not None:
+        T[:3, 3] = t
+    return T
+
+
+def _np_rot(axis: str, angle: float) -> np.ndarray:
+    c, s = math.cos(angle), math.sin(angle)
+    if axis == "x":
+        return np.array([[1, 0, 0], [0, c, -s], [0, s, c]], dtype=np.float64)
+    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]], dtype=np.float64)  # z
+
+
+def _fmt(x: float) -> str:
+    """Shortest text that reads back as the same float64 (exact URDF round trips)."""
+    x = float(x)
+    return "0" if x == 0.0 else repr(x)
+
+
+class Robot:
+    """A serial chain with batched forward kinematics.
+
+    Build one with :meth:`from_urdf`, :meth:`from_dh` or :meth:`from_name`.
+
+    Attributes:
+        name: robot name.
+        base_link, ee_link: names of the chain's first and last links.
+        joints: every URDF joint on the chain (fixed and mimic included), base to EE.
+        joint_names: the ``dof`` independent joints in chain order (the columns of ``q``).
+        joint_types: their URDF types.
+        lower, upper: (dof,) float64 sampling range per joint [rad or m]; a continuous joint
+            samples in [-pi, pi] but is unbounded for refinement (``limited`` False).
+        limited: (dof,) bool, whether ``lower``/``upper`` are hard limits.
+    """
+
+    def __init__(self, joints: Sequence[JointSpec], name: str = "robot", source: str = "") -> None:
+        joints = tuple(joints)
+        if not joints:
+            raise ChainError(f"{name}: the chain has no joints")
+        for a, b in zip(joints[:-1], joints[1:]):
+            if a.child != b.parent:
+                raise ChainError(f"{name}: joints {a.name!r} and {b.name!r} are not consecutive on a chain")
+        for j in joints:
+            if j.type not in SUPPORTED_JOINT_TYPES:
+                raise ChainError(
+                    f"{name}: joint {j.name!r} has type {j.type!r}; ggik supports {', '.join(SUPPORTED_JOINT_TYPES)}"
+                )
+        self.name = name
+        self.joints = joints
+        self.base_link = joints[0].parent
+        self.ee_link = joints[-1].child
+        self._source = source
+
+        moving = [j for j in joints if j.type in _MOVING]
+        if not moving:
+            raise ChainError(
+                f"{name}: no movable joint between {self.base_link!r} and {self.ee_link!r} (all joints are fixed)"
+            )
+        independent = [j for j in moving if j.mimic is None]
+        if not independent:
+            raise ChainError(f"{name}: every movable joint on the chain is a mimic joint; nothing to solve for")
+        index = {j.name: i for i, j in enumerate(independent)}
+        by_name = {j.name: j for j in moving}
+
+        # value(moving joint k) = A[k] @ q + b[k]; mimic chains are resolved to independent sources.
+        A = np.zeros((len(moving), len(independent)))
+        b = np.zeros(len(moving))
+        for k, j in enumerate(moving):
+            mult, off, cur, seen = 1.0, 0.0, j, {j.name}
+            while cur.mimic is not None:
+                src, m, o = cur.mimic
+                if src not in by_name:
+                    raise ChainError(
+                        f"{name}: mimic joint {cur.name!r} follows {src!r}, which is not a movable joint on the "
+                        f"chain from {self.base_link!r} to {self.ee_link!r}"
+                    )
+                if src in seen:
+                    raise ChainError(f"{name}: mimic joints form a cycle through {src!r}")
+                seen.add(src)
+                off, mult, cur = mult * o + off, mult * m, by_name[src]
+            A[k, index[cur.name]] = mult
+            b[k] = off
+
+        lower, upper, limited = [], [], []
+        for j in independent:
+            if j.type == "continuous":
+                lower.append(-math.pi)
+                upper.append(math.pi)
+                limited.append(False)
+                continue
+            if j.lower is None or j.upper is None:
+                raise ChainError(
+                    f"{name}: {j.type} joint {j.name!r} has no <limit lower=... upper=...>; URDF requires limits "
+                    "for revolute and prismatic joints (use type='continuous' for an unlimited revolute joint)"
+                )
+            if not j.lower <= j.upper:
+                raise ChainError(f"{name}: joint {j.name!r} has lower limit {j.lower} > upper limit {j.upper}")
+            lower.append(j.lower)
+            upper.append(j.upper)
+            limited.append(True)
+
+        # Constant transforms between moving joints: T_ee = P_1 M_1 P_2 M_2 ... P_n M_n @ tool.
+        pre, acc = [], np.eye(4)
+        for j in joints:
+            acc = acc @ j.origin
+            if j.type in _MOVING:
+                pre.append(acc)
+                acc = np.eye(4)
+        self._np = dict(
+            pre=np.stack(pre),
+            tool=acc,
+            axes=np.stack([j.axis for j in moving]),
+            prismatic=np.array([j.type == "prismatic" for j in moving]),
+            A=A,
+            b=b,
+        )
+        self.moving_joint_names = tuple(j.name for j in moving)
+        self.joint_names = tuple(j.name for j in independent)
+        self.joint_types = tuple(j.type for j in independent)
+        self.dof = len(independent)
+        self.lower = torch.tensor(lower, dtype=torch.float64)
+        self.upper = torch.tensor(upper, dtype=torch.float64)
+        self.limited = torch.tensor(limited, dtype=torch.bool)
+        self._cache: dict[tuple[torch.dtype, torch.device], dict[str, torch.Tensor]] = {}
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_urdf(cls, path_or_xml: str | Path, base_link: str | None = None, ee_link: str | None = None) -> "Robot":
+        """Chain from a URDF file path or XML string.
+
+        Args:
+            path_or_xml: file path, or the XML text itself (a string starting with '<').
+            base_link: first link of the chain; default the URDF root link.
+            ee_link: last link; default the one leaf below ``base_link`` reached through a movable
+                joint (an error lists the candidates when there are several).
+        Raises:
+            URDFError: the document cannot be read (see :func:`ggik.urdf.read_urdf`).
+            ChainError: unknown links, a base that is not an ancestor of the EE, no movable joint,
+                unsupported joint types or limits on the chain.
+        """
+        model = read_urdf(path_or_xml)
+        src = model.source
+        parent_joint: dict[str, JointSpec] = {}
+        children: dict[str, list[JointSpec]] = {}
+        for j in model.joints:
+            if j.child in parent_joint:
+                raise ChainError(f"{src}: link {j.child!r} is the child of two joints; a URDF must be a tree")
+            parent_joint[j.child] = j
+            children.setdefault(j.parent, []).append(j)
+        links = list(model.links)
+
+        def unknown(link: str, role: str) -> ChainError:
+            shown = ", ".join(links[:40]) + (" ..." if len(links) > 40 else "")
+            return ChainError(f"{src}: unknown {role} link {link!r}; links in the file: {shown}")
+
+        if base_link is None:
+            roots = [link for link in links if link not in parent_joint]
+            if len(roots) != 1:
+                raise ChainError(f"{src}: cannot choose a base link, the file has {len(roots)} root links: {roots}")
+            base_link = roots[0]
+        elif base_link not in links:
+            raise unknown(base_link, "base")
+
+        if ee_link is None:
+            candidates = []
+            stack = [(base_link, False)]
+            while stack:
+                link, moved = stack.pop()
+                kids = children.get(link, [])
+                if not kids and moved:
+                    candidates.append(link)
+                for j in kids:
+                    stack.append((j.child, moved or j.type != "fixed"))
+            if not candidates:
+                raise ChainError(f"{src}: no movable joint below base link {base_link!r}")
+            if len(candidates) > 1:
+                raise ChainError(
+                    f"{src}: the end-effector link is ambiguous below {base_link!r}; pass ee_link= one of "
+                    f"{sorted(candidates)}"
+                )
+            ee_link = candidates[0]
+        elif ee_link not in links:
+            raise unknown(ee_link, "end-effector")
+
+        chain: list[JointSpec] = []
+        link = ee_link
+        while link != base_link:
+            if link not in parent_joint:
+                raise ChainError(
+                    f"{src}: base link {base_link!r} is not an ancestor of end-effector link {ee_link!r} "
+                    f"(the path up from {ee_link!r} ends at the root {link!r})"
+                )
+            chain.append(parent_joint[link])
+            link = parent_joint[link].parent
+        if not chain:
+            raise ChainError(f"{src}: base link and end-effector link are the same link {base_link!r}")
+        return cls(chain[::-1], name=model.name, source=src)
+
+    @classmethod
+    def from_dh(
+        cls,
+        a: Sequence[float],
+        d: Sequence[float],
+        alpha: Sequence[float],
+        theta_offset: Sequence[float] | None = None,
+        modified: bool = False,
+        lower: Sequence[float] | None = None,
+        upper: Sequence[float] | None = None,
+        name: str | None = None,
+    ) -> "Robot":
+        """All-revolute chain from Denavit-Hartenberg parameters (lengths in m, angles in rad).
+
+        Standard DH: link i is ``Rz(q_i + theta_i) Tz(d_i) Tx(a_i) Rx(alpha_i)``, joint i turning
+        about z of frame i-1. Modified (Craig) DH: ``Tx(a_i) Rx(alpha_i) Tz(d_i) Rz(q_i + theta_i)``.
+        Links are ``base_link``, ``link_1`` .. ``link_n`` and the EE link ``ee_link`` (frame n).
+        Limits default to [-pi, pi].
+        """
+        n = len(a)
+        if not (len(d) == n and len(alpha) == n) or n == 0:
+            raise ChainError(f"from_dh: a, d and alpha must be non-empty and of equal length, got {len(a)}, {len(d)}, {len(alpha)}")
+        theta_offset = [0.0] * n if theta_offset is None else list(theta_offset)
+        lower = [-math.pi] * n if lower is None else list(lower)
+        upper = [math.pi] * n if upper is None else list(upper)
+        for seq, what in ((theta_offset, "theta_offset"), (lower, "lower"), (upper, "upper")):
+            if len(seq) != n:
+                raise ChainError(f"from_dh: {what} must have {n} entries, got {len(seq)}")
+        values = [float(v) for seq in (a, d, alpha, theta_offset, lower, upper) for v in seq]
+        if not all(math.isfinite(v) for v in values):
+            raise ChainError("from_dh: DH parameters and limits must be finite numbers")
+        link = ["base_link"] + [f"link_{i + 1}" for i in range(n)]
+        z = np.array([0.0, 0.0, 1.0])
+        joints = []
+        if modified:
+            for i in range(n):
+                origin = (
+                    _np_transform(t=(a[i], 0.0, 0.0)) @ _np_transform(_np_rot("x", alpha[i]))
+                    @ _np_transform(t=(0.0, 0.0, d[i])) @ _np_transform(_np_rot("z", theta_offset[i]))
+                )
+                joints.append(JointSpec(f"joint_{i + 1}", "revolute", link[i], link[i + 1], origin, z, lower[i], upper[i]))
+            tool = np.eye(4)
+        else:
+            const = [
+                _np_transform(_np_rot("z", theta_offset[i])) @ _np_transform(t=(0.0, 0.0, d[i]))
+                @ _np_transform(t=(a[i], 0.0, 0.0)) @ _np_transform(_np_rot("x", alpha[i]))
+                for i in range(n)
+            ]
+            for i in range(n):
+                origin = np.eye(4) if i == 0 else const[i - 1]
+                joints.append(JointSpec(f"joint_{i + 1}", "revolute", link[i], link[i + 1], origin, z, lower[i], upper[i]))
+            tool = const[-1]
+        joints.append(JointSpec("ee_joint", "fixed", link[n], "ee_link", tool, np.array([1.0, 0.0, 0.0])))
+        return cls(joints, name=name or f"dh{n}")
+
+    @classmethod
+    def from_name(cls, name: str) -> "Robot":
+        """One of the robots shipped in ``urdfs/`` (see :func:`available_robots`)."""
+        registry = _registry()
+        if name not in registry:
+            raise ChainError(f"unknown robot {name!r}; shipped robots: {', '.join(sorted(registry))}")
+        entry = registry[name]
+        text = resources.files("ggik.urdfs").joinpath(entry["file"]).read_text(encoding="utf-8")
+        robot = cls.from_urdf(text, base_link=entry["base_link"], ee_link=entry["ee_link"])
+        robot._source = f"urdfs/{entry['file']}"
+        return robot
+
+    # ------------------------------------------------------------------ derived robots
+    def lock(self, values: Mapping[str, float]) -> "Robot":
+        """A new Robot with the named independent joints fixed at the given values.
+
+        Mimic joints that follow a locked joint are fixed at their resulting value too. Use it for
+        prismatic torsos, grippers or any joint the IK should not move.
+        """
+        unknown = [k for k in values if k not in self.joint_names]
+        if unknown:
+            raise ChainError(f"{self.name}: cannot lock {unknown}: not independent joints; joints: {list(self.joint_names)}")
+        if len(values) >= self.dof:
+            raise ChainError(f"{self.name}: locking all {self.dof} joints leaves nothing to move")
+        full = {}
+        for name, v in values.items():
+            v = float(v)
+            i = self.joint_names.index(name)
+            if not math.isfinite(v):
+                raise ChainError(f"{self.name}: lock value for {name!r} must be finite, got {v}")
+            if bool(self.limited[i]) and not (self.lower[i] - 1e-12 <= v <= self.upper[i] + 1e-12):
+                raise ChainError(
+                    f"{self.name}: lock value {v} for {name!r} is outside its limits "
+                    f"[{float(self.lower[i])}, {float(self.upper[i])}]"
+                )
+            full[name] = v
+        A, b = self._np["A"], self._np["b"]
+        locked_cols = [self.joint_names.index(n) for n in full]
+        new = []
+        k = 0
+        for j in self.joints:
+            if j.type not in _MOVING:
+                new.append(j)
+                continue
+            row = A[k]
+            k += 1
+            deps = np.nonzero(row)[0]
+            if len(deps) and all(c in locked_cols for c in deps):
+                value = float(sum(row[c] * full[self.joint_names[c]] for c in deps) + b[k - 1])
+                motion = _np_transform(t=j.axis * value) if j.type == "prismatic" else _np_transform(
+                    geo.axis_angle_to_matrix(torch.from_numpy(j.axis), torch.tensor(value, dtype=torch.float64)).numpy()
+                )
+                new.append(replace(j, type="fixed", origin=j.origin @ motion, mimic=None, lower=None, upper=None))
+            else:
+                new.append(j)
+        return Robot(new, name=self.name, source=self._source)
+
+    # ------------------------------------------------------------------ kinematics
+    def _const(self, dtype: torch.dtype, device: torch.device) -> dict[str, torch.Tensor]:
+        key = (dtype, device)
+        if key not in self._cache:
+            c = {k: torch.as_tensor(v, device=device) for k, v in self._np.items()}
+            c = {k: (v.to(dtype) if v.is_floating_point() else v) for k, v in c.items()}
+            K = geo.skew(c["axes"])
+            c["K"], c["K2"] = K, K @ K
+            self._cache[key] = c
+        return self._cache[key]
+
+    def check_q(self, q) -> torch.Tensor:
+        """Validate joint values: a floating tensor (..., dof) of finite numbers (array-likes are converted)."""
+        if not isinstance(q, torch.Tensor):
+            q = torch.as_tensor(np.asarray(q, dtype=np.float64))
+        if not q.is_floating_point():
+            q = q.to(torch.float64)
+        if q.ndim == 0 or q.shape[-1] != self.dof:
+            raise ValueError(f"{self.name}: q must have shape (..., {self.dof}) (dof={self.dof}), got {tuple(q.shape)}")
+        if not torch.isfinite(q).all():
+            raise ValueError(f"{self.name}: q contains NaN or inf")
+        return q
+
+    def _motions(self, q: torch.Tensor) -> torch.Tensor:
+        """(..., n_moving, 4, 4) joint motions for independent values q (..., dof)."""
+        c = self._const(q.dtype, q.device)
+        v = q @ c["A"].T + c["b"]  # (..., n_moving)
+        s, co = torch.sin(v)[..., None, None], torch.cos(v)[..., None, None]
+        eye = torch.eye(3, dtype=q.dtype, device=q.device)
+        R = eye + s * c["K"] + (1.0 - co) * c["K2"]
+        pris = c["prismatic"]
+        R = torch.where(pris[:, None, None], eye, R)
+        t = torch.where(pris[:, None], c["axes"] * v[..., None], torch.zeros_like(c["axes"]))
+        return geo.make_transform(R, t)
+
+    def _joint_frames(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Frames of the moving joints before their motion (..., n_moving, 4, 4) and the EE pose."""
+        c = self._const(q.dtype, q.device)
+        M = self._motions(q)
+        T = None
+        frames = []
+        for k in range(M.shape[-3]):
+            F = c["pre"][k] if T is None else T @ c["pre"][k]
+            frames.append(F.expand(q.shape[:-1] + (4, 4)) if T is None else F)
+            T = F @ M[..., k, :, :]
+        return torch.stack(frames, dim=-3), T @ c["tool"]
+
+    def fk(self, q) -> torch.Tensor:
+        """End-effector pose (..., 4, 4) in the base-link frame for joint values q (..., dof).
+
+        Batched over any leading dimensions, follows q's dtype and device, differentiable.
+        """
+        q = self.check_q(q)
+        return self._joint_frames(q)[1]
+
+    @property
+    def link_names(self) -> tuple[str, ...]:
+        """Links of the chain, base first: the frames returned by :meth:`link_poses`."""
+        return (self.base_link,) + tuple(j.child for j in self.joints)
+
+    def link_poses(self, q) -> torch.Tensor:
+        """Poses (..., L, 4, 4) of every chain link (:attr:`link_names`) in the base-link frame."""
+        q = self.check_q(q)
+        M = self._motions(q)
+        eye = torch.eye(4, dtype=q.dtype, device=q.device).expand(q.shape[:-1] + (4, 4))
+        poses, T, k = [eye], eye, 0
+        for j in self.joints:
+            T = T @ torch.as_tensor(j.origin, dtype=q.dtype, device=q.device)
+            if j.type in _MOVING:
+                T = T @ M[..., k, :, :]
+                k += 1
+            poses.append(T)
+        return torch.stack(poses, dim=-3)
+
+    def jacobian(self, q) -> torch.Tensor:
+        """Geometric Jacobian (..., 6, dof) of the EE in the base frame, rows (v_x, v_y, v_z, w_x, w_y, w_z).
+
+        ``v`` is the velocity of the EE origin and ``w`` the angular velocity, both in base-frame
+        coordinates, per unit joint velocity (mimic joints included through their multipliers).
+        """
+        q = self.check_q(q)
+        c = self._const(q.dtype, q.device)
+        frames, T = self._joint_frames(q)
+        w = (frames[..., :3, :3] @ c["axes"][..., None])[..., 0]  # (..., n_moving, 3)
+        o = frames[..., :3, 3]
+        p = T[..., None, :3, 3]
+        rot_v = torch.linalg.cross(w, p - o)
+        pris = c["prismatic"][:, None]
+        v = torch.where(pris, w, rot_v)
+        om = torch.where(pris, torch.zeros_like(w), w)
+        J_moving = torch.cat([v, om], dim=-1).transpose(-1, -2)  # (..., 6, n_moving)
+        return J_moving @ c["A"]
+
+    def sample_q(
+        self,
+        n: int,
+        generator: torch.Generator | None = None,
+        dtype: torch.dtype = torch.float64,
+        device: torch.device | str | None = None,
+    ) -> torch.Tensor:
+        """``n`` configurations (n, dof) uniform within [lower, upper] (continuous joints: [-pi, pi])."""
+        u = torch.rand(n, self.dof, generator=generator, dtype=torch.float64)
+        q = self.lower + (self.upper - self.lower) * u
+        return q.to(dtype=dtype, device=device)
+
+    # ------------------------------------------------------------------ export / display
+    def to_urdf(self) -> str:
+        """A minimal kinematics-only URDF of the chain (links, joints, limits, mimic); reads back exactly."""
+        robot = ET.Element("robot", name=self.name)
+        for link in self.link_names:
+            ET.SubElement(robot, "link", name=link)
+        for j in self.joints:
+            el = ET.SubElement(robot, "joint", name=j.name, type=j.type)
+            R = torch.from_numpy(j.origin[:3, :3])
+            rpy = geo.matrix_to_rpy(R).tolist()
+            ET.SubElement(el, "origin", xyz=" ".join(_fmt(v) for v in j.origin[:3, 3]), rpy=" ".join(_fmt(v) for v in rpy))
+            ET.SubElement(el, "parent", link=j.parent)
+            ET.SubElement(el, "child", link=j.child)
+            if j.type != "fixed":
+                ET.SubElement(el, "axis", xyz=" ".join(_fmt(v) for v in j.axis))
+            if j.type in ("revolute", "prismatic") and j.lower is not None:
+                ET.SubElement(el, "limit", lower=_fmt(j.lower), upper=_fmt(j.upper), effort="0", velocity="0")
+            if j.mimic is not None:
+                ET.SubElement(el, "mimic", joint=j.mimic[0], multiplier=_fmt(j.mimic[1]), offset=_fmt(j.mimic[2]))
+        ET.indent(robot)
+        return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode") + "\n"
+
+    def describe(self) -> str:
+        """A human-readable table of the chain: joints, types, axes, limits."""
+        lines = [
+            f"robot {self.name}: {self.base_link} -> {self.ee_link}, {self.dof} DOF, {len(self.joints)} joints on the chain",
+            f"  {'#':>2}  {'joint':<28} {'type':<10} {'axis':<22} {'lower':>9} {'upper':>9}  note",
+        ]
+        for i, j in enumerate(self.joints, 1):
+            axis = "" if j.type == "fixed" else " ".join(f"{v:+.3f}" for v in j.axis)
+            lo = "" if j.lower is None else f"{j.lower:9.4f}"
+            hi = "" if j.upper is None else f"{j.upper:9.4f}"
+            note = f"mimic {j.mimic[0]} x{j.mimic[1]:g} {j.mimic[2]:+g}" if j.mimic else ""
+            if j.type == "continuous":
+                note = "unbounded"
+            lines.append(f"  {i:>2}  {j.name:<28} {j.type:<10} {axis:<22} {lo:>9} {hi:>9}  {note}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"Robot(name={self.name!r}, dof={self.dof}, base_link={self.base_link!r}, ee_link={self.ee_link!r})"
+
+
+def _registry() -> dict[str, dict]:
+    import yaml
+
+    text = resources.files("ggik.urdfs").joinpath("robots.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def available_robots(paper_only: bool = False) -> list[str]:
+    """Names of the robots shipped in ``urdfs/`` (optionally only the five GGIK paper robots)."""
+    return [k for k, v in _registry().items() if v.get("paper", False) or not paper_only]

@@ -1,0 +1,211 @@
+"""Reading URDF documents: the one place in ggik that talks to the URDF parser (yourdfpy).
+
+The rest of the library sees only :class:`JointSpec` records. Before the document reaches yourdfpy it
+is checked here, so that bad files fail with a specific message instead of deep inside the parser:
+malformed XML, unexpanded xacro, a missing file, NaN/inf or wrongly sized numbers, a zero axis.
+
+urdfpy (the parser of the reference GGIK code) cannot be imported on Python 3.11 with numpy >= 1.24;
+yourdfpy reads every arm we tried and can read from a string without mesh files.
+"""
+from __future__ import annotations
+
+import io
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import URDFError
+
+__all__ = ["JointSpec", "UrdfModel", "read_urdf", "SUPPORTED_JOINT_TYPES"]
+
+SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
+_XACRO_NS = "{http://www.ros.org/wiki/xacro}"
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    """One URDF joint, as ggik uses it.
+
+    Attributes:
+        name: joint name.
+        type: "revolute", "continuous", "prismatic", "fixed" (or another URDF type, refused on a chain).
+        parent, child: link names.
+        origin: (4, 4) float64 transform parent-link frame -> joint frame at zero joint value.
+        axis: (3,) float64 unit axis in the joint frame (URDF default (1, 0, 0) when absent).
+        lower, upper: joint limits [rad or m], ``None`` when the file gives none.
+        mimic: ``(source_joint, multiplier, offset)`` for a mimic joint, else ``None``.
+    """
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    origin: np.ndarray
+    axis: np.ndarray
+    lower: float | None = None
+    upper: float | None = None
+    mimic: tuple[str, float, float] | None = None
+
+
+@dataclass(frozen=True)
+class UrdfModel:
+    """A parsed URDF: robot name, link names and joints in document order; ``source`` for messages."""
+
+    name: str
+    links: tuple[str, ...]
+    joints: tuple[JointSpec, ...]
+    source: str
+
+
+def _load_text(path_or_xml: str | Path) -> tuple[str, str]:
+    """Return (xml text, a short description of where it came from)."""
+    if isinstance(path_or_xml, str) and path_or_xml.lstrip().startswith("<"):
+        return path_or_xml, "<URDF string>"
+    path = Path(path_or_xml)
+    if not path.is_file():
+        raise FileNotFoundError(f"URDF file not found: {path}")
+    try:
+        return path.read_text(encoding="utf-8"), str(path)
+    except UnicodeDecodeError as exc:
+        raise URDFError(f"{path} is not a UTF-8 text file ({exc})") from None
+
+
+def _numbers(text: str | None, count: int, where: str, src: str, default: tuple[float, ...]) -> tuple[float, ...]:
+    if text is None:
+        return default
+    parts = text.split()
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError:
+        raise URDFError(f"{src}: {where} = {text!r} is not a list of numbers") from None
+    if len(values) != count:
+        raise URDFError(f"{src}: {where} = {text!r} must have {count} numbers, found {len(values)}")
+    if not all(math.isfinite(v) for v in values):
+        raise URDFError(f"{src}: {where} = {text!r} contains NaN or inf")
+    return values
+
+
+def _check_xacro(root: ET.Element, src: str) -> None:
+    for el in root.iter():
+        if isinstance(el.tag, str) and el.tag.startswith(_XACRO_NS):
+            raise URDFError(
+                f"{src} contains unexpanded xacro (element <xacro:{el.tag[len(_XACRO_NS):]}>); "
+                "expand it first, e.g. `xacro robot.urdf.xacro > robot.urdf`"
+            )
+        for key, value in el.attrib.items():
+            if "${" in value or "$(" in value:
+                raise URDFError(
+                    f"{src} contains an unexpanded xacro expression {value!r} (attribute {key!r} of "
+                    f"<{el.tag}>); expand it first, e.g. `xacro robot.urdf.xacro > robot.urdf`"
+                )
+
+
+def _validate_joints(root: ET.Element, src: str) -> None:
+    """Check the numbers of every joint before the parser sees them."""
+    for el in root.findall("joint"):
+        name = el.get("name")
+        if not name:
+            raise URDFError(f"{src}: a <joint> has no name attribute")
+        jtype = el.get("type")
+        if jtype is None:
+            raise URDFError(f"{src}: joint {name!r} has no type attribute")
+        for tag in ("parent", "child"):
+            sub = el.find(tag)
+            if sub is None or not sub.get("link"):
+                raise URDFError(f"{src}: joint {name!r} has no <{tag} link=...>")
+        origin = el.find("origin")
+        if origin is not None:
+            _numbers(origin.get("xyz"), 3, f"joint {name!r} <origin xyz>", src, (0.0,) * 3)
+            _numbers(origin.get("rpy"), 3, f"joint {name!r} <origin rpy>", src, (0.0,) * 3)
+        axis_el = el.find("axis")
+        if axis_el is not None:
+            axis = _numbers(axis_el.get("xyz"), 3, f"joint {name!r} <axis xyz>", src, (1.0, 0.0, 0.0))
+            if jtype != "fixed" and math.sqrt(sum(a * a for a in axis)) < 1e-12:
+                raise URDFError(f"{src}: joint {name!r} has a zero axis {axis_el.get('xyz')!r}")
+        limit = el.find("limit")
+        if limit is not None:
+            for key in ("lower", "upper", "effort", "velocity"):
+                _numbers(limit.get(key), 1, f"joint {name!r} <limit {key}>", src, (0.0,))
+        mimic = el.find("mimic")
+        if mimic is not None:
+            if not mimic.get("joint"):
+                raise URDFError(f"{src}: joint {name!r} has a <mimic> without a joint attribute")
+            _numbers(mimic.get("multiplier"), 1, f"joint {name!r} <mimic multiplier>", src, (1.0,))
+            _numbers(mimic.get("offset"), 1, f"joint {name!r} <mimic offset>", src, (0.0,))
+
+
+def read_urdf(path_or_xml: str | Path) -> UrdfModel:
+    """Read and check a URDF file path or XML string.
+
+    Raises:
+        FileNotFoundError: a path that does not exist.
+        URDFError: malformed XML, a root other than <robot>, unexpanded xacro, a joint without
+            name/type/parent/child, numbers that are NaN/inf or of the wrong count, a zero axis,
+            duplicate link or joint names, joints naming undeclared links.
+    """
+    text, src = _load_text(path_or_xml)
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        if "unbound prefix" in str(exc) and "xacro:" in text:
+            raise URDFError(
+                f"{src} contains unexpanded xacro (xacro: elements); expand it first, "
+                "e.g. `xacro robot.urdf.xacro > robot.urdf`"
+            ) from None
+        raise URDFError(f"{src} is not well-formed XML: {exc}") from None
+    if root.tag != "robot":
+        raise URDFError(f"{src}: the root element must be <robot>, found <{root.tag}>")
+    _check_xacro(root, src)
+    _validate_joints(root, src)
+
+    link_names = [el.get("name") for el in root.findall("link")]
+    if any(not n for n in link_names):
+        raise URDFError(f"{src}: a <link> has no name attribute")
+    dup = sorted({n for n in link_names if link_names.count(n) > 1})
+    if dup:
+        raise URDFError(f"{src}: duplicate link names {dup}")
+    joint_names = [el.get("name") for el in root.findall("joint")]
+    dup = sorted({n for n in joint_names if joint_names.count(n) > 1})
+    if dup:
+        raise URDFError(f"{src}: duplicate joint names {dup}")
+
+    import yourdfpy  # imported here: the parser is an implementation detail of this module
+
+    try:
+        urdf = yourdfpy.URDF.load(
+            io.BytesIO(text.encode("utf-8")),
+            load_meshes=False,
+            build_scene_graph=False,
+            load_collision_meshes=False,
+            build_collision_scene_graph=False,
+        )
+    except Exception as exc:  # the parser's own errors carry no common type
+        raise URDFError(f"{src}: the URDF parser rejected the file: {exc}") from exc
+
+    links = set(link_names)
+    joints = []
+    for j in urdf.robot.joints:
+        for role, link in (("parent", j.parent), ("child", j.child)):
+            if link not in links:
+                raise URDFError(f"{src}: joint {j.name!r} names {role} link {link!r}, which is not declared")
+        origin = np.eye(4) if j.origin is None else np.asarray(j.origin, dtype=np.float64)
+        axis = np.array([1.0, 0.0, 0.0]) if j.axis is None else np.asarray(j.axis, dtype=np.float64)
+        norm = float(np.linalg.norm(axis))
+        if j.type != "fixed":
+            axis = axis / norm
+        lower = upper = None
+        if j.limit is not None:
+            lower = None if j.limit.lower is None else float(j.limit.lower)
+            upper = None if j.limit.upper is None else float(j.limit.upper)
+        mimic = None
+        if j.mimic is not None:
+            mimic = (
+                j.mimic.joint,
+                1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier),
+                0.0 if j.mimic.offset is None else float(j.mimic.offset),
+            )
+        joints.append(JointSpec(j.name, j.type, j.parent, j.child, origin, axis, lower, upper, mimic))
+    return UrdfModel(name=urdf.robot.name or "robot", links=tuple(link_names), joints=tuple(joints), source=src)
