@@ -12,12 +12,18 @@ Quick start::
     q_back = graph.joint_angles(points, T)       # (4, 7), same EE poses
 """
 from .errors import ChainError, GGIKError, GraphError, URDFError
+from .graph import PartialGraph, RobotGraph
+from .random_robots import random_robot, randomize_links
 from .robot import Robot, available_robots
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Robot",
+    "RobotGraph",
+    "PartialGraph",
+    "random_robot",
+    "randomize_links",
     "available_robots",
     "GGIKError",
     "URDFError",

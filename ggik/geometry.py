@@ -35,6 +35,7 @@ __all__ = [
     "pose_errors",
     "check_pose",
     "project_to_so3",
+    "kabsch",
 ]
 
 
@@ -263,4 +264,27 @@ def project_to_so3(M: torch.Tensor) -> torch.Tensor:
     return U @ D @ Vh
 
 
-PI = math.pi
+def kabsch(src: torch.Tensor, tgt: torch.Tensor, weights: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Proper rigid motion (R, t) minimising sum_k w_k |R src_k + t - tgt_k|^2.
+
+    Args:
+        src, tgt: (..., K, 3) corresponding points (K >= 3, not all collinear for a unique answer).
+        weights: optional (K,) or (..., K) non-negative weights.
+    Returns:
+        R (..., 3, 3) with det +1 (no reflections), t (..., 3).
+    """
+    if weights is None:
+        weights = torch.ones(src.shape[-2], dtype=src.dtype, device=src.device)
+    w = (weights / weights.sum(-1, keepdim=True))[..., None]
+    cs = (w * src).sum(-2, keepdim=True)
+    ct = (w * tgt).sum(-2, keepdim=True)
+    H = ((src - cs) * w).transpose(-1, -2) @ (tgt - ct)
+    U, _, Vh = torch.linalg.svd(H)
+    d = torch.sign(torch.linalg.det(Vh.transpose(-1, -2) @ U.transpose(-1, -2)))
+    d = torch.where(d == 0, torch.ones_like(d), d)
+    D = torch.diag_embed(torch.stack([torch.ones_like(d), torch.ones_like(d), d], -1))
+    R = Vh.transpose(-1, -2) @ D @ U.transpose(-1, -2)
+    t = ct[..., 0, :] - (R @ cs[..., 0, :, None])[..., 0]
+    return R, t
+
+

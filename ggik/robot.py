@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from . import geometry as geo
+from ._consts import ConstCache
 from .errors import ChainError
 from .urdf import SUPPORTED_JOINT_TYPES, JointSpec, read_urdf
 
@@ -145,6 +146,7 @@ class Robot:
             A=A,
             b=b,
         )
+        self._consts = ConstCache(self._np, derive=_skew_terms)
         self.moving_joint_names = tuple(j.name for j in moving)
         self.joint_names = tuple(j.name for j in independent)
         self.joint_types = tuple(j.type for j in independent)
@@ -152,7 +154,6 @@ class Robot:
         self.lower = torch.tensor(lower, dtype=torch.float64)
         self.upper = torch.tensor(upper, dtype=torch.float64)
         self.limited = torch.tensor(limited, dtype=torch.bool)
-        self._cache: dict[tuple[torch.dtype, torch.device], dict[str, torch.Tensor]] = {}
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -341,14 +342,7 @@ class Robot:
 
     # ------------------------------------------------------------------ kinematics
     def _const(self, dtype: torch.dtype, device: torch.device) -> dict[str, torch.Tensor]:
-        key = (dtype, device)
-        if key not in self._cache:
-            c = {k: torch.as_tensor(v, device=device) for k, v in self._np.items()}
-            c = {k: (v.to(dtype) if v.is_floating_point() else v) for k, v in c.items()}
-            K = geo.skew(c["axes"])
-            c["K"], c["K2"] = K, K @ K
-            self._cache[key] = c
-        return self._cache[key]
+        return self._consts.get(dtype, device)
 
     def check_q(self, q) -> torch.Tensor:
         """Validate joint values: a floating tensor (..., dof) of finite numbers (array-likes are converted)."""
@@ -484,6 +478,11 @@ class Robot:
 
     def __repr__(self) -> str:
         return f"Robot(name={self.name!r}, dof={self.dof}, base_link={self.base_link!r}, ee_link={self.ee_link!r})"
+
+
+def _skew_terms(c: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    K = geo.skew(c["axes"])
+    return {"K": K, "K2": K @ K}
 
 
 def _registry() -> dict[str, dict]:

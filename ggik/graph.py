@@ -1,0 +1,442 @@
+"""The GGIK distance-geometric point set of a revolute chain, its partial and complete graphs.
+
+Representation (GGIK, Limoyo, Marić et al.; see ``RobotGraph`` for details). For a chain of ``n``
+revolute joints there are ``n + 1`` frames ``F_0 .. F_n``: ``F_{i-1}`` is the frame of joint ``i`` at
+the zero configuration with its z axis along the joint axis, so joint ``i`` turns about z of ``F_{i-1}``;
+``F_n`` lies on the last axis where it meets the normal through the end-effector (EE) origin. Each
+frame gives two points, ``p_i`` (its origin) and ``q_i = p_i + L z_i`` with ``L = 1``; two more base
+points ``x = (L, 0, 0)`` and ``y = (0, -L, 0)`` fix the frame. Node order:
+``[p0, x, y, q0, p1, q1, ..., pn, qn]``, ``N = 2 n + 4`` nodes.
+
+All point coordinates are in the *graph frame* ``F_0`` (the first joint's frame). Users never see it:
+``realize`` takes joint values, ``partial`` and ``joint_angles`` take EE goal poses in the robot's base
+link frame, exactly as :meth:`Robot.fk` returns them. The EE link may be rotated or offset from the
+last joint axis: that constant tool transform is handled here.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import torch
+
+from . import geometry as geo
+from ._consts import ConstCache
+from .errors import GraphError
+from .robot import Robot
+
+__all__ = ["RobotGraph", "PartialGraph", "classical_mds", "NODE_TYPES", "EDGE_KINDS"]
+
+NODE_TYPES = ("base", "joint", "ee")  #: node type ids 0, 1, 2
+EDGE_KINDS = ("base", "structure", "bounded", "anchor_goal")  #: kinds of known edges in the partial graph
+AXIS_LENGTH = 1.0  #: L, distance from p_i to q_i [m]
+CONSTANT_TOL = 1e-9  #: a point closer than this to an axis [m] is on it (decides constant edges)
+
+
+@dataclass
+class PartialGraph:
+    """An IK problem as a partial graph (batched over leading dims ``...``).
+
+    Attributes:
+        positions: (..., N, 3) known node positions in the graph frame [m]; unknown nodes are 0.
+        distances: (..., N, N) known distances [m]; unknown entries are 0.
+        anchor_mask: (N,) bool, nodes with known positions (p0, x, y, q0, pn, qn).
+        known_mask: (N, N) bool, symmetric, edges with known distances.
+        goal: (..., 4, 4) pose of the last graph frame F_n in the graph frame.
+    """
+
+    positions: torch.Tensor
+    distances: torch.Tensor
+    anchor_mask: torch.Tensor
+    known_mask: torch.Tensor
+    goal: torch.Tensor
+
+
+def classical_mds(D: torch.Tensor, dim: int = 3) -> torch.Tensor:
+    """Points (..., N, dim) whose pairwise distances best match the distance matrix ``D`` (..., N, N).
+
+    Classical (Torgerson) multidimensional scaling: double-centre ``-D^2 / 2`` and keep the top
+    ``dim`` eigenpairs. Exact, up to a rigid motion and reflection, for Euclidean distances.
+    """
+    N = D.shape[-1]
+    J = torch.eye(N, dtype=D.dtype, device=D.device) - 1.0 / N
+    G = -0.5 * J @ (D * D) @ J
+    evals, evecs = torch.linalg.eigh(G)
+    evals, evecs = evals[..., -dim:], evecs[..., :, -dim:]
+    return evecs * evals.clamp(min=0.0).sqrt()[..., None, :]
+
+
+def _rz_left(theta: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
+    """Rz(theta) @ C for theta (...) and C (..., 4, 4) without building Rz."""
+    c, s = torch.cos(theta)[..., None], torch.sin(theta)[..., None]
+    r0, r1 = C[..., 0, :], C[..., 1, :]
+    new0, new1 = c * r0 - s * r1, s * r0 + c * r1
+    return torch.stack([new0, new1, C[..., 2, :].expand_as(new0), C[..., 3, :].expand_as(new0)], -2)
+
+
+class RobotGraph:
+    """GGIK graph of a revolute chain. Build with :meth:`from_robot`.
+
+    Attributes:
+        robot: the :class:`Robot`.
+        n: number of joints (= ``robot.dof``); N = 2 n + 4 nodes.
+        node_names: ("p0", "x", "y", "q0", "p1", "q1", ...).
+        node_type: (N,) long, index into :data:`NODE_TYPES` (x, y, p0, q0 base; pn, qn ee; else joint).
+        node_frame: (N,) long, frame index i of p_i / q_i (x, y: 0).
+        node_kind: (N,) long, 0 = p, 1 = q, 2 = x, 3 = y.
+        anchor_mask: (N,) bool, nodes whose position the problem fixes.
+        known_mask: (N, N) bool, edges whose length the problem fixes (base, structure, constant
+            bounded edges, anchor-goal edges).
+        edge_kind: dict (u, v) -> kind for every known pair u < v.
+        T_base_graph: (4, 4) pose of the graph frame F_0 in the base link frame.
+        T_tool: (4, 4) pose of the EE link in the last graph frame F_n (constant).
+    """
+
+    def __init__(self, robot: Robot) -> None:
+        bad = [(j.name, j.type) for j in robot.joints if j.type == "prismatic"]
+        if bad:
+            name, _ = bad[0]
+            raise GraphError(
+                f"{robot.name}: prismatic joint {name!r} cannot be represented by the GGIK graph (revolute joints "
+                f"only); lock it at a value, e.g. robot.lock({{{name!r}: 0.0}})"
+            )
+        mimic = [j.name for j in robot.joints if j.mimic is not None and j.type != "fixed"]
+        if mimic:
+            raise GraphError(
+                f"{robot.name}: mimic joint {mimic[0]!r} cannot be represented by the GGIK graph; lock its source "
+                f"joint with robot.lock({{...}})"
+            )
+        self.robot = robot
+        n = self.n = robot.dof
+        N = self.num_nodes = 2 * n + 4
+
+        zero = torch.zeros(n, dtype=torch.float64)
+        frames, T_ee = robot._joint_frames(zero)
+        axes = torch.as_tensor(robot._np["axes"])
+        ez = torch.tensor([0.0, 0.0, 1.0], dtype=torch.float64)
+        J = frames.clone()
+        J[:, :3, :3] = frames[:, :3, :3] @ geo.rotation_between(ez.expand(n, 3), axes)
+        # Last graph frame: on the last axis, at the foot of the perpendicular from the EE origin.
+        d = float((geo.invert_transform(J[-1]) @ T_ee)[2, 3])
+        F_n = J[-1] @ geo.translation(torch.tensor([0.0, 0.0, d], dtype=torch.float64))
+        F = torch.cat([J, F_n[None]], dim=0)  # (n+1, 4, 4) in the base frame
+        T_base_graph = F[0].clone()
+        F_graph = geo.invert_transform(T_base_graph) @ F
+        C = geo.invert_transform(F_graph[:-1]) @ F_graph[1:]  # (n, 4, 4): F_{i-1}^-1 F_i at home
+        T_tool = geo.invert_transform(F_n) @ T_ee
+
+        names = ["p0", "x", "y", "q0"] + [f"{c}{i}" for i in range(1, n + 1) for c in "pq"]
+        nframe = [0, 0, 0, 0] + [i for i in range(1, n + 1) for _ in "pq"]
+        nkind = [0, 2, 3, 1] + [k for _ in range(1, n + 1) for k in (0, 1)]
+        ntype = [0, 0, 0, 0] + [2 if i == n else 1 for i in range(1, n + 1) for _ in "pq"]
+        self.node_names = tuple(names)
+        self.node_type = torch.tensor(ntype)
+        self.node_frame = torch.tensor(nframe)
+        self.node_kind = torch.tensor(nkind)
+        idx = {name: k for k, name in enumerate(names)}
+        self._idx = idx
+        anchors = ["p0", "x", "y", "q0", f"p{n}", f"q{n}"]
+        self.anchor_mask = torch.zeros(N, dtype=torch.bool)
+        self.anchor_mask[[idx[a] for a in anchors]] = True
+
+        self._consts = ConstCache(dict(C=C.numpy(), T_base_graph=T_base_graph.numpy(), T_tool=T_tool.numpy()))
+        home = self.realize(zero)
+        self._home = home
+
+        # Known edges.
+        kinds: dict[tuple[int, int], str] = {}
+
+        def add(u: str, v: str, kind: str) -> None:
+            a, b = sorted((idx[u], idx[v]))
+            kinds.setdefault((a, b), kind)
+
+        base = ["p0", "x", "y", "q0"]
+        for a in range(4):
+            for b in range(a + 1, 4):
+                add(base[a], base[b], "base")
+        for i in range(n + 1):
+            add(f"p{i}", f"q{i}", "structure")
+        for i in range(1, n + 1):
+            for u in (f"p{i - 1}", f"q{i - 1}"):
+                for v in (f"p{i}", f"q{i}"):
+                    add(u, v, "structure")
+
+        def off_axis(point: torch.Tensor, i: int) -> float:
+            """Distance [m] of a home point from the axis of joint i (z of F_{i-1})."""
+            o, z = home[idx[f"p{i - 1}"]], home[idx[f"q{i - 1}"]] - home[idx[f"p{i - 1}"]]
+            r = point - o
+            return float(torch.linalg.vector_norm(r - (r @ z) * z))
+
+        # Pairs two bodies apart: their distance varies only with joint i (the points of body i-2 lie on
+        # axis i-1), so it is constant iff one of the two points lies on axis i.
+        for i in range(1, n + 1):
+            before = ["x", "y"] if i == 1 else [f"p{i - 2}", f"q{i - 2}"]
+            for u in before:
+                for v in (f"p{i}", f"q{i}"):
+                    if min(off_axis(home[idx[u]], i), off_axis(home[idx[v]], i)) < CONSTANT_TOL:
+                        add(u, v, "bounded")
+        for u in base:
+            for v in (f"p{n}", f"q{n}"):
+                add(u, v, "anchor_goal")
+        self.edge_kind = dict(sorted(kinds.items()))
+        known = torch.zeros(N, N, dtype=torch.bool)
+        for a, b in self.edge_kind:
+            known[a, b] = known[b, a] = True
+        self.known_mask = known
+        goal_dependent = torch.zeros(N, N, dtype=torch.bool)
+        for (a, b), kind in self.edge_kind.items():
+            if kind == "anchor_goal":
+                goal_dependent[a, b] = goal_dependent[b, a] = True
+        self._constant_mask = known & ~goal_dependent
+        D_home = torch.cdist(home, home)
+        # Rebuilt with everything the hot paths need (the first cache only served realize(0) above).
+        self._consts = ConstCache(
+            dict(
+                C=C.numpy(),
+                T_base_graph=T_base_graph.numpy(),
+                T_tool=T_tool.numpy(),
+                home=home.numpy(),
+                D_const=torch.where(self._constant_mask, D_home, torch.zeros_like(D_home)).numpy(),
+            )
+        )
+
+    @classmethod
+    def from_robot(cls, robot: Robot) -> "RobotGraph":
+        """The graph of ``robot``. Raises :class:`GraphError` for prismatic or mimic joints on the chain."""
+        return cls(robot)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def T_base_graph(self) -> torch.Tensor:
+        return torch.as_tensor(self._consts.arrays["T_base_graph"])
+
+    @property
+    def T_tool(self) -> torch.Tensor:
+        return torch.as_tensor(self._consts.arrays["T_tool"])
+
+    @property
+    def edge_index(self) -> torch.Tensor:
+        """(2, N (N - 1)) complete directed graph, row-major: (0,1), (0,2), ..., (1,0), (1,2), ..."""
+        N = self.num_nodes
+        return (~torch.eye(N, dtype=torch.bool)).nonzero().T.contiguous()
+
+    # ------------------------------------------------------------------ solutions
+    def frames(self, q) -> torch.Tensor:
+        """Graph frames F_0 .. F_n (..., n + 1, 4, 4) in the graph frame for joint values q (..., n)."""
+        q = self.robot.check_q(q)
+        c = self._consts.get(q.dtype, q.device)
+        T = torch.eye(4, dtype=q.dtype, device=q.device).expand(q.shape[:-1] + (4, 4))
+        out = [T]
+        for i in range(self.n):
+            T = T @ _rz_left(q[..., i], c["C"][i])
+            out.append(T)
+        return torch.stack(out, dim=-3)
+
+    def _points_from_frames(self, F: torch.Tensor) -> torch.Tensor:
+        p = F[..., :3, 3]
+        q = p + AXIS_LENGTH * F[..., :3, 2]
+        pts = torch.stack([p, q], dim=-2).flatten(-3, -2)  # (..., 2(n+1), 3): p0 q0 p1 q1 ...
+        x = torch.tensor([AXIS_LENGTH, 0.0, 0.0], dtype=F.dtype, device=F.device).expand(pts.shape[:-2] + (1, 3))
+        y = torch.tensor([0.0, -AXIS_LENGTH, 0.0], dtype=F.dtype, device=F.device).expand(pts.shape[:-2] + (1, 3))
+        return torch.cat([pts[..., :1, :], x, y, pts[..., 1:, :]], dim=-2)
+
+    def realize(self, q) -> torch.Tensor:
+        """The point set (..., N, 3) [m, graph frame] of joint values q (..., n)."""
+        return self._points_from_frames(self.frames(q))
+
+    def ee_pose(self, frames: torch.Tensor) -> torch.Tensor:
+        """EE pose (..., 4, 4) in the base link frame from graph frames (..., n + 1, 4, 4)."""
+        c = self._consts.get(frames.dtype, frames.device)
+        return c["T_base_graph"] @ frames[..., -1, :, :] @ c["T_tool"]
+
+    @staticmethod
+    def distances(points: torch.Tensor) -> torch.Tensor:
+        """Complete graph: all pairwise distances (..., N, N) [m] of points (..., N, 3)."""
+        diff = points[..., :, None, :] - points[..., None, :, :]
+        return torch.linalg.vector_norm(diff, dim=-1)
+
+    # ------------------------------------------------------------------ problems
+    def goal_in_graph(self, T_goal: torch.Tensor) -> torch.Tensor:
+        """EE goal poses in the base link frame (..., 4, 4) -> pose of F_n in the graph frame."""
+        c = self._consts.get(T_goal.dtype, T_goal.device)
+        return geo.invert_transform(c["T_base_graph"]) @ T_goal @ geo.invert_transform(c["T_tool"])
+
+    def partial(self, T_goal: torch.Tensor) -> PartialGraph:
+        """The IK problem for EE goal poses ``T_goal`` (..., 4, 4) in the base link frame.
+
+        Raises ``ValueError`` for a wrong shape, NaN/inf or a non-rigid pose.
+        """
+        T_goal = geo.check_pose(T_goal, "T_goal")
+        c = self._consts.get(T_goal.dtype, T_goal.device)
+        G = self.goal_in_graph(T_goal)
+        batch = G.shape[:-2]
+        pos = torch.zeros(batch + (self.num_nodes, 3), dtype=G.dtype, device=G.device)
+        pos[..., :4, :] = c["home"][:4]
+        pos[..., -2, :] = G[..., :3, 3]
+        pos[..., -1, :] = G[..., :3, 3] + AXIS_LENGTH * G[..., :3, 2]
+        D_goal = self.distances(pos)
+        goal_mask = self.known_mask & ~self._constant_mask
+        goal_mask = goal_mask.to(G.device)
+        D = torch.where(goal_mask, D_goal, c["D_const"].expand_as(D_goal))
+        return PartialGraph(
+            positions=pos,
+            distances=D,
+            anchor_mask=self.anchor_mask.to(G.device),
+            known_mask=self.known_mask.to(G.device),
+            goal=G,
+        )
+
+    def to_pyg(self, q=None, T_goal=None):
+        """One example as a ``torch_geometric.data.Data`` (a problem, and its solution if ``q`` is given).
+
+        Pass ``q`` (n,) for a solved example (``T_goal`` is then FK(q)), or ``T_goal`` (4, 4) alone for a
+        problem. Fields (N nodes, E = N (N - 1) directed edges; index tensors are named ``*_index`` so
+        that batches of robots with different DOF collate correctly):
+
+        ``edge_index`` (2, E) complete graph; ``partial_mask`` (E,) bool known edges; ``anchor_mask`` (N,);
+        ``node_type``, ``node_frame``, ``node_kind`` (N,) long; ``pos_partial`` (N, 3) known positions
+        (0 elsewhere); ``dist_partial`` (E, 1) known distances (0 elsewhere); ``goal`` (1, 4, 4) F_n in the
+        graph frame; ``T_goal`` (1, 4, 4) EE goal in the base link frame; ``num_joints``; and with ``q``:
+        ``pos`` (N, 3), ``dist`` (E, 1) and ``q`` (1, n).
+        """
+        from torch_geometric.data import Data
+
+        if q is None and T_goal is None:
+            raise ValueError("to_pyg needs q (a solved example) or T_goal (a problem)")
+        if q is not None:
+            q = self.robot.check_q(q)
+            if q.ndim != 1:
+                raise ValueError(f"to_pyg takes one configuration q of shape ({self.n},), got {tuple(q.shape)}")
+            frames = self.frames(q)
+            T_goal = self.ee_pose(frames)
+        elif T_goal.shape != (4, 4):
+            raise ValueError(f"to_pyg takes one goal pose of shape (4, 4), got {tuple(T_goal.shape)}")
+        problem = self.partial(T_goal)
+        ei = self.edge_index.to(T_goal.device)
+        data = Data(
+            edge_index=ei,
+            partial_mask=problem.known_mask[ei[0], ei[1]],
+            anchor_mask=problem.anchor_mask.clone(),
+            node_type=self.node_type.to(T_goal.device),
+            node_frame=self.node_frame.to(T_goal.device),
+            node_kind=self.node_kind.to(T_goal.device),
+            pos_partial=problem.positions,
+            dist_partial=problem.distances[ei[0], ei[1]][:, None],
+            goal=problem.goal[None],
+            T_goal=T_goal[None],
+            num_joints=self.n,
+            num_nodes=self.num_nodes,
+        )
+        if q is not None:
+            pos = self._points_from_frames(frames)
+            data.pos = pos
+            data.dist = torch.linalg.vector_norm(pos[ei[0]] - pos[ei[1]], dim=-1)[:, None]
+            data.q = q[None]
+        return data
+
+    # ------------------------------------------------------------------ solutions -> joint angles
+    def joint_angles(self, points: torch.Tensor, T_goal: torch.Tensor) -> torch.Tensor:
+        """Joint values (..., n) from (noisy) point sets (..., N, 3) and EE goals (..., 4, 4) (base frame).
+
+        The sequential azimuth rule of GGIK, made robust:
+        1. the generated base points (p0, x, y, q0) are fitted to their true positions by a proper
+           rigid motion (Kabsch; the reference only normalises the axes), which maps all points into
+           the graph frame;
+        2. for joint i < n, with frame F_{i-1} rebuilt from the angles found so far, theta_i is the
+           rotation about z of F_{i-1} that best aligns (least squares in the xy plane) the home
+           positions of p_i and q_i with the generated ones;
+        3. the last joint does not move p_n, q_n (they lie on its axis): theta_n is the roll about the
+           last axis that best matches the goal orientation;
+        4. each angle is moved into the joint limits when a 2 pi equivalent lies inside them.
+        """
+        if points.shape[-2:] != (self.num_nodes, 3):
+            raise ValueError(f"points must have shape (..., {self.num_nodes}, 3), got {tuple(points.shape)}")
+        T_goal = geo.check_pose(T_goal, "T_goal")
+        dtype, device = points.dtype, points.device
+        T_goal = T_goal.to(dtype)
+        c = self._consts.get(dtype, device)
+        if not torch.isfinite(points).all():
+            raise ValueError("points contain NaN or inf")
+        R, t = geo.kabsch(points[..., :4, :], c["home"][:4].expand(points.shape[:-2] + (4, 3)))
+        P = (points @ R.transpose(-1, -2)) + t[..., None, :]
+        G = self.goal_in_graph(T_goal)
+        batch = torch.broadcast_shapes(P.shape[:-2], G.shape[:-2])
+        T = torch.eye(4, dtype=dtype, device=device).expand(batch + (4, 4))
+        thetas = []
+        for i in range(1, self.n):
+            Ci = c["C"][i - 1]
+            home_p = Ci[:3, 3]
+            home_q = home_p + AXIS_LENGTH * Ci[:3, 2]
+            gen = torch.stack([P[..., 2 * i + 2, :], P[..., 2 * i + 3, :]], dim=-2)  # p_i, q_i (..., 2, 3)
+            local = (gen - T[..., None, :3, 3]) @ T[..., :3, :3]  # R^T (x - t), row-vector form
+            h = torch.stack([home_p, home_q], dim=0)
+            num = (h[:, 0] * local[..., 1] - h[:, 1] * local[..., 0]).sum(-1)
+            den = (h[:, 0] * local[..., 0] + h[:, 1] * local[..., 1]).sum(-1)
+            theta = torch.atan2(num, den)
+            thetas.append(theta)
+            T = T @ _rz_left(theta, Ci)
+        M = T[..., :3, :3].transpose(-1, -2) @ G[..., :3, :3] @ c["C"][-1][:3, :3].transpose(-1, -2)
+        thetas.append(torch.atan2(M[..., 1, 0] - M[..., 0, 1], M[..., 0, 0] + M[..., 1, 1]))
+        return self.wrap_to_limits(torch.stack(thetas, dim=-1))
+
+    def wrap_to_limits(self, theta: torch.Tensor) -> torch.Tensor:
+        """Angles (..., n) in (-pi, pi] moved by a multiple of 2 pi into [lower, upper] where possible.
+
+        An angle already inside its limits is kept; otherwise the in-range equivalent nearest to it is
+        taken; when no equivalent lies inside, the angle is left unchanged.
+        """
+        lo = self.robot.lower.to(theta)
+        hi = self.robot.upper.to(theta)
+        two_pi = 2.0 * math.pi
+        up = theta + two_pi * torch.ceil((lo - theta) / two_pi)  # smallest equivalent >= lo
+        down = theta - two_pi * torch.ceil((theta - hi) / two_pi)  # largest equivalent <= hi
+        inside = (theta >= lo) & (theta <= hi)
+        cand = torch.where(theta < lo, up, down)
+        ok = (cand >= lo) & (cand <= hi)
+        limited = self.robot.limited.to(theta.device)
+        return torch.where(inside | ~ok | ~limited, theta, cand)
+
+    # ------------------------------------------------------------------ export
+    def to_dict(self, digits: int = 12) -> dict:
+        """A JSON-ready, human-diffable description: nodes, known edges with lengths, anchors, frames."""
+        rnd = lambda x: round(float(x), digits) + 0.0  # noqa: E731  (+0.0 turns -0.0 into 0.0)
+        home = self._home
+        nodes = [
+            {
+                "name": name,
+                "type": NODE_TYPES[int(self.node_type[k])],
+                "frame": int(self.node_frame[k]),
+                "anchor": bool(self.anchor_mask[k]),
+                "home": [rnd(v) for v in home[k]],
+            }
+            for k, name in enumerate(self.node_names)
+        ]
+        edges = []
+        for (a, b), kind in self.edge_kind.items():
+            length = None if kind == "anchor_goal" else rnd(torch.linalg.vector_norm(home[a] - home[b]))
+            edges.append({"u": self.node_names[a], "v": self.node_names[b], "kind": kind, "length": length})
+        return {
+            "format": "ggik-graph/1",
+            "robot": self.robot.name,
+            "base_link": self.robot.base_link,
+            "ee_link": self.robot.ee_link,
+            "dof": self.n,
+            "joint_names": list(self.robot.joint_names),
+            "axis_length": AXIS_LENGTH,
+            "num_nodes": self.num_nodes,
+            "anchors": [self.node_names[k] for k in range(self.num_nodes) if self.anchor_mask[k]],
+            "nodes": nodes,
+            "known_edges": edges,
+            "counts": {kind: sum(1 for k in self.edge_kind.values() if k == kind) for kind in EDGE_KINDS},
+            "T_base_graph": [[rnd(v) for v in row] for row in self.T_base_graph],
+            "T_tool": [[rnd(v) for v in row] for row in self.T_tool],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1) + "\n"
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{k} {v}" for k, v in self.to_dict()["counts"].items())
+        return f"RobotGraph({self.robot.name}: {self.n} joints, {self.num_nodes} nodes, known edges: {counts})"
+
