@@ -1,0 +1,144 @@
+"""The ``ggik`` command line: ``ggik robot show``, ``ggik graph build|show``, ``ggik demo``."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+from .errors import GGIKError
+from .fileio import atomic_write_text
+from .geometry import matrix_to_quat, pose_errors
+from .graph import RobotGraph
+from .robot import Robot, available_robots
+
+__all__ = ["main", "load_robot"]
+
+
+def load_robot(spec: str, base: str | None = None, ee: str | None = None) -> Robot:
+    """A robot from a URDF path or the name of a shipped robot."""
+    path = Path(spec)
+    if path.is_file() or spec.endswith(".urdf"):
+        return Robot.from_urdf(path, base_link=base, ee_link=ee)
+    if spec in available_robots():
+        if base or ee:
+            raise GGIKError(f"--base/--ee apply to URDF files; {spec!r} is a shipped robot with a fixed chain")
+        return Robot.from_name(spec)
+    raise GGIKError(f"{spec!r} is neither a URDF file nor a shipped robot ({', '.join(available_robots())})")
+
+
+def _graph_status(robot: Robot) -> tuple[RobotGraph | None, str]:
+    try:
+        graph = RobotGraph.from_robot(robot)
+    except GGIKError as exc:
+        return None, f"GGIK graph: this chain cannot be represented: {exc}"
+    return graph, f"GGIK graph: {graph!r}"
+
+
+def _cmd_robot_show(args: argparse.Namespace) -> int:
+    robot = load_robot(args.robot, args.base, args.ee)
+    print(robot.describe())
+    print(_graph_status(robot)[1])
+    return 0
+
+
+def _cmd_graph_build(args: argparse.Namespace) -> int:
+    specs = available_robots() if args.all else args.robots
+    if not specs:
+        raise GGIKError("name at least one URDF or robot, or pass --all")
+    out = Path(args.output) if args.output else None
+    to_dir = out is not None and (len(specs) > 1 or args.all or out.is_dir())
+    for spec in specs:
+        robot = load_robot(spec, args.base, args.ee)
+        text = RobotGraph.from_robot(robot).to_json()
+        if out is None:
+            sys.stdout.write(text)
+        else:
+            target = out / f"{robot.name}.json" if to_dir else out
+            atomic_write_text(target, text)
+            print(f"wrote {target}")
+    return 0
+
+
+def _cmd_graph_show(args: argparse.Namespace) -> int:
+    robot = load_robot(args.robot, args.base, args.ee)
+    graph = RobotGraph.from_robot(robot)
+    info = graph.to_dict()
+    print(repr(graph))
+    print(f"graph frame F0 in {robot.base_link}: translation {[round(v, 6) for v in graph.T_base_graph[:3, 3].tolist()]}")
+    print(f"{'node':>5} {'type':>5} {'anchor':>6}  home position in F0 [m]")
+    for node in info["nodes"]:
+        print(f"{node['name']:>5} {node['type']:>5} {str(node['anchor']):>6}  {node['home']}")
+    print("known edges:")
+    for kind in ("base", "structure", "bounded", "anchor_goal"):
+        edges = [e for e in info["known_edges"] if e["kind"] == kind]
+        listed = ", ".join(f"{e['u']}-{e['v']}" + ("" if e["length"] is None else f"={e['length']:.4f}") for e in edges)
+        print(f"  {kind} ({len(edges)}): {listed}")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    gen = torch.Generator().manual_seed(args.seed)
+    print("ggik demo: every robot in urdfs/ -> chain -> GGIK graph -> round trip q -> points -> q\n")
+    for name in available_robots():
+        robot = Robot.from_name(name)
+        print(robot.describe())
+        graph = RobotGraph.from_robot(robot)
+        print(repr(graph))
+        q = robot.sample_q(1, gen)[0]
+        T = robot.fk(q)
+        points = graph.realize(q)
+        q_back = graph.joint_angles(points, T)
+        pos_err, rot_err = pose_errors(robot.fk(q_back), T)
+        quat = matrix_to_quat(T[:3, :3])
+        print(f"  goal: position {[round(v, 4) for v in T[:3, 3].tolist()]} m, quaternion wxyz {[round(v, 4) for v in quat.tolist()]}")
+        print(f"  q        = {[round(v, 4) for v in q.tolist()]}")
+        print(f"  q (back) = {[round(v, 4) for v in q_back.tolist()]}")
+        print(f"  EE pose error after the round trip: {pos_err.item():.2e} m, {rot_err.item():.2e} rad\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ggik", description="Generative graphical inverse kinematics.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def chain_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--base", help="base link (default: the URDF root)")
+        p.add_argument("--ee", help="end-effector link (default: the end of the chain, if unambiguous)")
+
+    robot = sub.add_parser("robot", help="inspect robots").add_subparsers(dest="action", required=True)
+    p = robot.add_parser("show", help="print the kinematic chain of a URDF or shipped robot")
+    p.add_argument("robot", help="URDF file or shipped robot name")
+    chain_args(p)
+    p.set_defaults(func=_cmd_robot_show)
+
+    graph = sub.add_parser("graph", help="GGIK graphs").add_subparsers(dest="action", required=True)
+    p = graph.add_parser("build", help="write the graph of robots as JSON")
+    p.add_argument("robots", nargs="*", help="URDF files or shipped robot names")
+    p.add_argument("--all", action="store_true", help="every shipped robot")
+    p.add_argument("-o", "--output", help="output file, or folder (one <robot>.json each); default stdout")
+    chain_args(p)
+    p.set_defaults(func=_cmd_graph_build)
+    p = graph.add_parser("show", help="print nodes and known edges of a robot's graph")
+    p.add_argument("robot", help="URDF file or shipped robot name")
+    chain_args(p)
+    p.set_defaults(func=_cmd_graph_show)
+
+    p = sub.add_parser("demo", help="load every shipped robot, build its graph, round-trip a configuration")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (GGIKError, FileNotFoundError) as exc:
+        print(f"ggik: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
