@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -99,6 +100,76 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    import time
+
+    from .config import apply_overrides, from_dict, load_yaml
+    from .training import TrainConfig, Trainer
+
+    overrides = apply_overrides({}, args.set or [])
+    common = dict(device=args.device, wandb=args.wandb, progress=not args.no_progress)
+    if args.resume:
+        if args.config:
+            raise GGIKError("--resume continues a run with its own config; use --set to change e.g. steps")
+        trainer = Trainer.resume(args.resume, overrides, **common)
+    else:
+        from .config import merge
+
+        data = merge(load_yaml(args.config), overrides) if args.config else overrides
+        cfg = from_dict(TrainConfig, data)
+        stem = Path(args.config).stem if args.config else "run"
+        out = Path(args.out) if args.out else Path("runs") / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+        if (out / "last.pt").exists():
+            raise GGIKError(f"{out} already holds a run (last.pt); use --resume {out} or another --out")
+        trainer = Trainer(cfg, out, **common)
+    if trainer.rank == 0:
+        print(f"run dir: {trainer.run_dir}  (model: {trainer.model.num_parameters():,} parameters, step {trainer.step}/{trainer.cfg.steps})")
+    last = trainer.train(max_minutes=args.max_minutes)
+    if trainer.rank == 0:
+        print(f"stopped at step {trainer.step}: {json.dumps(last)}")
+        print(f"checkpoint: {trainer.run_dir / 'last.pt'}")
+    return 0
+
+
+def _cmd_data_make(args: argparse.Namespace) -> int:
+    from .data import ProblemSet
+    from .random_robots import random_robot
+
+    robots = [load_robot(spec) for spec in (args.robots or [])]
+    g = torch.Generator().manual_seed(args.seed)
+    robots += [random_robot(dof, g, name=f"random{dof}_{i}") for i, dof in enumerate(args.random or [])]
+    if not robots:
+        raise GGIKError("name robots (--robots) and/or random robot DOFs (--random)")
+    problems = ProblemSet.generate(robots, args.n, args.seed)
+    problems.save(args.output)
+    print(f"wrote {args.output}: {len(problems)} problems, robots {[r.name for r in robots]}, seed {args.seed}")
+    return 0
+
+
+def _cmd_data_show(args: argparse.Namespace) -> int:
+    from .data import ProblemSet
+
+    problems = ProblemSet.load(args.file)
+    print(f"{args.file}: {len(problems)} problems, seed {problems.seed}")
+    for i, entry in enumerate(problems.robots):
+        kind = "shipped" if not entry["urdf"] else "URDF inside the file"
+        print(f"  {entry['name']:<20} {int((problems.robot_index == i).sum()):>6} problems ({kind})")
+    return 0
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    from .training import load_model
+
+    model, ckpt = load_model(args.checkpoint)
+    print(f"checkpoint {args.checkpoint}")
+    print(f"  ggik {ckpt['ggik_version']} (torch {ckpt.get('torch_version', '?')}), format {ckpt['format']}")
+    print(f"  step {ckpt['step']}, examples {ckpt['examples']:,}, training wall time {ckpt['wall_s'] / 3600:.2f} h, processes {ckpt.get('world_size', 1)}")
+    print(f"  parameters {model.num_parameters():,}")
+    print(f"  training robots: {json.dumps(ckpt['training_robots'])}")
+    print(f"  model config: {json.dumps(ckpt['config']['model'])}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ggik", description="Generative graphical inverse kinematics.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -124,6 +195,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("robot", help="URDF file or shipped robot name")
     chain_args(p)
     p.set_defaults(func=_cmd_graph_show)
+
+    p = sub.add_parser("train", help="train a GGIK model (resumable; runs under torchrun for DDP)")
+    p.add_argument("--config", help="YAML file of overrides, e.g. train/configs/default.yaml")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    p.add_argument("--out", help="run folder (default runs/<config>-<time>)")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue RUN_DIR/last.pt exactly")
+    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+    p.add_argument("--wandb", default="disabled", choices=["disabled", "offline", "online"])
+    p.add_argument("--max-minutes", type=float, help="stop (and checkpoint) after this much wall time")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_train)
+
+    data = sub.add_parser("data", help="fixed problem sets").add_subparsers(dest="action", required=True)
+    p = data.add_parser("make", help="write a seeded problem set (goal poses with known solutions)")
+    p.add_argument("--robots", nargs="*", help="URDF files or shipped robot names")
+    p.add_argument("--random", nargs="*", type=int, help="DOFs of random robots to add")
+    p.add_argument("-n", type=int, default=200, help="problems per robot")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(func=_cmd_data_make)
+    p = data.add_parser("show", help="summarise a problem set file")
+    p.add_argument("file")
+    p.set_defaults(func=_cmd_data_show)
+
+    p = sub.add_parser("info", help="what a checkpoint holds")
+    p.add_argument("checkpoint")
+    p.set_defaults(func=_cmd_info)
 
     p = sub.add_parser("demo", help="load every shipped robot, build its graph, round-trip a configuration")
     p.add_argument("--seed", type=int, default=0)

@@ -32,6 +32,7 @@ __all__ = [
     "rotation_between",
     "quat_to_matrix",
     "matrix_to_quat",
+    "matrix_to_rotvec",
     "pose_errors",
     "check_pose",
     "project_to_so3",
@@ -99,16 +100,24 @@ def matrix_to_rpy(R: torch.Tensor) -> torch.Tensor:
 
     Pitch is in [-pi/2, pi/2]. At the gimbal lock (|pitch| = pi/2) roll is set to 0 and the
     whole rotation about z goes to yaw, so ``rpy_to_matrix(matrix_to_rpy(R)) == R`` always holds.
+
+    Yaw is read first; pitch and roll are then read from ``Rz(-yaw) R = Ry(pitch) Rx(roll)``, whose
+    entries are O(1) even near the gimbal lock, so the round trip stays exact to rounding there too
+    (reading roll from ``R[2, 1:]`` ~ cos(pitch) loses up to 1e-16 / cos(pitch) in the matrix).
     """
-    sp = (-R[..., 2, 0]).clamp(-1.0, 1.0)
-    cp = torch.sqrt(R[..., 2, 1] ** 2 + R[..., 2, 2] ** 2)
-    pitch = torch.atan2(sp, cp)
-    locked = cp < 1e-12
-    roll = torch.where(locked, torch.zeros_like(pitch), torch.atan2(R[..., 2, 1], R[..., 2, 2]))
+    cp = torch.sqrt(R[..., 0, 0] ** 2 + R[..., 1, 0] ** 2)
+    locked = cp < 1e-14
     yaw_free = torch.atan2(R[..., 1, 0], R[..., 0, 0])
     # Gimbal lock: R = Rz(y) Ry(+-pi/2); R[0,1] = -sin(y) (both signs), R[1,1] = cos(y).
     yaw_locked = torch.atan2(-R[..., 0, 1], R[..., 1, 1])
     yaw = torch.where(locked, yaw_locked, yaw_free)
+    cy, sy = torch.cos(yaw), torch.sin(yaw)
+    # M = Rz(-yaw) R = Ry(pitch) Rx(roll): M[0,0] = cos p, M[2,0] = -sin p, M[1,1] = cos r, M[1,2] = -sin r.
+    m00 = cy * R[..., 0, 0] + sy * R[..., 1, 0]
+    m11 = cy * R[..., 1, 1] - sy * R[..., 0, 1]
+    m12 = cy * R[..., 1, 2] - sy * R[..., 0, 2]
+    pitch = torch.atan2(-R[..., 2, 0], m00)
+    roll = torch.atan2(-m12, m11)
     return torch.stack([roll, pitch, yaw], dim=-1)
 
 
@@ -212,6 +221,17 @@ def matrix_to_quat(R: torch.Tensor) -> torch.Tensor:
     q = row / torch.linalg.vector_norm(row, dim=-1, keepdim=True)
     sign = torch.where(q[..., :1] < 0, -1.0, 1.0).to(q.dtype)
     return q * sign
+
+
+def matrix_to_rotvec(R: torch.Tensor) -> torch.Tensor:
+    """Rotation (..., 3, 3) -> rotation vector (..., 3) (axis * angle, angle in [0, pi]), via the quaternion."""
+    q = matrix_to_quat(R)
+    v = q[..., 1:]
+    s = torch.linalg.vector_norm(v, dim=-1, keepdim=True)
+    angle = 2.0 * torch.atan2(s, q[..., :1])
+    # angle / s -> 2 / w as s -> 0 (small rotations): keep it finite and exact in the limit.
+    scale = torch.where(s > 1e-12, angle / s.clamp(min=1e-300), 2.0 / q[..., :1].clamp(min=1e-12))
+    return v * scale
 
 
 def pose_errors(T: torch.Tensor, T_goal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -81,7 +81,7 @@ class Robot:
         self.joints = joints
         self.base_link = joints[0].parent
         self.ee_link = joints[-1].child
-        self._source = source
+        self.source = source
 
         moving = [j for j in joints if j.type in _MOVING]
         if not moving:
@@ -292,7 +292,7 @@ class Robot:
         entry = registry[name]
         text = resources.files("ggik.urdfs").joinpath(entry["file"]).read_text(encoding="utf-8")
         robot = cls.from_urdf(text, base_link=entry["base_link"], ee_link=entry["ee_link"])
-        robot._source = f"urdfs/{entry['file']}"
+        robot.source = f"urdfs/{entry['file']}"
         return robot
 
     # ------------------------------------------------------------------ derived robots
@@ -338,7 +338,7 @@ class Robot:
                 new.append(replace(j, type="fixed", origin=j.origin @ motion, mimic=None, lower=None, upper=None))
             else:
                 new.append(j)
-        return Robot(new, name=self.name, source=self._source)
+        return Robot(new, name=self.name, source=f"{self.source} (locked: {sorted(full)})")
 
     # ------------------------------------------------------------------ kinematics
     def _const(self, dtype: torch.dtype, device: torch.device) -> dict[str, torch.Tensor]:

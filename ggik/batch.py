@@ -1,0 +1,140 @@
+"""Dense, padded batches of GGIK problems (and solutions) for the model.
+
+GGIK graphs are small and complete (16 to ~64 nodes), so the model works on dense tensors
+(batch, nodes, nodes) rather than sparse edge lists: on a CPU the batched matrix products are several
+times faster than gather/scatter message passing (see ``eval/bench_layers.py``). Robots with
+different DOF share a batch by padding to the largest node count; ``node_mask`` marks real nodes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+import torch
+
+from .graph import RobotGraph
+
+__all__ = ["GraphBatch"]
+
+
+@dataclass
+class GraphBatch:
+    """B problems padded to N nodes. Coordinates are in each robot's graph frame [m].
+
+    Attributes:
+        node_mask: (B, N) bool, real (not padding) nodes.
+        anchor_mask: (B, N) bool, nodes whose positions the problem fixes.
+        node_type, node_kind, node_frame: (B, N) long node roles (see :class:`RobotGraph`).
+        num_joints: (B,) long, DOF of each problem's robot.
+        pos_partial: (B, N, 3) known positions, 0 for unknown and padding nodes.
+        dist_partial: (B, N, N) known distances, 0 elsewhere.
+        known_mask: (B, N, N) bool, edges with known distances.
+        goal: (B, 4, 4) pose of the last graph frame in the graph frame.
+        T_goal: (B, 4, 4) EE goal in the robot's base-link frame.
+        pos: (B, N, 3) true positions of a solution, or None for pure problems.
+        q: (B, dof_max) joint values of that solution (0-padded), or None.
+    """
+
+    node_mask: torch.Tensor
+    anchor_mask: torch.Tensor
+    node_type: torch.Tensor
+    node_kind: torch.Tensor
+    node_frame: torch.Tensor
+    num_joints: torch.Tensor
+    pos_partial: torch.Tensor
+    dist_partial: torch.Tensor
+    known_mask: torch.Tensor
+    goal: torch.Tensor
+    T_goal: torch.Tensor
+    pos: torch.Tensor | None = None
+    q: torch.Tensor | None = None
+
+    @property
+    def batch_size(self) -> int:
+        return self.node_mask.shape[0]
+
+    @property
+    def num_nodes(self) -> int:
+        return self.node_mask.shape[1]
+
+    @classmethod
+    def from_graph(cls, graph: RobotGraph, T_goal: torch.Tensor | None = None, q: torch.Tensor | None = None) -> "GraphBatch":
+        """Problems of one robot: goals ``T_goal`` (B, 4, 4), or solved examples from ``q`` (B, dof)."""
+        if q is not None:
+            q = graph.robot.check_q(q)
+            if q.ndim != 2:
+                raise ValueError(f"q must have shape (B, {graph.n}), got {tuple(q.shape)}")
+            frames = graph.frames(q)
+            T_goal = graph.ee_pose(frames)
+            pos = graph._points_from_frames(frames)
+        elif T_goal is None:
+            raise ValueError("GraphBatch.from_graph needs T_goal (problems) or q (solved examples)")
+        else:
+            if T_goal.ndim != 3:
+                raise ValueError(f"T_goal must have shape (B, 4, 4), got {tuple(T_goal.shape)}")
+            pos = None
+        problem = graph.partial(T_goal)
+        B, N, dev = T_goal.shape[0], graph.num_nodes, T_goal.device
+
+        def per_node(t: torch.Tensor) -> torch.Tensor:
+            return t.to(dev).expand(B, N).clone()
+
+        return cls(
+            node_mask=torch.ones(B, N, dtype=torch.bool, device=dev),
+            anchor_mask=per_node(problem.anchor_mask),
+            node_type=per_node(graph.node_type),
+            node_kind=per_node(graph.node_kind),
+            node_frame=per_node(graph.node_frame),
+            num_joints=torch.full((B,), graph.n, dtype=torch.long, device=dev),
+            pos_partial=problem.positions,
+            dist_partial=problem.distances,
+            known_mask=problem.known_mask.expand(B, N, N).clone(),
+            goal=problem.goal,
+            T_goal=T_goal,
+            pos=pos,
+            q=q,
+        )
+
+    @classmethod
+    def cat(cls, batches: list["GraphBatch"]) -> "GraphBatch":
+        """Concatenate batches along B, padding nodes (and q) to the largest size."""
+        if not batches:
+            raise ValueError("GraphBatch.cat needs at least one batch")
+        N = max(b.num_nodes for b in batches)
+        has_pos = [b.pos is not None for b in batches]
+        if any(has_pos) and not all(has_pos):
+            raise ValueError("cannot concatenate solved examples with pure problems")
+        dof = max((b.q.shape[1] for b in batches if b.q is not None), default=0)
+        out = {}
+        for f in fields(cls):
+            parts = [getattr(b, f.name) for b in batches]
+            if parts[0] is None:
+                out[f.name] = None
+                continue
+            padded = []
+            for b, t in zip(batches, parts):
+                pad = N - b.num_nodes
+                if f.name == "q":
+                    t = torch.nn.functional.pad(t, (0, dof - t.shape[1]))
+                elif f.name in ("dist_partial", "known_mask"):
+                    t = torch.nn.functional.pad(t, (0, pad, 0, pad))
+                elif f.name in ("pos_partial", "pos"):
+                    t = torch.nn.functional.pad(t, (0, 0, 0, pad))
+                elif t.ndim == 2:  # per-node (B, N) fields
+                    t = torch.nn.functional.pad(t, (0, pad))
+                padded.append(t)
+            out[f.name] = torch.cat(padded, dim=0)
+        return cls(**out)
+
+    def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> "GraphBatch":
+        """Move to ``device``; floating tensors take ``dtype`` if given."""
+        changes = {}
+        for f in fields(self):
+            t = getattr(self, f.name)
+            if t is None:
+                continue
+            changes[f.name] = t.to(device=device, dtype=dtype if (dtype is not None and t.is_floating_point()) else None)
+        return replace(self, **changes)
+
+    def select(self, index: torch.Tensor | slice) -> "GraphBatch":
+        """The sub-batch of problems ``index`` (padding kept)."""
+        return replace(self, **{f.name: (None if getattr(self, f.name) is None else getattr(self, f.name)[index]) for f in fields(self)})

@@ -1,0 +1,198 @@
+"""Training data generated on the fly, and fixed problem sets stored in files.
+
+* :class:`TrainingData` draws each training batch from a weighted mix of robots: named robots of
+  ``urdfs/``, random DH robots (:func:`random_robot`) and randomised named robots
+  (:func:`randomize_links`), all joints (the last included) uniform within their limits. A batch is a
+  pure function of ``(seed, step, rank)``: no state to save, exact resumption, and distinct data on
+  every distributed rank.
+* :class:`ProblemSet` is a fixed, seeded set of IK problems (goal poses with one known solution each)
+  written by ``ggik data make`` and read back bit-identically. Robots are stored by name (shipped
+  robots) or as URDF text (random robots), so a file is self-contained.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .batch import GraphBatch
+from .errors import GGIKError
+from .fileio import atomic_write
+from .graph import RobotGraph
+from .random_robots import random_robot, randomize_links
+from .robot import Robot, available_robots
+
+__all__ = ["DataConfig", "TrainingData", "ProblemSet", "step_generator", "robot_from_entry", "robot_entry"]
+
+PROBLEM_SET_FORMAT = "ggik-problems/1"
+
+
+def step_generator(*keys: int) -> torch.Generator:
+    """A torch generator seeded from integer keys (e.g. seed, step, rank) through numpy's SeedSequence."""
+    state = np.random.SeedSequence([int(k) for k in keys]).generate_state(1, np.uint64)[0]
+    return torch.Generator().manual_seed(int(state) & 0x7FFF_FFFF_FFFF_FFFF)
+
+
+@dataclass
+class DataConfig:
+    """The mix of robots that training batches are drawn from."""
+
+    robots: dict[str, float] = field(default_factory=lambda: {"panda": 1.0})  #: urdfs/ robot -> weight
+    random_weight: float = 0.0  #: weight of random DH robots
+    random_dofs: list[int] = field(default_factory=lambda: [6, 7])  #: DOFs of random robots
+    random_robots_per_batch: int = 8  #: fresh random robots drawn for each batch
+    randomized_weight: float = 0.0  #: weight of randomize_links(named robot) examples
+    randomize_fraction: float = 0.2  #: per-link scale range r of those, U[1 - r, 1 + r]
+    batch_size: int = 128  #: examples per step (per process under DDP)
+    seed: int = 0
+
+
+def _categorical(weights: list[float], n: int, g: torch.Generator) -> torch.Tensor:
+    w = torch.tensor(weights, dtype=torch.float64)
+    idx = torch.multinomial(w / w.sum(), n, replacement=True, generator=g)
+    return torch.bincount(idx, minlength=len(weights))
+
+
+class TrainingData:
+    """Batches of solved examples, drawn on the fly from :class:`DataConfig`."""
+
+    def __init__(self, cfg: DataConfig) -> None:
+        unknown = [n for n in cfg.robots if n not in available_robots()]
+        if unknown:
+            raise GGIKError(f"unknown training robots {unknown}; shipped robots: {available_robots()}")
+        weights = list(cfg.robots.values()) + [cfg.random_weight, cfg.randomized_weight]
+        if any(w < 0 for w in weights) or sum(weights) <= 0:
+            raise GGIKError(f"data weights must be >= 0 with a positive sum, got {weights}")
+        if cfg.randomized_weight > 0 and not cfg.robots:
+            raise GGIKError("randomized_weight > 0 needs named robots to randomise")
+        if cfg.random_weight > 0 and (not cfg.random_dofs or min(cfg.random_dofs) < 2):
+            raise GGIKError(f"random_dofs must be a non-empty list of DOF >= 2, got {cfg.random_dofs}")
+        self.cfg = cfg
+        self.graphs = {name: RobotGraph.from_robot(Robot.from_name(name)) for name in cfg.robots}
+        self._weights = weights
+
+    def describe(self) -> dict:
+        """What the model is trained on (stored in checkpoints): decides what counts as unseen."""
+        c = self.cfg
+        return {
+            "named": dict(c.robots),
+            "random": {"weight": c.random_weight, "dofs": list(c.random_dofs)},
+            "randomized": {"weight": c.randomized_weight, "fraction": c.randomize_fraction},
+        }
+
+    def batch(self, step: int, rank: int = 0, batch_size: int | None = None) -> tuple[GraphBatch, list[RobotGraph], list[int]]:
+        """The batch of ``step`` for process ``rank``: (GraphBatch in float64, graphs, examples per graph)."""
+        c = self.cfg
+        B = batch_size or c.batch_size
+        g = step_generator(c.seed, step, rank)
+        counts = _categorical(self._weights, B, g).tolist()
+        names = list(c.robots)
+        graphs: list[RobotGraph] = []
+        sizes: list[int] = []
+        for name, k in zip(names, counts[: len(names)]):
+            if k:
+                graphs.append(self.graphs[name])
+                sizes.append(k)
+        n_random, n_randomized = counts[len(names)], counts[len(names) + 1]
+        if n_random:
+            R = min(c.random_robots_per_batch, n_random)
+            split = [n_random // R + (1 if i < n_random % R else 0) for i in range(R)]
+            for k in split:
+                dof = c.random_dofs[int(torch.randint(len(c.random_dofs), (), generator=g))]
+                graphs.append(RobotGraph.from_robot(random_robot(dof, g)))
+                sizes.append(k)
+        if n_randomized:
+            R = min(c.random_robots_per_batch, n_randomized)
+            split = [n_randomized // R + (1 if i < n_randomized % R else 0) for i in range(R)]
+            base_w = list(c.robots.values())
+            for k in split:
+                base = names[int(torch.multinomial(torch.tensor(base_w, dtype=torch.float64), 1, generator=g))]
+                graphs.append(RobotGraph.from_robot(randomize_links(self.graphs[base].robot, c.randomize_fraction, g)))
+                sizes.append(k)
+        parts = [GraphBatch.from_graph(gr, q=gr.robot.sample_q(k, g)) for gr, k in zip(graphs, sizes)]
+        return GraphBatch.cat(parts), graphs, sizes
+
+
+# ---------------------------------------------------------------------- problem sets
+def robot_entry(robot: Robot) -> dict:
+    """How a robot is stored in files: by name if it is a shipped robot, else as URDF text."""
+    if robot.name in available_robots() and robot.source.startswith("urdfs/"):
+        return {"name": robot.name, "urdf": ""}
+    return {"name": robot.name, "urdf": robot.to_urdf()}
+
+
+def robot_from_entry(entry: dict) -> Robot:
+    return Robot.from_name(entry["name"]) if not entry["urdf"] else Robot.from_urdf(entry["urdf"])
+
+
+@dataclass
+class ProblemSet:
+    """P fixed IK problems over R robots.
+
+    Attributes:
+        robots: R entries ``{"name", "urdf"}`` (``urdf`` empty for shipped robots).
+        robot_index: (P,) long, the robot of each problem.
+        q: (P, dof_max) float64, one known solution per problem (0-padded beyond the robot's DOF).
+        T_goal: (P, 4, 4) float64, EE goal in the robot's base-link frame (= FK(q)).
+        seed: the seed it was generated with.
+    """
+
+    robots: list[dict]
+    robot_index: torch.Tensor
+    q: torch.Tensor
+    T_goal: torch.Tensor
+    seed: int
+
+    @classmethod
+    def generate(cls, robots: list[Robot], per_robot: int, seed: int) -> "ProblemSet":
+        """``per_robot`` problems for each robot, q uniform within the limits (all joints)."""
+        if per_robot < 1 or not robots:
+            raise GGIKError("a problem set needs at least one robot and one problem per robot")
+        g = step_generator(seed, 0x5E7)
+        dof_max = max(r.dof for r in robots)
+        qs, Ts, idx = [], [], []
+        for i, robot in enumerate(robots):
+            q = robot.sample_q(per_robot, g)
+            Ts.append(robot.fk(q))
+            qs.append(torch.nn.functional.pad(q, (0, dof_max - robot.dof)))
+            idx.append(torch.full((per_robot,), i, dtype=torch.long))
+        return cls([robot_entry(r) for r in robots], torch.cat(idx), torch.cat(qs), torch.cat(Ts), seed)
+
+    def save(self, path: str | Path) -> Path:
+        payload = {
+            "format": PROBLEM_SET_FORMAT,
+            "robots": self.robots,
+            "robot_index": self.robot_index,
+            "q": self.q,
+            "T_goal": self.T_goal,
+            "seed": self.seed,
+        }
+        return atomic_write(path, lambda f: torch.save(payload, f))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "ProblemSet":
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"problem set not found: {path}")
+        try:
+            payload = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:
+            raise GGIKError(f"{path} is not a readable ggik problem set ({type(exc).__name__}: {exc})") from None
+        if not isinstance(payload, dict) or payload.get("format") != PROBLEM_SET_FORMAT:
+            found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
+            raise GGIKError(f"{path}: expected format {PROBLEM_SET_FORMAT!r}, found {found!r}")
+        return cls(payload["robots"], payload["robot_index"], payload["q"], payload["T_goal"], int(payload["seed"]))
+
+    def __len__(self) -> int:
+        return int(self.robot_index.shape[0])
+
+    def groups(self) -> list[tuple[Robot, torch.Tensor, torch.Tensor]]:
+        """Per robot: (Robot, q (P_r, dof), T_goal (P_r, 4, 4))."""
+        out = []
+        for i, entry in enumerate(self.robots):
+            robot = robot_from_entry(entry)
+            sel = self.robot_index == i
+            out.append((robot, self.q[sel, : robot.dof], self.T_goal[sel]))
+        return out

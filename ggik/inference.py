@@ -1,0 +1,62 @@
+"""From a trained model to joint angles: batched sampling, angle recovery and pose errors."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .batch import GraphBatch
+from .geometry import pose_errors
+from .graph import RobotGraph
+from .model import GGIKModel
+
+__all__ = ["RawSamples", "sample_joint_angles", "success_rate"]
+
+
+@dataclass
+class RawSamples:
+    """Unrefined model samples for P problems of one robot, S samples each.
+
+    Attributes:
+        q: (P, S, dof) joint angles recovered from the sampled point sets [rad].
+        pos_err: (P, S) EE position error [m]; rot_err: (P, S) rotation error [rad].
+        points: (P, S, N, 3) sampled point sets in the graph frame [m].
+    """
+
+    q: torch.Tensor
+    pos_err: torch.Tensor
+    rot_err: torch.Tensor
+    points: torch.Tensor
+
+
+@torch.no_grad()
+def sample_joint_angles(
+    model: GGIKModel,
+    graph: RobotGraph,
+    T_goal: torch.Tensor,
+    num_samples: int,
+    generator: torch.Generator | None = None,
+    chunk: int = 256,
+) -> RawSamples:
+    """Sample ``num_samples`` solutions for each goal (P, 4, 4) of one robot; errors by FK in float64.
+
+    Problems are processed ``chunk`` at a time (all samples of a chunk in one decoder pass).
+    """
+    param = next(model.parameters())
+    T_goal = T_goal.to(torch.float64)
+    qs, pts = [], []
+    for start in range(0, T_goal.shape[0], chunk):
+        T = T_goal[start : start + chunk]
+        batch = GraphBatch.from_graph(graph, T_goal=T).to(device=param.device, dtype=param.dtype)
+        points = model.sample(batch, num_samples, generator=generator).to(device="cpu", dtype=torch.float64)
+        qs.append(graph.joint_angles(points, T[:, None].cpu()))
+        pts.append(points)
+    q = torch.cat(qs)
+    pos, rot = pose_errors(graph.robot.fk(q), T_goal[:, None].cpu())
+    return RawSamples(q=q, pos_err=pos, rot_err=rot, points=torch.cat(pts))
+
+
+def success_rate(pos_err: torch.Tensor, rot_err: torch.Tensor, pos_tol: float = 0.01, rot_tol_deg: float = 1.0) -> float:
+    """Fraction of problems (rows) with at least one sample within both tolerances (m, degrees)."""
+    ok = (pos_err < pos_tol) & (rot_err < torch.deg2rad(torch.tensor(rot_tol_deg, dtype=rot_err.dtype)))
+    return ok.any(-1).to(torch.float64).mean().item()

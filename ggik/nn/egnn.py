@@ -1,0 +1,106 @@
+"""Dense E(n)-equivariant graph neural network (Satorras, Hoogeboom, Welling, ICML 2021).
+
+For node features ``h_i`` (invariant), coordinates ``x_i`` (equivariant) and edge attributes ``a_ij``
+(invariant), one layer computes over all ordered pairs of real nodes i != j:
+
+.. math::
+    s_{ij} = \\mathrm{SiLU}(W[h_i, h_j, \\|x_i - x_j\\|^2, a_{ij}]),\\quad m_{ij} = \\mathrm{SiLU}(W_m s_{ij}),\\quad w_{ij} = w_x^\\top s_{ij},\\qquad
+    x_i' = x_i + \\frac{1}{N_i - 1} \\sum_{j \\ne i} \\frac{x_i - x_j}{\\|x_i - x_j\\| + 1}\\, w_{ij},\\qquad
+    h_i' = h_i + \\phi_h\\big(\\mathrm{LN}(h_i), \\tfrac{1}{N_i - 1} \\sum_{j \\ne i} m_{ij}\\big)
+
+The first linear map of ``phi_e`` is split per node, ``W[h_i, h_j, d, a] = A h_i + B h_j + c d + E a``:
+``A h`` and ``B h`` are computed once per node and broadcast over edges, which avoids materialising the
+(B, N, N, 2D + 2) concatenation (measured faster on CPU, see ``eval/bench_train.py``). Coordinate
+differences are normalised (``(x_i - x_j) / (|x_i - x_j| + 1)``) and the last layer of ``phi_x`` starts
+with a small gain, the stability kit of the EGNN authors. The coordinate weight ``w_ij`` is a linear
+read-out of the message MLP's hidden layer ``s_ij`` (one edge-sized activation instead of two). Aggregation is a mean over real neighbours
+so that graphs of different size (robots of different DOF, padded in one batch) see comparable scales.
+
+Everything is exactly E(3)-equivariant: rotating, reflecting or translating ``x`` transforms the output
+coordinates the same way and leaves the output features unchanged; permuting nodes permutes outputs.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+__all__ = ["EGNNLayer", "EGNN"]
+
+
+class EGNNLayer(nn.Module):
+    """One dense EGNN layer.
+
+    Args:
+        dim: node feature width D.
+        hidden: hidden width of the message and node MLPs.
+        edge_dim: width of the edge attributes ``a_ij``.
+        coord_gain: initial gain of the last coordinate layer (small = near-identity start).
+        update_coords: if False the layer leaves ``x`` unchanged (feature-only layer).
+
+    Shapes:
+        h: (B, N, D); x: (B, N, 3); edge_attr: (B, N, N, edge_dim); node_mask: (B, N) bool.
+        Returns (h', x') of the same shapes. Padding nodes neither send nor receive messages and keep
+        their inputs.
+    """
+
+    def __init__(self, dim: int, hidden: int, edge_dim: int, coord_gain: float = 1e-3, update_coords: bool = True) -> None:
+        super().__init__()
+        self.dim, self.hidden, self.edge_dim = dim, hidden, edge_dim
+        self.update_coords = update_coords
+        self.lin_dst = nn.Linear(dim, hidden)  # A h_i (+ bias)
+        self.lin_src = nn.Linear(dim, hidden, bias=False)  # B h_j
+        self.lin_edge = nn.Linear(1 + edge_dim, hidden, bias=False)  # c d + E a
+        self.msg = nn.Sequential(nn.Linear(hidden, dim), nn.SiLU())
+        if update_coords:
+            # phi_x shares phi_e's hidden layer: one (B, N, N, hidden) activation serves both heads.
+            self.coord = nn.Linear(hidden, 1, bias=False)
+            nn.init.xavier_uniform_(self.coord.weight, gain=coord_gain)
+        self.norm = nn.LayerNorm(dim)
+        self.node = nn.Sequential(nn.Linear(2 * dim, hidden), nn.SiLU(), nn.Linear(hidden, dim))
+
+    def forward(
+        self, h: torch.Tensor, x: torch.Tensor, edge_attr: torch.Tensor, node_mask: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        B, N, _ = h.shape
+        eye = torch.eye(N, dtype=torch.bool, device=h.device)
+        pair = node_mask[:, :, None] & node_mask[:, None, :] & ~eye  # (B, N, N): edge j -> i
+        pair_f = pair.to(h.dtype)[..., None]
+        deg = pair_f.sum(2).clamp(min=1.0)  # (B, N, 1) neighbours of i
+
+        diff = x[:, :, None, :] - x[:, None, :, :]  # x_i - x_j, (B, N, N, 3)
+        d2 = (diff * diff).sum(-1, keepdim=True)
+        pre = self.lin_dst(h)[:, :, None, :] + self.lin_src(h)[:, None, :, :] + self.lin_edge(torch.cat([d2, edge_attr], -1))
+        hid = nn.functional.silu(pre)  # (B, N, N, hidden)
+        m = self.msg(hid) * pair_f  # (B, N, N, D)
+
+        if self.update_coords:
+            w = self.coord(hid) * pair_f  # (B, N, N, 1)
+            unit = diff / (torch.sqrt(d2 + 1e-8) + 1.0)  # eps: finite gradient for coincident nodes
+            x = x + (unit * w).sum(2) / deg
+        agg = m.sum(2) / deg
+        h = h + self.node(torch.cat([self.norm(h), agg], -1)) * node_mask[..., None].to(h.dtype)
+        return h, x
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, hidden={self.hidden}, edge_dim={self.edge_dim}, update_coords={self.update_coords}"
+
+
+class EGNN(nn.Module):
+    """A stack of :class:`EGNNLayer` with a final LayerNorm on the features.
+
+    Shapes as in :class:`EGNNLayer`; returns (h (B, N, D), x (B, N, 3)).
+    """
+
+    def __init__(
+        self, dim: int, hidden: int, edge_dim: int, layers: int, coord_gain: float = 1e-3, update_coords: bool = True
+    ) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(EGNNLayer(dim, hidden, edge_dim, coord_gain, update_coords) for _ in range(layers))
+        self.out_norm = nn.LayerNorm(dim)
+
+    def forward(
+        self, h: torch.Tensor, x: torch.Tensor, edge_attr: torch.Tensor, node_mask: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        for layer in self.layers:
+            h, x = layer(h, x, edge_attr, node_mask)
+        return self.out_norm(h), x
