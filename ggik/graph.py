@@ -298,7 +298,7 @@ class RobotGraph:
         ``node_type``, ``node_frame``, ``node_kind`` (N,) long; ``pos_partial`` (N, 3) known positions
         (0 elsewhere); ``dist_partial`` (E, 1) known distances (0 elsewhere); ``goal`` (1, 4, 4) F_n in the
         graph frame; ``T_goal`` (1, 4, 4) EE goal in the base link frame; ``num_joints``; and with ``q``:
-        ``pos`` (N, 3), ``dist`` (E, 1) and ``q`` (1, n).
+        ``pos`` (N, 3), ``dist`` (E, 1) and ``q`` (n,) (a batch concatenates them: split by ``num_joints``).
         """
         from torch_geometric.data import Data
 
@@ -332,7 +332,7 @@ class RobotGraph:
             pos = self._points_from_frames(frames)
             data.pos = pos
             data.dist = torch.linalg.vector_norm(pos[ei[0]] - pos[ei[1]], dim=-1)[:, None]
-            data.q = q[None]
+            data.q = q  # (n,): (1, n) rows of different n would not collate
         return data
 
     # ------------------------------------------------------------------ solutions -> joint angles

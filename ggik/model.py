@@ -30,6 +30,9 @@ What the model gets as input, and why (differences from the reference, ggik_spec
   goal (the reference used the wrong frame for all but the first example of a file).
 * **The decoder sees the known distances and starts from the partial encoder's positions**, and the
   unknown nodes start on the segment from p0 to the goal (an equivariant, informed initial guess).
+* **Known anchors stay where they are** (``pin_anchors=True``): only the unknown nodes move in the
+  partial encoder and the decoder, so the anchor term of the loss is zero by construction (it is
+  still computed and logged, and matters with ``pin_anchors=False``).
 """
 from __future__ import annotations
 
@@ -59,6 +62,7 @@ class ModelConfig:
     max_index: int = 12  #: joint indices from either end are one-hot encoded up to this value
     goal_features: bool = False  #: append the goal (translation, rotation vector) to every node
     coord_gain: float = 1e-3  #: initial gain of the coordinate heads
+    pin_anchors: bool = True  #: keep the known anchor positions fixed in the partial encoder and decoder
     min_log_std: float = -6.0  #: clamp of predicted log standard deviations
     max_log_std: float = 2.0
 
@@ -92,7 +96,7 @@ class GGIKModel(nn.Module):
         self.posterior = _mlp(2 * D, H, 2 * Z)
         self.prior = _mlp(D, H, K * (1 + 2 * Z))
         self.dec_in = nn.Linear(Z + 2 * D, D)
-        self.decoder = EGNN(D, H, 2, cfg.dec_layers, cfg.coord_gain)
+        self.decoder = EGNN(D, H, 2, cfg.dec_layers, cfg.coord_gain, features_out=False)  # only x is used
 
     # ------------------------------------------------------------------ inputs
     def node_features(self, batch: GraphBatch) -> torch.Tensor:
@@ -135,7 +139,8 @@ class GGIKModel(nn.Module):
         """Everything that depends on the problem only: h0, h~ (B, N, D), x~ (B, N, 3), edge attrs, prior."""
         h0 = self.embed(self.node_features(batch))
         ea = self.edge_attr(batch)
-        h_p, x_p = self.enc_partial(h0, self.initial_positions(batch), ea, batch.node_mask)
+        movable = batch.node_mask & ~batch.anchor_mask if self.cfg.pin_anchors else None
+        h_p, x_p = self.enc_partial(h0, self.initial_positions(batch), ea, batch.node_mask, movable)
         K, Z = self.cfg.prior_components, self.cfg.latent
         raw = self.prior(h_p).view(*h_p.shape[:2], K, 1 + 2 * Z)
         return dict(
@@ -143,6 +148,7 @@ class GGIKModel(nn.Module):
             h_partial=h_p,
             x_partial=x_p,
             edge_attr=ea,
+            movable=batch.node_mask if movable is None else movable,
             prior_logits=raw[..., 0],  # (B, N, K)
             prior_mu=raw[..., 1 : 1 + Z],  # (B, N, K, Z)
             prior_log_std=raw[..., 1 + Z :].clamp(self.cfg.min_log_std, self.cfg.max_log_std),
@@ -151,7 +157,7 @@ class GGIKModel(nn.Module):
     def decode(self, z: torch.Tensor, problem: dict[str, torch.Tensor], node_mask: torch.Tensor) -> torch.Tensor:
         """Positions (B, N, 3) from latents z (B, N, Z) and the problem encoding."""
         h = self.dec_in(torch.cat([z, problem["h_partial"], problem["h0"]], -1))
-        _, x = self.decoder(h, problem["x_partial"], problem["edge_attr"], node_mask)
+        _, x = self.decoder(h, problem["x_partial"], problem["edge_attr"], node_mask, problem["movable"])
         return x
 
     def prior_log_prob(self, z: torch.Tensor, problem: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -227,7 +233,7 @@ class GGIKModel(nn.Module):
         def tile(t: torch.Tensor) -> torch.Tensor:  # (B, ...) -> (B * S, ...), problem-major
             return t[:, None].expand(B, S, *t.shape[1:]).reshape(B * S, *t.shape[1:])
 
-        tiled = {k: tile(problem[k]) for k in ("h0", "h_partial", "x_partial", "edge_attr")}
+        tiled = {k: tile(problem[k]) for k in ("h0", "h_partial", "x_partial", "edge_attr", "movable")}
         x = self.decode(z.reshape(B * S, N, Z), tiled, tile(batch.node_mask))
         return x.view(B, S, N, 3)
 

@@ -36,30 +36,48 @@ class EGNNLayer(nn.Module):
         edge_dim: width of the edge attributes ``a_ij``.
         coord_gain: initial gain of the last coordinate layer (small = near-identity start).
         update_coords: if False the layer leaves ``x`` unchanged (feature-only layer).
+        update_features: if False the layer leaves ``h`` unchanged (a last, coordinate-only layer).
 
     Shapes:
-        h: (B, N, D); x: (B, N, 3); edge_attr: (B, N, N, edge_dim); node_mask: (B, N) bool.
+        h: (B, N, D); x: (B, N, 3); edge_attr: (B, N, N, edge_dim); node_mask: (B, N) bool;
+        coord_mask: optional (B, N) bool, the nodes whose coordinates may move (others are pinned,
+        e.g. the known anchors of an IK problem; equivariance is kept since pinned nodes are inputs).
         Returns (h', x') of the same shapes. Padding nodes neither send nor receive messages and keep
         their inputs.
     """
 
-    def __init__(self, dim: int, hidden: int, edge_dim: int, coord_gain: float = 1e-3, update_coords: bool = True) -> None:
+    def __init__(
+        self,
+        dim: int,
+        hidden: int,
+        edge_dim: int,
+        coord_gain: float = 1e-3,
+        update_coords: bool = True,
+        update_features: bool = True,
+    ) -> None:
         super().__init__()
         self.dim, self.hidden, self.edge_dim = dim, hidden, edge_dim
-        self.update_coords = update_coords
+        self.update_coords, self.update_features = update_coords, update_features
         self.lin_dst = nn.Linear(dim, hidden)  # A h_i (+ bias)
         self.lin_src = nn.Linear(dim, hidden, bias=False)  # B h_j
         self.lin_edge = nn.Linear(1 + edge_dim, hidden, bias=False)  # c d + E a
-        self.msg = nn.Sequential(nn.Linear(hidden, dim), nn.SiLU())
+        if update_features:
+            self.msg = nn.Sequential(nn.Linear(hidden, dim), nn.SiLU())
         if update_coords:
             # phi_x shares phi_e's hidden layer: one (B, N, N, hidden) activation serves both heads.
             self.coord = nn.Linear(hidden, 1, bias=False)
             nn.init.xavier_uniform_(self.coord.weight, gain=coord_gain)
-        self.norm = nn.LayerNorm(dim)
-        self.node = nn.Sequential(nn.Linear(2 * dim, hidden), nn.SiLU(), nn.Linear(hidden, dim))
+        if update_features:
+            self.norm = nn.LayerNorm(dim)
+            self.node = nn.Sequential(nn.Linear(2 * dim, hidden), nn.SiLU(), nn.Linear(hidden, dim))
 
     def forward(
-        self, h: torch.Tensor, x: torch.Tensor, edge_attr: torch.Tensor, node_mask: torch.Tensor
+        self,
+        h: torch.Tensor,
+        x: torch.Tensor,
+        edge_attr: torch.Tensor,
+        node_mask: torch.Tensor,
+        coord_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         B, N, _ = h.shape
         eye = torch.eye(N, dtype=torch.bool, device=h.device)
@@ -71,36 +89,59 @@ class EGNNLayer(nn.Module):
         d2 = (diff * diff).sum(-1, keepdim=True)
         pre = self.lin_dst(h)[:, :, None, :] + self.lin_src(h)[:, None, :, :] + self.lin_edge(torch.cat([d2, edge_attr], -1))
         hid = nn.functional.silu(pre)  # (B, N, N, hidden)
-        m = self.msg(hid) * pair_f  # (B, N, N, D)
 
         if self.update_coords:
             w = self.coord(hid) * pair_f  # (B, N, N, 1)
             unit = diff / (torch.sqrt(d2 + 1e-8) + 1.0)  # eps: finite gradient for coincident nodes
-            x = x + (unit * w).sum(2) / deg
-        agg = m.sum(2) / deg
-        h = h + self.node(torch.cat([self.norm(h), agg], -1)) * node_mask[..., None].to(h.dtype)
+            dx = (unit * w).sum(2) / deg
+            x = x + (dx if coord_mask is None else dx * coord_mask[..., None].to(dx.dtype))
+        if self.update_features:
+            m = self.msg(hid) * pair_f  # (B, N, N, D)
+            agg = m.sum(2) / deg
+            h = h + self.node(torch.cat([self.norm(h), agg], -1)) * node_mask[..., None].to(h.dtype)
         return h, x
 
     def extra_repr(self) -> str:
-        return f"dim={self.dim}, hidden={self.hidden}, edge_dim={self.edge_dim}, update_coords={self.update_coords}"
+        return (
+            f"dim={self.dim}, hidden={self.hidden}, edge_dim={self.edge_dim}, "
+            f"update_coords={self.update_coords}, update_features={self.update_features}"
+        )
 
 
 class EGNN(nn.Module):
     """A stack of :class:`EGNNLayer` with a final LayerNorm on the features.
 
+    Args as in :class:`EGNNLayer`, plus ``layers`` and ``features_out``: if False only the output
+    coordinates are meant to be used, so the last layer skips its feature update and there is no
+    output norm (no parameter without a gradient, as DistributedDataParallel requires).
     Shapes as in :class:`EGNNLayer`; returns (h (B, N, D), x (B, N, 3)).
     """
 
     def __init__(
-        self, dim: int, hidden: int, edge_dim: int, layers: int, coord_gain: float = 1e-3, update_coords: bool = True
+        self,
+        dim: int,
+        hidden: int,
+        edge_dim: int,
+        layers: int,
+        coord_gain: float = 1e-3,
+        update_coords: bool = True,
+        features_out: bool = True,
     ) -> None:
         super().__init__()
-        self.layers = nn.ModuleList(EGNNLayer(dim, hidden, edge_dim, coord_gain, update_coords) for _ in range(layers))
-        self.out_norm = nn.LayerNorm(dim)
+        self.layers = nn.ModuleList(
+            EGNNLayer(dim, hidden, edge_dim, coord_gain, update_coords, update_features=features_out or k < layers - 1)
+            for k in range(layers)
+        )
+        self.out_norm = nn.LayerNorm(dim) if features_out else nn.Identity()
 
     def forward(
-        self, h: torch.Tensor, x: torch.Tensor, edge_attr: torch.Tensor, node_mask: torch.Tensor
+        self,
+        h: torch.Tensor,
+        x: torch.Tensor,
+        edge_attr: torch.Tensor,
+        node_mask: torch.Tensor,
+        coord_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         for layer in self.layers:
-            h, x = layer(h, x, edge_attr, node_mask)
+            h, x = layer(h, x, edge_attr, node_mask, coord_mask)
         return self.out_norm(h), x
