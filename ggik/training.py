@@ -169,7 +169,7 @@ class Trainer:
         if self.world > 1:
             from torch.nn.parallel import DistributedDataParallel
 
-            self.ddp = DistributedDataParallel(self.model)
+            self.ddp = DistributedDataParallel(self.model)  # every parameter gets a gradient (see EGNN features_out)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: lr_factor(s, cfg))
         self.data = TrainingData(cfg.data)

@@ -1,0 +1,361 @@
+"""ggik.training with the tiny config: exact resume, overfitting one batch, checkpoints (round trip, corrupt
+files, interrupted saves), metrics, ``ggik train|info`` and a 2-process DDP run."""
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from ggik import GGIKError, Robot, RobotGraph
+from ggik.batch import GraphBatch
+from ggik.cli import main
+from ggik.config import apply_overrides, from_dict, load_yaml
+from ggik.data import ProblemSet, TrainingData
+from ggik.model import GGIKModel
+from ggik.training import CHECKPOINT_FORMAT, TrainConfig, Trainer, beta_at, lr_factor, load_checkpoint, load_model
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "train" / "configs" / "tiny.yaml"
+TIMING_KEYS = {"examples_per_s", "wall_s"}  # the only non-deterministic metrics
+TRAIN_KEYS = {"kind", "step", "examples", "loss", "anchor_se", "free_se", "kl", "lr", "examples_per_s", "wall_s"}
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny models run fastest on one thread, and a background training job may hold the other core."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def tiny_cfg(*overrides: str) -> TrainConfig:
+    """train/configs/tiny.yaml with ``key=value`` overrides."""
+    return from_dict(TrainConfig, apply_overrides(load_yaml(TINY), list(overrides)))
+
+
+def deterministic(record: dict) -> dict:
+    return {k: v for k, v in record.items() if k not in TIMING_KEYS}
+
+
+def read_metrics(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def assert_same_tensors(a: dict, b: dict, what: str) -> None:
+    assert a.keys() == b.keys(), what
+    for k in a:
+        assert torch.equal(a[k], b[k]), f"{what}: {k} differs"
+
+
+@pytest.fixture(scope="module")
+def short_run(tmp_path_factory) -> Path:
+    """A finished 2-step run (read-only for the tests that use it)."""
+    torch.set_num_threads(1)
+    run = tmp_path_factory.mktemp("short") / "run"
+    Trainer(tiny_cfg("steps=2", "val.every=0"), run, progress=False).train()
+    return run
+
+
+# ---------------------------------------------------------------------------------------------- schedules
+def test_lr_schedule_warmup_cosine_and_constant():
+    cfg = tiny_cfg("steps=20", "optim.warmup_steps=4", "optim.min_lr_ratio=0.1")
+    assert [lr_factor(s, cfg) for s in range(4)] == [0.25, 0.5, 0.75, 1.0]
+    assert lr_factor(4, cfg) == pytest.approx(1.0) and lr_factor(20, cfg) == pytest.approx(0.1)
+    assert lr_factor(12, cfg) == pytest.approx(0.1 + 0.9 * 0.5)
+    const = tiny_cfg("steps=20", "optim.warmup_steps=4", "optim.schedule=constant")
+    assert lr_factor(19, const) == 1.0
+    with pytest.raises(GGIKError, match="optim.schedule must be 'cosine' or 'constant'"):
+        lr_factor(10, tiny_cfg("optim.schedule=linear"))
+
+
+def test_beta_warmup():
+    cfg = tiny_cfg("loss.beta=0.5", "loss.beta_warmup_steps=10").loss
+    assert [beta_at(s, cfg) for s in (0, 5, 10, 50)] == [0.0, 0.25, 0.5, 0.5]
+    assert beta_at(0, tiny_cfg("loss.beta_warmup_steps=0").loss) == 1.0
+
+
+# ---------------------------------------------------------------------------------------------- resume
+def test_resume_is_exact(tmp_path):
+    """2k steps in one run == k steps, resume, k more: same weights bit for bit, same metrics.
+
+    The warm-up (8 steps) straddles the interruption at k = 6, so the scheduler state matters; the
+    schedule is constant afterwards because a cosine schedule depends on ``steps``, which differs
+    between the two halves of the interrupted run."""
+    k = 6
+    common = ("val.every=0", "checkpoint_every=1000", "log_every=5", "optim.schedule=constant", "optim.warmup_steps=8")
+    one = Trainer(tiny_cfg(f"steps={2 * k}", *common), tmp_path / "one", progress=False)
+    last_one = one.train()
+
+    first = Trainer(tiny_cfg(f"steps={k}", *common), tmp_path / "two", progress=False)
+    first.train()
+    halfway = {n: t.clone() for n, t in first.model.state_dict().items()}
+    assert load_checkpoint(tmp_path / "two" / "last.pt")["step"] == k
+    second = Trainer.resume(tmp_path / "two", {"steps": 2 * k}, progress=False)
+    assert second.step == k and second.examples == k * second.cfg.data.batch_size
+    last_two = second.train()
+
+    assert second.step == one.step == 2 * k
+    assert_same_tensors(one.model.state_dict(), second.model.state_dict(), "model")
+    assert any(not torch.equal(halfway[n], t) for n, t in second.model.state_dict().items()), "the second half trained"
+    saved_one, saved_two = (load_checkpoint(tmp_path / run / "last.pt")["model"] for run in ("one", "two"))
+    assert_same_tensors(saved_one, saved_two, "saved model")
+    opt_one, opt_two = one.optimizer.state_dict()["state"], second.optimizer.state_dict()["state"]
+    assert opt_one.keys() == opt_two.keys()
+    for p in opt_one:
+        assert_same_tensors(opt_one[p], opt_two[p], f"optimizer state {p}")
+
+    assert deterministic(last_one) == deterministic(last_two) and last_one["step"] == 2 * k
+    by_step_one = {r["step"]: deterministic(r) for r in read_metrics(tmp_path / "one")}
+    by_step_two = {r["step"]: deterministic(r) for r in read_metrics(tmp_path / "two")}
+    assert sorted(by_step_one) == [5, 10, 12] and sorted(by_step_two) == [5, 6, 10, 12]
+    for step in (5, 10, 12):
+        assert by_step_one[step] == by_step_two[step], f"metrics differ at step {step}"
+
+
+def test_resume_refuses_a_new_architecture(short_run):
+    with pytest.raises(GGIKError, match="cannot change the model architecture"):
+        Trainer.resume(short_run, {"model": {"dim": 32}}, progress=False)
+
+
+# ---------------------------------------------------------------------------------------------- learning
+def test_tiny_model_overfits_one_batch():
+    cfg = tiny_cfg()
+    batch, _, _ = TrainingData(cfg.data).batch(0)
+    batch = batch.to(dtype=torch.float32)
+    torch.manual_seed(0)
+    model = GGIKModel(cfg.model)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    losses = []
+    for _ in range(400):
+        out = model(batch)
+        rec = cfg.loss.anchor_gain * out["anchor_se"].mean() + cfg.loss.rec_gain * out["free_se"].mean()
+        loss = rec + 0.01 * out["kl"].mean()  # a small beta: the latent may carry the answer
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    final = sum(losses[-10:]) / 10
+    assert losses[0] / final >= 10, f"loss only fell from {losses[0]:.1f} to {final:.1f}"
+
+
+# ---------------------------------------------------------------------------------------------- checkpoints
+def test_checkpoint_contents(short_run):
+    ckpt = load_checkpoint(short_run / "last.pt")
+    assert ckpt["format"] == CHECKPOINT_FORMAT and ckpt["step"] == 2 and ckpt["world_size"] == 1
+    assert ckpt["examples"] == 2 * tiny_cfg().data.batch_size
+    assert len(ckpt["rng"]) == 1 and ckpt["ggik_version"]
+    assert from_dict(TrainConfig, ckpt["config"]) == tiny_cfg("steps=2", "val.every=0")
+    assert ckpt["training_robots"] == TrainingData(tiny_cfg().data).describe()
+    assert from_dict(TrainConfig, load_yaml(short_run / "config.yaml")) == tiny_cfg("steps=2", "val.every=0")
+
+
+def test_load_model_samples_like_the_trained_model(tmp_path):
+    trainer = Trainer(tiny_cfg("steps=2", "val.every=0"), tmp_path, progress=False)
+    trainer.train()
+    model, ckpt = load_model(tmp_path / "last.pt")
+    assert not model.training and ckpt["step"] == 2
+    assert_same_tensors(model.state_dict(), trainer.model.state_dict(), "model")
+
+    graph = RobotGraph.from_robot(Robot.from_name("panda"))
+    T = graph.robot.fk(graph.robot.sample_q(3, torch.Generator().manual_seed(1)))
+    batch = GraphBatch.from_graph(graph, T_goal=T).to(dtype=torch.float32)
+    trainer.model.eval()
+    a = trainer.model.sample(batch, 4, generator=torch.Generator().manual_seed(5))
+    b = model.sample(batch, 4, generator=torch.Generator().manual_seed(5))
+    assert a.shape == (3, 4, 18, 3) and torch.equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "kind, message",
+    [
+        ("truncated", "is not a readable ggik checkpoint \\(corrupt or truncated\\?\\)"),
+        ("wrong-format", "incompatible checkpoint format 'ggik-problems/1'; this ggik .* reads 'ggik-checkpoint/1'"),
+        ("not-a-dict", "incompatible checkpoint format 'list'"),
+    ],
+    ids=["truncated", "wrong-format", "not-a-dict"],
+)
+def test_bad_checkpoint_is_a_clear_error(kind, message, short_run, tmp_path, capsys):
+    path = tmp_path / f"{kind}.pt"
+    if kind == "truncated":
+        data = (short_run / "last.pt").read_bytes()
+        path.write_bytes(data[: len(data) // 3])
+    elif kind == "wrong-format":
+        torch.save({"format": "ggik-problems/1", "q": torch.zeros(2)}, path)
+    else:
+        torch.save([1, 2, 3], path)
+    with pytest.raises(GGIKError, match=message):
+        load_checkpoint(path)
+    with pytest.raises(GGIKError, match=message):
+        load_model(path)
+    assert main(["info", str(path)]) == 2
+    assert "ggik: error:" in capsys.readouterr().err
+
+
+def test_checkpoint_of_another_architecture_is_a_clear_error(short_run, tmp_path):
+    ckpt = load_checkpoint(short_run / "last.pt")
+    ckpt["config"]["model"]["dim"] = 24
+    torch.save(ckpt, tmp_path / "other.pt")
+    with pytest.raises(GGIKError, match="does not match this ggik version's model"):
+        load_model(tmp_path / "other.pt")
+
+
+def test_missing_checkpoint(tmp_path):
+    with pytest.raises(FileNotFoundError, match="checkpoint not found"):
+        load_checkpoint(tmp_path / "last.pt")
+    with pytest.raises(FileNotFoundError, match="checkpoint not found"):
+        load_model(tmp_path / "last.pt")
+    with pytest.raises(FileNotFoundError, match="checkpoint not found"):
+        Trainer.resume(tmp_path, progress=False)
+
+
+def test_interrupted_save_keeps_the_old_checkpoint(tmp_path, monkeypatch):
+    trainer = Trainer(tiny_cfg("steps=1", "val.every=0"), tmp_path, progress=False)
+    trainer.train()
+    last = tmp_path / "last.pt"
+    old = last.read_bytes()
+    trainer.train_step()
+    real_save = torch.save
+
+    def dies_halfway(obj, f, *args, **kwargs):
+        f.write(b"half a checkpoint")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", dies_halfway)
+    with pytest.raises(OSError, match="disk full"):
+        trainer.save()
+    assert last.read_bytes() == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml", "last.pt", "metrics.jsonl"], "no temporary file left"
+    assert load_checkpoint(last)["step"] == 1
+
+    monkeypatch.setattr(torch, "save", real_save)
+    trainer.save()
+    assert load_checkpoint(last)["step"] == 2
+
+
+# ---------------------------------------------------------------------------------------------- metrics
+def test_metrics_records_with_validation(tmp_path):
+    cfg = tiny_cfg("steps=4", "log_every=2", "val.every=2", "val.problems_per_robot=2", "val.samples=2")
+    Trainer(cfg, tmp_path, progress=False).train()
+    records = read_metrics(tmp_path)
+    train = [r for r in records if r["kind"] == "train"]
+    val = [r for r in records if r["kind"] == "val"]
+    assert [r["step"] for r in train] == [2, 4] and [r["step"] for r in val] == [2, 4]
+    for r in train:
+        assert TRAIN_KEYS <= r.keys(), f"missing {TRAIN_KEYS - r.keys()}"
+        assert r["examples"] == r["step"] * cfg.data.batch_size
+        assert r["lr"] > 0 and r["examples_per_s"] > 0 and r["wall_s"] > 0
+        assert all(isinstance(r[k], float) and r[k] == r[k] for k in ("loss", "anchor_se", "free_se", "kl"))
+    for r in val:
+        assert 0.0 <= r["val/panda/success"] <= 1.0
+        assert 0.0 <= r["val/success_mean"] <= 1.0
+        assert r["val/panda/pos_err_best_m"] <= r["val/panda/pos_err_mean_m"]
+        assert r["val/panda/free_se"] > 0
+    problems = ProblemSet.load(tmp_path / "val_problems.pt")
+    assert len(problems) == 2 and problems.seed == cfg.val.seed
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+def test_cli_train_info_and_resume(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main(["train", "--config", str(TINY), "--out", str(run), "--no-progress", "--set", "steps=4"]) == 0
+    out = capsys.readouterr().out
+    assert f"run dir: {run}" in out and "stopped at step 4" in out
+    assert load_checkpoint(run / "last.pt")["step"] == 4
+
+    assert main(["info", str(run / "last.pt")]) == 0
+    info = capsys.readouterr().out
+    params = GGIKModel(tiny_cfg().model).num_parameters()
+    assert f"parameters {params:,}" in info and "step 4," in info and "processes 1" in info
+
+    assert main(["train", "--resume", str(run), "--no-progress", "--set", "steps=6"]) == 0
+    assert "stopped at step 6" in capsys.readouterr().out
+    assert load_checkpoint(run / "last.pt")["step"] == 6
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "--resume", "{tmp}/empty", "--no-progress"], "checkpoint not found"),
+        (["train", "--resume", "{tmp}/empty", "--config", str(TINY)], "--resume continues a run with its own config"),
+        (["train", "--config", str(TINY), "--out", "{tmp}", "--set", "steps=notanumber"], "config.steps: expected an integer"),
+        (["train", "--config", str(TINY), "--out", "{tmp}", "--set", "optim.lrr=1"], "unknown key(s) ['lrr']"),
+    ],
+    ids=["resume-without-checkpoint", "resume-with-config", "bad-value", "unknown-key"],
+)
+def test_cli_train_errors_are_clean(argv, message, tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ggik: error:") and message in err
+
+
+def test_cli_train_refuses_to_overwrite_a_run(short_run, capsys):
+    assert main(["train", "--config", str(TINY), "--out", str(short_run), "--no-progress"]) == 2
+    assert "already holds a run" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------- DDP
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ddp_two_processes(tmp_path):
+    run = tmp_path / "ddp"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(_free_port()),
+           "-m", "ggik.cli", "train", "--config", str(TINY), "--out", str(run), "--no-progress",
+           "--set", "steps=4", "--set", "checkpoint_every=2"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, f"DDP run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+    ckpt = load_checkpoint(run / "last.pt")
+    assert ckpt["world_size"] == 2 and len(ckpt["rng"]) == 2 and ckpt["step"] == 4
+    assert ckpt["examples"] == 4 * 2 * tiny_cfg().data.batch_size
+    assert not torch.equal(ckpt["rng"][0], ckpt["rng"][1]), "each process has its own noise"
+    assert [r["step"] for r in read_metrics(run)] == [4], "only rank 0 writes metrics"
+    assert proc.stdout.count("stopped at step 4") == 1, "only rank 0 prints"
+    with pytest.raises(GGIKError, match="written by 2 processes, resuming with 1"):
+        Trainer.resume(run, progress=False)
+
+
+# ---------------------------------------------------------------------------------------------- wandb
+class _ImportSpy(importlib.abc.MetaPathFinder):
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "wandb" or name.startswith("wandb."):
+            self.seen.append(name)
+        return None
+
+
+def test_disabled_wandb_is_never_imported(tmp_path, monkeypatch):
+    loaded_before = "wandb" in sys.modules
+    spy = _ImportSpy()
+    monkeypatch.setattr(sys, "meta_path", [spy] + sys.meta_path)
+    Trainer(tiny_cfg("steps=1", "val.every=0"), tmp_path, wandb="disabled", progress=False).train()
+    if not loaded_before:
+        assert "wandb" not in sys.modules
+        assert spy.seen == [], f"wandb import attempted: {spy.seen}"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("wandb") is not None, reason="wandb is installed here")
+def test_wandb_requested_but_missing_is_a_clear_error(tmp_path):
+    with pytest.raises(GGIKError, match=r"wandb is not installed: pip install 'ggik\[wandb\]'"):
+        Trainer(tiny_cfg("steps=1", "val.every=0"), tmp_path, wandb="offline", progress=False).train()
+    assert not (tmp_path / "last.pt").exists()
+
+
+def test_unknown_wandb_mode_is_an_error(tmp_path):
+    with pytest.raises(GGIKError, match="--wandb must be disabled, offline or online, got 'sometimes'"):
+        Trainer(tiny_cfg("steps=1", "val.every=0"), tmp_path, wandb="sometimes", progress=False).train()
