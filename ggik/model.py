@@ -7,12 +7,13 @@ complete point sets; trained on complete graphs G (solutions) by maximising an E
   of the positions ``x~``;
 * ``enc_full``: EGNN over G (true positions) -> per-node embedding ``h`` (training only);
 * ``posterior``: q(z | G, G~), per-node diagonal Gaussian from [h, h~];
-* ``prior``: p(z | G~), per-node mixture of K diagonal Gaussians from h~;
+* ``prior``: p(z | G~), a mixture of K diagonal Gaussians from h~; by default the mixture component
+  is shared by all nodes of a sample (a global solution mode), the reference draws it per node;
 * ``decoder``: EGNN that starts at ``x~`` with features [z, h~, role] -> positions of all nodes.
 
 Loss: ``anchor_gain * SE(anchors) + rec_gain * SE(free nodes) + beta * KL(q || p)``, squared errors
-[m^2] summed over a graph's nodes, KL [nats] summed over nodes (Monte-Carlo, the prior is a mixture),
-both averaged over the batch.
+[m^2] summed over a graph's nodes, KL [nats] of the whole graph's latents (Monte-Carlo, the prior is a
+mixture), both averaged over the batch.
 
 What the model gets as input, and why (differences from the reference, ggik_spec.md section 3):
 
@@ -58,7 +59,8 @@ class ModelConfig:
     enc_layers: int = 3  #: EGNN layers of each encoder
     dec_layers: int = 5  #: EGNN layers of the decoder
     latent: int = 16  #: size of the per-node latent z
-    prior_components: int = 16  #: K, Gaussians in the per-node mixture prior
+    prior_components: int = 16  #: K, Gaussians in the mixture prior
+    prior_mixture: str = "graph"  #: "graph": one component per sample shared by all nodes; "node": per node (reference)
     max_index: int = 12  #: joint indices from either end are one-hot encoded up to this value
     goal_features: bool = False  #: append the goal (translation, rotation vector) to every node
     coord_gain: float = 1e-3  #: initial gain of the coordinate heads
@@ -139,6 +141,8 @@ class GGIKModel(nn.Module):
         """Everything that depends on the problem only: h0, h~ (B, N, D), x~ (B, N, 3), edge attrs, prior."""
         h0 = self.embed(self.node_features(batch))
         ea = self.edge_attr(batch)
+        if self.cfg.prior_mixture not in ("graph", "node"):
+            raise ValueError(f"prior_mixture must be 'graph' or 'node', got {self.cfg.prior_mixture!r}")
         movable = batch.node_mask & ~batch.anchor_mask if self.cfg.pin_anchors else None
         h_p, x_p = self.enc_partial(h0, self.initial_positions(batch), ea, batch.node_mask, movable)
         K, Z = self.cfg.prior_components, self.cfg.latent
@@ -149,7 +153,7 @@ class GGIKModel(nn.Module):
             x_partial=x_p,
             edge_attr=ea,
             movable=batch.node_mask if movable is None else movable,
-            prior_logits=raw[..., 0],  # (B, N, K)
+            prior_logits=self._mixture_logits(raw[..., 0], batch.node_mask),  # (B, N, K) or (B, K)
             prior_mu=raw[..., 1 : 1 + Z],  # (B, N, K, Z)
             prior_log_std=raw[..., 1 + Z :].clamp(self.cfg.min_log_std, self.cfg.max_log_std),
         )
@@ -160,10 +164,25 @@ class GGIKModel(nn.Module):
         _, x = self.decoder(h, problem["x_partial"], problem["edge_attr"], node_mask, problem["movable"])
         return x
 
-    def prior_log_prob(self, z: torch.Tensor, problem: dict[str, torch.Tensor]) -> torch.Tensor:
-        """log p(z | G~) per node for z (..., B, N, Z) -> (..., B, N)."""
-        logp = _normal_log_prob(z[..., None, :], problem["prior_mu"], problem["prior_log_std"])
-        return torch.logsumexp(torch.log_softmax(problem["prior_logits"], -1) + logp, -1)
+    def _mixture_logits(self, node_logits: torch.Tensor, node_mask: torch.Tensor) -> torch.Tensor:
+        if self.cfg.prior_mixture == "node":
+            return node_logits
+        m = node_mask[..., None].to(node_logits.dtype)
+        return (node_logits * m).sum(1) / m.sum(1).clamp(min=1.0)  # (B, K): mean over real nodes
+
+    def prior_log_prob(self, z: torch.Tensor, problem: dict[str, torch.Tensor], node_mask: torch.Tensor) -> torch.Tensor:
+        """log p(z | G~) of whole graphs, z (..., B, N, Z) -> (..., B).
+
+        "node" mixture: each node is an independent mixture, log p = sum_n logsumexp_k(...).
+        "graph" mixture: one component k for all nodes of a sample (a global solution mode, e.g. elbow up
+        or down), log p = logsumexp_k(log pi_k + sum_n log N(z_n; mu_nk, sigma_nk)).
+        """
+        logp = _normal_log_prob(z[..., None, :], problem["prior_mu"], problem["prior_log_std"])  # (..., B, N, K)
+        mask = node_mask[..., None].to(logp.dtype)
+        log_pi = torch.log_softmax(problem["prior_logits"], -1)
+        if self.cfg.prior_mixture == "node":
+            return (torch.logsumexp(log_pi + logp, -1) * node_mask.to(logp.dtype)).sum(-1)
+        return torch.logsumexp(log_pi + (logp * mask).sum(-2), -1)
 
     def forward(self, batch: GraphBatch, kl_samples: int = 1) -> dict[str, torch.Tensor]:
         """Training pass on solved examples (``batch.pos`` set). Returns the decoded positions and loss terms.
@@ -183,14 +202,15 @@ class GGIKModel(nn.Module):
         x = self.decode(zs[0], problem, batch.node_mask)
 
         mask = batch.node_mask.to(x.dtype)
-        kl_node = (_normal_log_prob(zs, mu, log_std) - self.prior_log_prob(zs, problem)).mean(0)
+        log_q = (_normal_log_prob(zs, mu, log_std) * mask).sum(-1)  # (kl_samples, B)
+        kl = (log_q - self.prior_log_prob(zs, problem, batch.node_mask)).mean(0)
         se = ((x - batch.pos) ** 2).sum(-1) * mask
         anchors = batch.anchor_mask.to(x.dtype)
         return dict(
             x=x,
             anchor_se=(se * anchors).sum(-1),
             free_se=(se * (1 - anchors)).sum(-1),
-            kl=(kl_node * mask).sum(-1),
+            kl=kl,
         )
 
     @torch.no_grad()
@@ -205,7 +225,8 @@ class GGIKModel(nn.Module):
 
         All B x S decodings run as one batch. The randomness is drawn per problem in a fixed layout,
         ``noise = {"u": (B, S, N), "eps": (B, S, N, Z)}`` (uniform for the mixture component, standard
-        normal for the Gaussian), so problem b's samples depend only on its own slice: sampling
+        normal for the Gaussian; with the "graph" mixture the component of a sample is drawn with
+        ``u[b, s, 0]``), so problem b's samples depend only on its own slice: sampling
         problems jointly equals sampling each alone with the same noise. Pass ``noise`` to control it,
         or a ``generator`` to draw it.
         """
@@ -223,8 +244,12 @@ class GGIKModel(nn.Module):
         u, eps = noise["u"].to(dtype), noise["eps"].to(dtype)
         if u.shape != (B, S, N) or eps.shape != (B, S, N, Z):
             raise ValueError(f"noise must have u {(B, S, N)} and eps {(B, S, N, Z)}, got {tuple(u.shape)}, {tuple(eps.shape)}")
-        cdf = torch.cumsum(torch.softmax(problem["prior_logits"], -1), -1)  # (B, N, K)
-        comp = (u[..., None] > cdf[:, None, :, :]).sum(-1).clamp(max=self.cfg.prior_components - 1)  # (B, S, N)
+        if self.cfg.prior_mixture == "node":
+            cdf = torch.cumsum(torch.softmax(problem["prior_logits"], -1), -1)[:, None, :, :]  # (B, 1, N, K)
+        else:  # one component per sample, drawn with the uniform of its first node
+            cdf = torch.cumsum(torch.softmax(problem["prior_logits"], -1), -1)[:, None, None, :]  # (B, 1, 1, K)
+            u = u[..., :1].expand(B, S, N)
+        comp = (u[..., None] > cdf).sum(-1).clamp(max=self.cfg.prior_components - 1)  # (B, S, N)
         mu = problem["prior_mu"][:, None].expand(B, S, N, -1, -1)
         ls = problem["prior_log_std"][:, None].expand(B, S, N, -1, -1)
         idx = comp[..., None, None].expand(B, S, N, 1, Z)

@@ -25,10 +25,10 @@ def _one_thread():
     torch.set_num_threads(before)
 
 
-def tiny_model(goal_features: bool = False, pin_anchors: bool = True, seed: int = 0) -> GGIKModel:
+def tiny_model(goal_features: bool = False, pin_anchors: bool = True, seed: int = 0, prior_mixture: str = "graph") -> GGIKModel:
     torch.manual_seed(seed)
     cfg = ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=2, latent=4, prior_components=3, max_index=8,
-                      goal_features=goal_features, pin_anchors=pin_anchors,
+                      goal_features=goal_features, pin_anchors=pin_anchors, prior_mixture=prior_mixture,
                       coord_gain=0.5)  # a large gain: coordinates really move
     return GGIKModel(cfg).double().eval()
 
@@ -127,7 +127,9 @@ def test_encode_problem_invariant_features_equivariant_positions(graphs, kind, p
     real = batch.node_mask
     assert (a["x_partial"] - model.initial_positions(batch))[real].abs().max() > 1e-2, "x~ must move (else trivial)"
     for key in ("h0", "h_partial", "prior_logits", "prior_mu", "prior_log_std", "edge_attr"):
-        torch.testing.assert_close(b[key][real], a[key][real], rtol=0, atol=TOL, msg=f"{key} is not invariant")
+        per_node = a[key].shape[:2] == real.shape  # the "graph" mixture's logits are (B, K)
+        sel = real if per_node else slice(None)
+        torch.testing.assert_close(b[key][sel], a[key][sel], rtol=0, atol=TOL, msg=f"{key} is not invariant")
     torch.testing.assert_close(b["x_partial"][real], apply(a["x_partial"], R, t)[real], rtol=0, atol=TOL)
 
 
@@ -261,7 +263,12 @@ def test_default_model_ignores_the_goal_matrix(graphs):
 
 
 # ---------------------------------------------------------------------------------------------- sampling
-VARIANTS = {"default": {}, "goal-features": {"goal_features": True}, "free-anchors": {"pin_anchors": False}}
+VARIANTS = {
+    "default": {},
+    "goal-features": {"goal_features": True},
+    "free-anchors": {"pin_anchors": False},
+    "node-mixture": {"prior_mixture": "node"},
+}
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS.values()), ids=list(VARIANTS))
@@ -307,3 +314,37 @@ def test_sample_rejects_bad_arguments(graphs):
         model.sample(batch, 2, noise=bad)
     with pytest.raises(ValueError, match="needs solved examples"):
         model(batch)
+
+
+@pytest.mark.parametrize("mixture", ["graph", "node"])
+def test_prior_log_prob_matches_explicit_mixture(graphs, mixture):
+    """log p(z) of a whole graph against a direct sum over components (graph) or nodes (node)."""
+    model = tiny_model(prior_mixture=mixture)
+    batch = problem_batch(graphs)[0]
+    problem = model.encode_problem(batch)
+    z = torch.randn(batch.batch_size, batch.num_nodes, model.cfg.latent, generator=torch.Generator().manual_seed(2), dtype=F64)
+    got = model.prior_log_prob(z, problem, batch.node_mask)
+    mu, ls = problem["prior_mu"], problem["prior_log_std"]
+    normal = torch.distributions.Normal(mu, ls.exp())
+    logn = normal.log_prob(z[:, :, None, :]).sum(-1)  # (B, N, K)
+    for b in range(batch.batch_size):
+        real = batch.node_mask[b]
+        if mixture == "graph":
+            log_pi = torch.log_softmax(problem["prior_logits"][b], -1)
+            want = torch.logsumexp(log_pi + logn[b][real].sum(0), -1)
+        else:
+            log_pi = torch.log_softmax(problem["prior_logits"][b], -1)[real]
+            want = torch.logsumexp(log_pi + logn[b][real], -1).sum()
+        torch.testing.assert_close(got[b], want, rtol=0, atol=1e-10)
+
+
+def test_graph_mixture_shares_one_component_per_sample(graphs):
+    """With the graph mixture all nodes of a sample use the same component: only u[..., 0] matters."""
+    model = tiny_model(prior_mixture="graph")
+    batch = problem_batch(graphs)[0]
+    B, N, S, Z = batch.batch_size, batch.num_nodes, 3, model.cfg.latent
+    gen = torch.Generator().manual_seed(4)
+    noise = {"u": torch.rand(B, S, N, generator=gen, dtype=F64), "eps": torch.randn(B, S, N, Z, generator=gen, dtype=F64)}
+    other = {"u": noise["u"].clone(), "eps": noise["eps"]}
+    other["u"][..., 1:] = torch.rand(B, S, N - 1, generator=gen, dtype=F64)
+    torch.testing.assert_close(model.sample(batch, S, noise=noise), model.sample(batch, S, noise=other), rtol=0, atol=0)
