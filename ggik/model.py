@@ -8,7 +8,8 @@ complete point sets; trained on complete graphs G (solutions) by maximising an E
 * ``enc_full``: EGNN over G (true positions) -> per-node embedding ``h`` (training only);
 * ``posterior``: q(z | G, G~), per-node diagonal Gaussian from [h, h~];
 * ``prior``: p(z | G~), a mixture of K diagonal Gaussians from h~; by default the mixture component
-  is shared by all nodes of a sample (a global solution mode), the reference draws it per node;
+  is drawn per node as in the reference (``prior_mixture="node"``), or once per sample for all nodes
+  (``"graph"``: a global solution mode, e.g. elbow up or down);
 * ``decoder``: EGNN that starts at ``x~`` with features [z, h~, role] -> positions of all nodes.
 
 Loss: ``anchor_gain * SE(anchors) + rec_gain * SE(free nodes) + beta * KL(q || p)``, squared errors
@@ -31,6 +32,11 @@ What the model gets as input, and why (differences from the reference, ggik_spec
   goal (the reference used the wrong frame for all but the first example of a file).
 * **The decoder sees the known distances and starts from the partial encoder's positions**, and the
   unknown nodes start on the segment from p0 to the goal (an equivariant, informed initial guess).
+* **Anchor-frame coordinate updates** (``anchor_frame=True``): besides the EGNN's pairwise
+  differences, each coordinate update may move a node along the three axes of the base frame spanned
+  by the anchors (x - p0, p0 - y, q0 - p0), with invariant coefficients. This is still exactly
+  E(3)-equivariant, and it makes "put node i at this place" a linear read-out instead of a
+  multi-layer construction from pairwise differences.
 * **Known anchors stay where they are** (``pin_anchors=True``): only the unknown nodes move in the
   partial encoder and the decoder, so the anchor term of the loss is zero by construction (it is
   still computed and logged, and matters with ``pin_anchors=False``).
@@ -60,11 +66,12 @@ class ModelConfig:
     dec_layers: int = 5  #: EGNN layers of the decoder
     latent: int = 16  #: size of the per-node latent z
     prior_components: int = 16  #: K, Gaussians in the mixture prior
-    prior_mixture: str = "graph"  #: "graph": one component per sample shared by all nodes; "node": per node (reference)
+    prior_mixture: str = "node"  #: "node": a mixture per node (reference); "graph": one component per sample for all nodes
     max_index: int = 12  #: joint indices from either end are one-hot encoded up to this value
     goal_features: bool = False  #: append the goal (translation, rotation vector) to every node
     coord_gain: float = 1e-3  #: initial gain of the coordinate heads
     pin_anchors: bool = True  #: keep the known anchor positions fixed in the partial encoder and decoder
+    anchor_frame: bool = True  #: coordinate updates may also move along the axes of the anchors' base frame
     min_log_std: float = -6.0  #: clamp of predicted log standard deviations
     max_log_std: float = 2.0
 
@@ -93,12 +100,13 @@ class GGIKModel(nn.Module):
         self.cfg = cfg = cfg or ModelConfig()
         D, H, Z, K = cfg.dim, cfg.hidden, cfg.latent, cfg.prior_components
         self.embed = nn.Linear(cfg.node_features, D)
-        self.enc_partial = EGNN(D, H, 2, cfg.enc_layers, cfg.coord_gain)
+        F = 3 if cfg.anchor_frame else 0
+        self.enc_partial = EGNN(D, H, 2, cfg.enc_layers, cfg.coord_gain, frame_vectors=F)
         self.enc_full = EGNN(D, H, 2, cfg.enc_layers, cfg.coord_gain, update_coords=False)  # only h is used
         self.posterior = _mlp(2 * D, H, 2 * Z)
         self.prior = _mlp(D, H, K * (1 + 2 * Z))
         self.dec_in = nn.Linear(Z + 2 * D, D)
-        self.decoder = EGNN(D, H, 2, cfg.dec_layers, cfg.coord_gain, features_out=False)  # only x is used
+        self.decoder = EGNN(D, H, 2, cfg.dec_layers, cfg.coord_gain, features_out=False, frame_vectors=F)  # only x is used
 
     # ------------------------------------------------------------------ inputs
     def node_features(self, batch: GraphBatch) -> torch.Tensor:
@@ -131,6 +139,16 @@ class GGIKModel(nn.Module):
         return torch.where(batch.anchor_mask[..., None], batch.pos_partial, guess * batch.node_mask[..., None])
 
     @staticmethod
+    def anchor_frame(batch: GraphBatch) -> torch.Tensor:
+        """(B, 3, 3) rows = axes of the base frame built from the known anchors: x - p0, p0 - y, q0 - p0.
+
+        They are equivariant vectors (the identity in the graph frame), which lets a coordinate update
+        place a node anywhere with three invariant coefficients.
+        """
+        p0, x, y, q0 = batch.pos_partial[:, 0], batch.pos_partial[:, 1], batch.pos_partial[:, 2], batch.pos_partial[:, 3]
+        return torch.stack([x - p0, p0 - y, q0 - p0], 1)
+
+    @staticmethod
     def edge_attr(batch: GraphBatch) -> torch.Tensor:
         """(B, N, N, 2): known distance [m] (0 if unknown) and the known flag."""
         known = batch.known_mask.to(batch.dist_partial.dtype)
@@ -143,8 +161,9 @@ class GGIKModel(nn.Module):
         ea = self.edge_attr(batch)
         if self.cfg.prior_mixture not in ("graph", "node"):
             raise ValueError(f"prior_mixture must be 'graph' or 'node', got {self.cfg.prior_mixture!r}")
-        movable = batch.node_mask & ~batch.anchor_mask if self.cfg.pin_anchors else None
-        h_p, x_p = self.enc_partial(h0, self.initial_positions(batch), ea, batch.node_mask, movable)
+        movable = batch.node_mask & ~batch.anchor_mask if self.cfg.pin_anchors else batch.node_mask
+        frame = self.anchor_frame(batch) if self.cfg.anchor_frame else None
+        h_p, x_p = self.enc_partial(h0, self.initial_positions(batch), ea, batch.node_mask, movable, frame)
         K, Z = self.cfg.prior_components, self.cfg.latent
         raw = self.prior(h_p).view(*h_p.shape[:2], K, 1 + 2 * Z)
         return dict(
@@ -152,7 +171,8 @@ class GGIKModel(nn.Module):
             h_partial=h_p,
             x_partial=x_p,
             edge_attr=ea,
-            movable=batch.node_mask if movable is None else movable,
+            movable=movable,
+            frame=self.anchor_frame(batch),
             prior_logits=self._mixture_logits(raw[..., 0], batch.node_mask),  # (B, N, K) or (B, K)
             prior_mu=raw[..., 1 : 1 + Z],  # (B, N, K, Z)
             prior_log_std=raw[..., 1 + Z :].clamp(self.cfg.min_log_std, self.cfg.max_log_std),
@@ -161,7 +181,8 @@ class GGIKModel(nn.Module):
     def decode(self, z: torch.Tensor, problem: dict[str, torch.Tensor], node_mask: torch.Tensor) -> torch.Tensor:
         """Positions (B, N, 3) from latents z (B, N, Z) and the problem encoding."""
         h = self.dec_in(torch.cat([z, problem["h_partial"], problem["h0"]], -1))
-        _, x = self.decoder(h, problem["x_partial"], problem["edge_attr"], node_mask, problem["movable"])
+        frame = problem["frame"] if self.cfg.anchor_frame else None
+        _, x = self.decoder(h, problem["x_partial"], problem["edge_attr"], node_mask, problem["movable"], frame)
         return x
 
     def _mixture_logits(self, node_logits: torch.Tensor, node_mask: torch.Tensor) -> torch.Tensor:
@@ -258,7 +279,7 @@ class GGIKModel(nn.Module):
         def tile(t: torch.Tensor) -> torch.Tensor:  # (B, ...) -> (B * S, ...), problem-major
             return t[:, None].expand(B, S, *t.shape[1:]).reshape(B * S, *t.shape[1:])
 
-        tiled = {k: tile(problem[k]) for k in ("h0", "h_partial", "x_partial", "edge_attr", "movable")}
+        tiled = {k: tile(problem[k]) for k in ("h0", "h_partial", "x_partial", "edge_attr", "movable", "frame")}
         x = self.decode(z.reshape(B * S, N, Z), tiled, tile(batch.node_mask))
         return x.view(B, S, N, 3)
 

@@ -37,11 +37,16 @@ class EGNNLayer(nn.Module):
         coord_gain: initial gain of the last coordinate layer (small = near-identity start).
         update_coords: if False the layer leaves ``x`` unchanged (feature-only layer).
         update_features: if False the layer leaves ``h`` unchanged (a last, coordinate-only layer).
+        frame_vectors: F > 0 adds ``sum_f c_f(h_i) e_f`` to each coordinate update, where ``e_f`` are F
+            equivariant vectors per graph (e.g. the axes of a frame built from known anchors) and
+            ``c_f`` invariant coefficients (linear in h, small-gain start). Equivariance is kept as long
+            as the vectors are computed from the inputs' coordinates.
 
     Shapes:
         h: (B, N, D); x: (B, N, 3); edge_attr: (B, N, N, edge_dim); node_mask: (B, N) bool;
         coord_mask: optional (B, N) bool, the nodes whose coordinates may move (others are pinned,
-        e.g. the known anchors of an IK problem; equivariance is kept since pinned nodes are inputs).
+        e.g. the known anchors of an IK problem; equivariance is kept since pinned nodes are inputs);
+        frame: (B, F, 3) equivariant vectors, required when ``frame_vectors`` > 0.
         Returns (h', x') of the same shapes. Padding nodes neither send nor receive messages and keep
         their inputs.
     """
@@ -54,10 +59,12 @@ class EGNNLayer(nn.Module):
         coord_gain: float = 1e-3,
         update_coords: bool = True,
         update_features: bool = True,
+        frame_vectors: int = 0,
     ) -> None:
         super().__init__()
         self.dim, self.hidden, self.edge_dim = dim, hidden, edge_dim
         self.update_coords, self.update_features = update_coords, update_features
+        self.frame_vectors = frame_vectors if update_coords else 0
         self.lin_dst = nn.Linear(dim, hidden)  # A h_i (+ bias)
         self.lin_src = nn.Linear(dim, hidden, bias=False)  # B h_j
         self.lin_edge = nn.Linear(1 + edge_dim, hidden, bias=False)  # c d + E a
@@ -67,6 +74,9 @@ class EGNNLayer(nn.Module):
             # phi_x shares phi_e's hidden layer: one (B, N, N, hidden) activation serves both heads.
             self.coord = nn.Linear(hidden, 1, bias=False)
             nn.init.xavier_uniform_(self.coord.weight, gain=coord_gain)
+        if self.frame_vectors:
+            self.frame_coef = nn.Linear(dim, self.frame_vectors, bias=False)
+            nn.init.xavier_uniform_(self.frame_coef.weight, gain=coord_gain)
         if update_features:
             self.norm = nn.LayerNorm(dim)
             self.node = nn.Sequential(nn.Linear(2 * dim, hidden), nn.SiLU(), nn.Linear(hidden, dim))
@@ -78,6 +88,7 @@ class EGNNLayer(nn.Module):
         edge_attr: torch.Tensor,
         node_mask: torch.Tensor,
         coord_mask: torch.Tensor | None = None,
+        frame: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         B, N, _ = h.shape
         eye = torch.eye(N, dtype=torch.bool, device=h.device)
@@ -94,6 +105,8 @@ class EGNNLayer(nn.Module):
             w = self.coord(hid) * pair_f  # (B, N, N, 1)
             unit = diff / (torch.sqrt(d2 + 1e-8) + 1.0)  # eps: finite gradient for coincident nodes
             dx = (unit * w).sum(2) / deg
+            if self.frame_vectors:
+                dx = dx + self.frame_coef(h) @ frame  # (B, N, F) @ (B, F, 3): invariant weights x equivariant vectors
             x = x + (dx if coord_mask is None else dx * coord_mask[..., None].to(dx.dtype))
         if self.update_features:
             m = self.msg(hid) * pair_f  # (B, N, N, D)
@@ -126,10 +139,11 @@ class EGNN(nn.Module):
         coord_gain: float = 1e-3,
         update_coords: bool = True,
         features_out: bool = True,
+        frame_vectors: int = 0,
     ) -> None:
         super().__init__()
         self.layers = nn.ModuleList(
-            EGNNLayer(dim, hidden, edge_dim, coord_gain, update_coords, update_features=features_out or k < layers - 1)
+            EGNNLayer(dim, hidden, edge_dim, coord_gain, update_coords, features_out or k < layers - 1, frame_vectors)
             for k in range(layers)
         )
         self.out_norm = nn.LayerNorm(dim) if features_out else nn.Identity()
@@ -141,7 +155,8 @@ class EGNN(nn.Module):
         edge_attr: torch.Tensor,
         node_mask: torch.Tensor,
         coord_mask: torch.Tensor | None = None,
+        frame: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         for layer in self.layers:
-            h, x = layer(h, x, edge_attr, node_mask, coord_mask)
+            h, x = layer(h, x, edge_attr, node_mask, coord_mask, frame)
         return self.out_norm(h), x
