@@ -19,7 +19,7 @@ import torch
 
 from .batch import GraphBatch
 from .errors import GGIKError
-from .fileio import atomic_write
+from .fileio import atomic_write, load_torch_file
 from .graph import RobotGraph
 from .random_robots import random_robot, randomize_links
 from .robot import Robot, available_robots
@@ -173,16 +173,7 @@ class ProblemSet:
 
     @classmethod
     def load(cls, path: str | Path) -> "ProblemSet":
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"problem set not found: {path}")
-        try:
-            payload = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as exc:
-            raise GGIKError(f"{path} is not a readable ggik problem set ({type(exc).__name__}: {exc})") from None
-        if not isinstance(payload, dict) or payload.get("format") != PROBLEM_SET_FORMAT:
-            found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
-            raise GGIKError(f"{path}: expected format {PROBLEM_SET_FORMAT!r}, found {found!r}")
+        payload = load_torch_file(path, PROBLEM_SET_FORMAT, "problem set")
         return cls(payload["robots"], payload["robot_index"], payload["q"], payload["T_goal"], int(payload["seed"]))
 
     def __len__(self) -> int:

@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, IO
 
-__all__ = ["atomic_write", "atomic_write_text"]
+__all__ = ["atomic_write", "atomic_write_text", "load_torch_file"]
 
 
 def atomic_write(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
@@ -36,3 +36,27 @@ def atomic_write(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
     return atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+
+
+def load_torch_file(path: str | Path, expected_format: str, what: str) -> dict:
+    """Load a ggik ``torch.save`` payload (tensors and plain data only) and check its ``format`` tag.
+
+    Raises ``FileNotFoundError`` for a missing file, and ``GGIKError`` for a corrupt or truncated file
+    or one of another format, naming ``what`` (e.g. "checkpoint") in the message.
+    """
+    import torch
+
+    from . import __version__
+    from .errors import GGIKError
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} not found: {path}")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises many types for damaged files
+        raise GGIKError(f"{path} is not a readable ggik {what} (corrupt or truncated?): {type(exc).__name__}: {exc}") from None
+    if not isinstance(payload, dict) or payload.get("format") != expected_format:
+        found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
+        raise GGIKError(f"{path}: incompatible {what} format {found!r}; this ggik {__version__} reads {expected_format!r}")
+    return payload

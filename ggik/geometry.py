@@ -13,8 +13,6 @@ of its inputs.
 """
 from __future__ import annotations
 
-import math
-
 import torch
 
 __all__ = [

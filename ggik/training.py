@@ -26,7 +26,7 @@ from . import __version__
 from .config import from_dict, to_dict
 from .data import DataConfig, ProblemSet, TrainingData, step_generator
 from .errors import GGIKError
-from .fileio import atomic_write
+from .fileio import atomic_write, load_torch_file
 from .graph import RobotGraph
 from .inference import sample_joint_angles, success_rate
 from .model import GGIKModel, ModelConfig
@@ -94,17 +94,7 @@ class TrainConfig:
 # ---------------------------------------------------------------------- checkpoints
 def load_checkpoint(path: str | Path) -> dict:
     """Read and check a ggik checkpoint (CPU tensors). Raises GGIKError for corrupt/incompatible files."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {path}")
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:
-        raise GGIKError(f"{path} is not a readable ggik checkpoint (corrupt or truncated?): {type(exc).__name__}: {exc}") from None
-    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-        found = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
-        raise GGIKError(f"{path}: incompatible checkpoint format {found!r}; this ggik {__version__} reads {CHECKPOINT_FORMAT!r}")
-    return ckpt
+    return load_torch_file(path, CHECKPOINT_FORMAT, "checkpoint")
 
 
 def load_model(path: str | Path, device: str | torch.device = "cpu") -> tuple[GGIKModel, dict]:

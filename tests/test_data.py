@@ -15,13 +15,6 @@ MIXED = dict(robots={"panda": 1.0, "ur10": 0.5}, random_weight=1.0, random_dofs=
              randomized_weight=0.5, randomize_fraction=0.2, batch_size=24, seed=3)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Small tensors run fastest on one thread, and a background training job may hold the other core."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def mixed_data(**changes) -> TrainingData:
@@ -195,9 +188,9 @@ def _truncated(tmp_path, set_robots):
     [
         ("truncated", "is not a readable ggik problem set"),
         ("text", "is not a readable ggik problem set"),
-        ("wrong-format", f"expected format '{PROBLEM_SET_FORMAT}', found 'ggik-checkpoint/1'"),
-        ("no-format", "expected format 'ggik-problems/1', found None"),
-        ("not-a-dict", "expected format 'ggik-problems/1', found 'Tensor'"),
+        ("wrong-format", f"incompatible problem set format 'ggik-checkpoint/1'; this ggik .* reads '{PROBLEM_SET_FORMAT}'"),
+        ("no-format", "incompatible problem set format None; this ggik .* reads 'ggik-problems/1'"),
+        ("not-a-dict", "incompatible problem set format 'Tensor'"),
     ],
     ids=["truncated", "text", "wrong-format", "no-format", "not-a-dict"],
 )

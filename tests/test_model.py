@@ -16,13 +16,6 @@ F64 = torch.float64
 TOL = 1e-10
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Small tensors run fastest on one thread, and a background training job may hold the other core."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def tiny_model(goal_features: bool = False, pin_anchors: bool = True, seed: int = 0, prior_mixture: str = "graph") -> GGIKModel:

@@ -11,13 +11,6 @@ D, H, E = 6, 12, 2  # feature width, hidden width, edge attributes
 TOL = 1e-10
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Small tensors run fastest on one thread, and a background training job may hold the other core."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def make_gen(seed: int) -> torch.Generator:

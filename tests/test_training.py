@@ -28,13 +28,6 @@ TIMING_KEYS = {"examples_per_s", "wall_s"}  # the only non-deterministic metrics
 TRAIN_KEYS = {"kind", "step", "examples", "loss", "anchor_se", "free_se", "kl", "lr", "examples_per_s", "wall_s"}
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny models run fastest on one thread, and a background training job may hold the other core."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def tiny_cfg(*overrides: str) -> TrainConfig:
