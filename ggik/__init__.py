@@ -13,14 +13,20 @@ Quick start::
 """
 from .errors import ChainError, GGIKError, GraphError, URDFError
 from .graph import PartialGraph, RobotGraph
+from .model import GGIKModel, ModelConfig
 from .random_robots import random_robot, randomize_links
 from .robot import Robot, available_robots
+from .solver import GGIK, IKResult
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Robot",
     "RobotGraph",
+    "GGIK",
+    "IKResult",
+    "GGIKModel",
+    "ModelConfig",
     "PartialGraph",
     "random_robot",
     "randomize_links",

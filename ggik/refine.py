@@ -1,0 +1,156 @@
+"""Local IK refinement: batched damped least squares (Levenberg-Marquardt) in torch, and SLSQP (scipy).
+
+Both minimise the end-effector pose error of ``robot`` for goals ``T_goal`` in the base-link frame,
+starting from initial joint values (random starts, or GGIK samples), and respect joint limits
+(continuous joints are unbounded). Errors: position [m] and rotation angle [rad]; a solution is
+*converged* when both are below the tolerances (default 1 mm and 0.01 rad).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .geometry import check_pose, matrix_to_rotvec, pose_errors
+from .robot import Robot
+
+__all__ = ["RefineConfig", "RefineInfo", "lm_refine", "slsqp_refine", "pose_residual"]
+
+
+@dataclass
+class RefineConfig:
+    """Tolerances and budgets of the local solvers."""
+
+    pos_tol: float = 1e-3  #: converged when the position error is below this [m]
+    rot_tol: float = 1e-2  #: ... and the rotation error below this [rad]
+    max_iters: int = 30  #: LM iterations (each a batched linear solve)
+    rot_weight: float = 0.1  #: [m/rad] length that makes rotation errors comparable to positions
+    damping: float = 1e-3  #: initial LM damping (relative to the diagonal of J^T J)
+    slsqp_max_iters: int = 100  #: as in the GGIK paper
+    slsqp_ftol: float = 1e-10  #: scipy's default 1e-6 stops far above a 1 mm criterion
+
+
+@dataclass
+class RefineInfo:
+    """Per-element outcome (shapes = the batch shape of the inputs)."""
+
+    converged: torch.Tensor  #: bool
+    iterations: torch.Tensor  #: long, iterations used until convergence (or the budget)
+    pos_err: torch.Tensor  #: final position error [m]
+    rot_err: torch.Tensor  #: final rotation error [rad]
+
+
+def pose_residual(T: torch.Tensor, T_goal: torch.Tensor, rot_weight: float) -> torch.Tensor:
+    """(..., 6) residual [p_goal - p; w * log(R_goal R^T)] in the base frame (rotation vector = angle * axis).
+
+    The rotation vector, unlike the axial vector sin(angle) * axis, does not vanish at a half turn,
+    so the solver has no spurious fixed point 180 degrees away from the goal.
+    """
+    dp = T_goal[..., :3, 3] - T[..., :3, 3]
+    rotvec = matrix_to_rotvec(T_goal[..., :3, :3] @ T[..., :3, :3].transpose(-1, -2))
+    return torch.cat([dp, rot_weight * rotvec], -1)
+
+
+def _limits(robot: Robot, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    inf = torch.tensor(float("inf"), dtype=like.dtype, device=like.device)
+    lo = torch.where(robot.limited.to(like.device), robot.lower.to(like), -inf)
+    hi = torch.where(robot.limited.to(like.device), robot.upper.to(like), inf)
+    return lo, hi
+
+
+def lm_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineConfig | None = None) -> tuple[torch.Tensor, RefineInfo]:
+    """Batched Levenberg-Marquardt from starts ``q0`` (..., dof) towards goals ``T_goal`` (..., 4, 4) (broadcast).
+
+    Each iteration solves ``(J^T J + lambda diag(J^T J) + lambda I) dq = J^T e`` for every element at
+    once; a step that lowers the error is taken and lambda shrinks, otherwise lambda grows. Joint
+    values are clamped into the limits after each step (projected LM). Elements that meet the
+    tolerances stop changing (early stop per element). Returns (q (..., dof), RefineInfo).
+    """
+    cfg = cfg or RefineConfig()
+    q = robot.check_q(q0).clone()
+    T_goal = check_pose(T_goal, "T_goal").to(q.dtype)
+    batch = torch.broadcast_shapes(q.shape[:-1], T_goal.shape[:-2])
+    q = q.expand(batch + (robot.dof,)).clone()
+    T_goal = T_goal.expand(batch + (4, 4))
+    lo, hi = _limits(robot, q)
+    q = torch.maximum(torch.minimum(q, hi), lo)
+    w = torch.tensor([1.0, 1.0, 1.0, cfg.rot_weight, cfg.rot_weight, cfg.rot_weight], dtype=q.dtype, device=q.device)
+    lam = torch.full(batch, cfg.damping, dtype=q.dtype, device=q.device)
+    eye = torch.eye(robot.dof, dtype=q.dtype, device=q.device)
+
+    T = robot.fk(q)
+    e = pose_residual(T, T_goal, cfg.rot_weight)
+    cost = (e * e).sum(-1)
+    pos, rot = pose_errors(T, T_goal)
+    done = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
+    iters = torch.zeros(batch, dtype=torch.long, device=q.device)
+    for _ in range(cfg.max_iters):
+        if bool(done.all()):
+            break
+        J = robot.jacobian(q) * w[:, None]  # weighted rows, matching the residual
+        JtJ = J.transpose(-1, -2) @ J
+        A = JtJ + lam[..., None, None] * (torch.diag_embed(torch.diagonal(JtJ, dim1=-2, dim2=-1)) + eye)
+        dq = torch.linalg.solve(A, (J.transpose(-1, -2) @ e[..., None]))[..., 0]
+        q_new = torch.maximum(torch.minimum(q + dq, hi), lo)
+        T_new = robot.fk(q_new)
+        e_new = pose_residual(T_new, T_goal, cfg.rot_weight)
+        cost_new = (e_new * e_new).sum(-1)
+        better = (cost_new < cost) & ~done
+        q = torch.where(better[..., None], q_new, q)
+        T = torch.where(better[..., None, None], T_new, T)
+        e = torch.where(better[..., None], e_new, e)
+        cost = torch.where(better, cost_new, cost)
+        lam = torch.where(better, lam / 3.0, lam * 4.0).clamp(1e-9, 1e6)
+        iters = iters + (~done).long()
+        pos, rot = pose_errors(T, T_goal)
+        done = done | ((pos < cfg.pos_tol) & (rot < cfg.rot_tol))
+    return q, RefineInfo(converged=done, iterations=iters, pos_err=pos, rot_err=rot)
+
+
+def slsqp_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineConfig | None = None) -> tuple[torch.Tensor, RefineInfo]:
+    """SLSQP (scipy) per element, as in the GGIK paper: at most ``slsqp_max_iters`` iterations, bounds = limits.
+
+    Objective ``|p - p_goal|^2 + w^2 (3 - trace(R_goal^T R))`` (smooth; ~ w^2 angle^2 near the goal)
+    with its exact gradient from the geometric Jacobian: ``2 J_v^T (p - p_goal) + w^2 J_w^T a``,
+    a = (M21 - M12, M02 - M20, M10 - M01) for M = R R_goal^T. Runs on CPU in float64.
+    """
+    import numpy as np
+    from scipy.optimize import minimize
+
+    cfg = cfg or RefineConfig()
+    q0 = robot.check_q(q0).detach().to("cpu", torch.float64)
+    T_goal = check_pose(T_goal, "T_goal").detach().to("cpu", torch.float64)
+    batch = torch.broadcast_shapes(q0.shape[:-1], T_goal.shape[:-2])
+    q0 = q0.expand(batch + (robot.dof,)).reshape(-1, robot.dof)
+    goals = T_goal.expand(batch + (4, 4)).reshape(-1, 4, 4)
+    lo, hi = _limits(robot, q0)
+    bounds = [(None if not torch.isfinite(a) else float(a), None if not torch.isfinite(b) else float(b)) for a, b in zip(lo, hi)]
+    w2 = cfg.rot_weight**2
+    out, iters = [], []
+    for qi, Tg in zip(q0, goals):
+        Tg_np = Tg.numpy()
+
+        def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+            qt = torch.from_numpy(x)
+            T = robot.fk(qt).numpy()
+            J = robot.jacobian(qt).numpy()
+            dp = T[:3, 3] - Tg_np[:3, 3]
+            M = T[:3, :3] @ Tg_np[:3, :3].T
+            a = np.array([M[2, 1] - M[1, 2], M[0, 2] - M[2, 0], M[1, 0] - M[0, 1]])
+            f = dp @ dp + w2 * (3.0 - np.trace(Tg_np[:3, :3].T @ T[:3, :3]))
+            g = 2.0 * J[:3].T @ dp + w2 * J[3:].T @ a
+            return f, g
+
+        x0 = np.clip(qi.numpy(), [b[0] if b[0] is not None else -np.inf for b in bounds], [b[1] if b[1] is not None else np.inf for b in bounds])
+        res = minimize(fun, x0, jac=True, method="SLSQP", bounds=bounds, options={"maxiter": cfg.slsqp_max_iters, "ftol": cfg.slsqp_ftol})
+        out.append(torch.from_numpy(res.x))
+        iters.append(int(res.nit))
+    q = torch.stack(out).reshape(batch + (robot.dof,))
+    pos, rot = pose_errors(robot.fk(q), T_goal.expand(batch + (4, 4)))
+    info = RefineInfo(
+        converged=(pos < cfg.pos_tol) & (rot < cfg.rot_tol),
+        iterations=torch.tensor(iters, dtype=torch.long).reshape(batch),
+        pos_err=pos,
+        rot_err=rot,
+    )
+    return q, info

@@ -1,0 +1,156 @@
+"""The IK solver users call: a trained GGIK model + angle recovery + optional local refinement.
+
+    from ggik import GGIK, Robot
+    solver = GGIK.load("runs/panda/last.pt")        # or GGIK.pretrained()
+    robot = Robot.from_name("panda")
+    result = solver.solve(robot, T_goal, num_samples=32, refine="lm")
+    result.best()                                    # (B, dof) best joint values per goal
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, replace
+from importlib import resources
+from pathlib import Path
+
+import torch
+
+from .errors import GGIKError
+from .geometry import check_pose
+from .graph import RobotGraph
+from .inference import sample_joint_angles
+from .model import GGIKModel
+from .refine import RefineConfig, lm_refine, slsqp_refine
+from .robot import Robot
+
+__all__ = ["GGIK", "IKResult", "PRETRAINED_CHECKPOINT"]
+
+PRETRAINED_CHECKPOINT = "ggik_default.pt"  #: file name of the shipped model inside ggik/weights/
+
+
+@dataclass
+class IKResult:
+    """Solutions for B goals, S per goal, sorted best first per goal.
+
+    Attributes:
+        q: (B, S, dof) joint values [rad].
+        pos_err: (B, S) EE position error [m]; rot_err: (B, S) rotation error [rad].
+        success: (B, S) bool, both errors within the solver's tolerances.
+        within_limits: (B, S) bool, every joint within its limits.
+    """
+
+    q: torch.Tensor
+    pos_err: torch.Tensor
+    rot_err: torch.Tensor
+    success: torch.Tensor
+    within_limits: torch.Tensor
+
+    def best(self) -> torch.Tensor:
+        """(B, dof): the best solution of each goal."""
+        return self.q[:, 0]
+
+    def __len__(self) -> int:
+        return self.q.shape[0]
+
+
+def _sort_best_first(q, pos, rot, success, within, pos_tol, rot_tol) -> IKResult:
+    # Successful, in-limit solutions first; then by normalised pose error.
+    score = pos / pos_tol + rot / rot_tol + 1e6 * (~success).to(pos.dtype) + 1e3 * (~within).to(pos.dtype)
+    order = score.argsort(-1)
+    take = lambda t: torch.gather(t, 1, order if t.ndim == 2 else order[..., None].expand_as(t))  # noqa: E731
+    return IKResult(q=take(q), pos_err=take(pos), rot_err=take(rot), success=take(success), within_limits=take(within))
+
+
+class GGIK:
+    """A trained GGIK model as an IK solver for any revolute chain the graph takes.
+
+    Args:
+        model: a :class:`GGIKModel` (eval mode is set).
+        checkpoint: the checkpoint dict it came from (for ``training_robots``, version), optional.
+        device: where the model runs; FK, angle recovery and refinement run in float64 on the CPU.
+        tolerances: :class:`RefineConfig` (``pos_tol`` [m], ``rot_tol`` [rad] define success).
+    """
+
+    def __init__(self, model: GGIKModel, checkpoint: dict | None = None, device: str | torch.device = "cpu",
+                 tolerances: RefineConfig | None = None) -> None:
+        self.model = model.to(device).eval()
+        self.checkpoint = checkpoint or {}
+        self.device = torch.device(device)
+        self.config = tolerances or RefineConfig()
+        self._graphs: weakref.WeakKeyDictionary[Robot, RobotGraph] = weakref.WeakKeyDictionary()
+
+    @classmethod
+    def load(cls, path: str | Path, device: str | torch.device = "cpu") -> "GGIK":
+        """A solver from a checkpoint written by ``ggik train`` (GGIKError if corrupt or incompatible)."""
+        from .training import load_model
+
+        model, ckpt = load_model(path, device)
+        return cls(model, ckpt, device)
+
+    @classmethod
+    def pretrained(cls, device: str | torch.device = "cpu") -> "GGIK":
+        """The model shipped inside the package (``ggik/weights/``)."""
+        ref = resources.files("ggik").joinpath("weights", PRETRAINED_CHECKPOINT)
+        if not ref.is_file():
+            raise GGIKError(
+                f"no pretrained model is shipped with this ggik version (ggik/weights/{PRETRAINED_CHECKPOINT} is missing); "
+                "train one with `ggik train --config train/configs/default.yaml` and use GGIK.load(RUN_DIR/last.pt)"
+            )
+        with resources.as_file(ref) as path:
+            return cls.load(path, device)
+
+    @property
+    def training_robots(self) -> dict:
+        return self.checkpoint.get("training_robots", {})
+
+    def _graph(self, robot: Robot) -> RobotGraph:
+        if robot not in self._graphs:
+            self._graphs[robot] = RobotGraph.from_robot(robot)  # GraphError for chains the graph cannot take
+        return self._graphs[robot]
+
+    def solve(
+        self,
+        robot: Robot,
+        T_goal: torch.Tensor,
+        num_samples: int = 32,
+        refine: str | None = None,
+        generator: torch.Generator | None = None,
+    ) -> IKResult:
+        """IK solutions for goals ``T_goal`` (4, 4) or (B, 4, 4): EE poses in ``robot``'s base-link frame.
+
+        ``refine``: None (raw model samples), "lm" (batched Levenberg-Marquardt from every sample) or
+        "slsqp" (scipy SLSQP from every sample, slower). All goals and samples go through the model in
+        one batched pass. Returns an :class:`IKResult` with B = number of goals, S = ``num_samples``.
+        """
+        if not isinstance(robot, Robot):
+            raise TypeError(f"robot must be a ggik.Robot, got {type(robot).__name__}")
+        if refine not in (None, "lm", "slsqp"):
+            raise ValueError(f"refine must be None, 'lm' or 'slsqp', got {refine!r}")
+        if int(num_samples) != num_samples or num_samples < 1:
+            raise ValueError(f"num_samples must be a positive integer, got {num_samples!r}")
+        T_goal = torch.as_tensor(T_goal)
+        if T_goal.shape == (4, 4):
+            T_goal = T_goal[None]
+        if T_goal.ndim != 3 or T_goal.shape[-2:] != (4, 4):
+            raise ValueError(f"T_goal must have shape (4, 4) or (B, 4, 4), got {tuple(T_goal.shape)}")
+        T_goal = check_pose(T_goal.to(torch.float64), "T_goal")
+        graph = self._graph(robot)
+        raw = sample_joint_angles(self.model, graph, T_goal, num_samples, generator=generator)
+        q, pos, rot = raw.q, raw.pos_err, raw.rot_err
+        cfg = self.config
+        if refine is not None:
+            fn = lm_refine if refine == "lm" else slsqp_refine
+            q, info = fn(robot, T_goal[:, None], q, cfg)
+            pos, rot = info.pos_err, info.rot_err
+        success = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
+        lo, hi = robot.lower.to(q), robot.upper.to(q)
+        within = (((q >= lo - 1e-9) & (q <= hi + 1e-9)) | ~robot.limited).all(-1)
+        return _sort_best_first(q, pos, rot, success, within, cfg.pos_tol, cfg.rot_tol)
+
+    def with_tolerances(self, pos_tol: float, rot_tol: float) -> "GGIK":
+        """A solver sharing this model with other success tolerances [m, rad]."""
+        other = GGIK.__new__(GGIK)
+        other.__dict__.update(self.__dict__)
+        other.config = replace(self.config, pos_tol=pos_tol, rot_tol=rot_tol)
+        return other
+
