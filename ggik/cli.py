@@ -176,6 +176,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
     if (args.robot is None) == (args.urdf is None):
         raise GGIKError("give exactly one of --robot NAME or --urdf FILE")
+    if args.n < 1:
+        raise GGIKError(f"-n (number of samples) must be at least 1, got {args.n}")
     robot = Robot.from_name(args.robot) if args.robot else Robot.from_urdf(args.urdf, args.base, args.ee)
     x, y, z, qw, qx, qy, qz = args.pose
     quat = torch.tensor([qw, qx, qy, qz], dtype=torch.float64)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from .geometry import check_pose, matrix_to_rotvec, pose_errors
 from .robot import Robot
 
-__all__ = ["RefineConfig", "RefineInfo", "lm_refine", "slsqp_refine", "pose_residual"]
+__all__ = ["RefineConfig", "RefineInfo", "lm_refine", "slsqp_refine", "slsqp_objective", "pose_residual"]
 
 
 @dataclass
@@ -51,6 +52,17 @@ def pose_residual(T: torch.Tensor, T_goal: torch.Tensor, rot_weight: float) -> t
     return torch.cat([dp, rot_weight * rotvec], -1)
 
 
+def _batch_shape(q: torch.Tensor, T_goal: torch.Tensor) -> torch.Size:
+    """Broadcast batch shape of q (..., dof) and T_goal (..., 4, 4); ValueError when they do not broadcast."""
+    try:
+        return torch.broadcast_shapes(q.shape[:-1], T_goal.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"the batch shapes of q {tuple(q.shape)} and T_goal {tuple(T_goal.shape)} do not broadcast "
+            f"({tuple(q.shape[:-1])} vs {tuple(T_goal.shape[:-2])})"
+        ) from None
+
+
 def _limits(robot: Robot, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     inf = torch.tensor(float("inf"), dtype=like.dtype, device=like.device)
     lo = torch.where(robot.limited.to(like.device), robot.lower.to(like), -inf)
@@ -69,7 +81,7 @@ def lm_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineC
     cfg = cfg or RefineConfig()
     q = robot.check_q(q0).clone()
     T_goal = check_pose(T_goal, "T_goal").to(q.dtype)
-    batch = torch.broadcast_shapes(q.shape[:-1], T_goal.shape[:-2])
+    batch = _batch_shape(q, T_goal)
     q = q.expand(batch + (robot.dof,)).clone()
     T_goal = T_goal.expand(batch + (4, 4))
     lo, hi = _limits(robot, q)
@@ -107,12 +119,33 @@ def lm_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineC
     return q, RefineInfo(converged=done, iterations=iters, pos_err=pos, rot_err=rot)
 
 
+def slsqp_objective(robot: Robot, q, T_goal, rot_weight: float) -> tuple[float, np.ndarray]:
+    """The SLSQP objective of one element and its exact gradient: ``(f, grad (dof,))``.
+
+    ``f = |p - p_goal|^2 + w^2 (3 - trace(R_goal^T R))`` (smooth; ~ w^2 angle^2 near the goal) and
+    ``grad = 2 J_v^T (p - p_goal) + w^2 J_w^T a`` from the geometric Jacobian, a = (M21 - M12,
+    M02 - M20, M10 - M01) for M = R R_goal^T. ``q`` (dof,) and ``T_goal`` (4, 4): numpy arrays or
+    tensors, evaluated in float64 on the CPU.
+    """
+
+    qt = torch.as_tensor(np.asarray(q, dtype=np.float64))
+    Tg = np.asarray(T_goal.detach().cpu() if isinstance(T_goal, torch.Tensor) else T_goal, dtype=np.float64)
+    T = robot.fk(qt).numpy()
+    J = robot.jacobian(qt).numpy()
+    dp = T[:3, 3] - Tg[:3, 3]
+    M = T[:3, :3] @ Tg[:3, :3].T
+    a = np.array([M[2, 1] - M[1, 2], M[0, 2] - M[2, 0], M[1, 0] - M[0, 1]])
+    w2 = rot_weight**2
+    f = dp @ dp + w2 * (3.0 - np.trace(Tg[:3, :3].T @ T[:3, :3]))
+    g = 2.0 * J[:3].T @ dp + w2 * J[3:].T @ a
+    return f, g
+
+
 def slsqp_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineConfig | None = None) -> tuple[torch.Tensor, RefineInfo]:
     """SLSQP (scipy) per element, as in the GGIK paper: at most ``slsqp_max_iters`` iterations, bounds = limits.
 
     Objective ``|p - p_goal|^2 + w^2 (3 - trace(R_goal^T R))`` (smooth; ~ w^2 angle^2 near the goal)
-    with its exact gradient from the geometric Jacobian: ``2 J_v^T (p - p_goal) + w^2 J_w^T a``,
-    a = (M21 - M12, M02 - M20, M10 - M01) for M = R R_goal^T. Runs on CPU in float64.
+    with its exact gradient from the geometric Jacobian (:func:`slsqp_objective`). Runs on CPU in float64.
     """
     import numpy as np
     from scipy.optimize import minimize
@@ -120,26 +153,17 @@ def slsqp_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: Refi
     cfg = cfg or RefineConfig()
     q0 = robot.check_q(q0).detach().to("cpu", torch.float64)
     T_goal = check_pose(T_goal, "T_goal").detach().to("cpu", torch.float64)
-    batch = torch.broadcast_shapes(q0.shape[:-1], T_goal.shape[:-2])
+    batch = _batch_shape(q0, T_goal)
     q0 = q0.expand(batch + (robot.dof,)).reshape(-1, robot.dof)
     goals = T_goal.expand(batch + (4, 4)).reshape(-1, 4, 4)
     lo, hi = _limits(robot, q0)
     bounds = [(None if not torch.isfinite(a) else float(a), None if not torch.isfinite(b) else float(b)) for a, b in zip(lo, hi)]
-    w2 = cfg.rot_weight**2
     out, iters = [], []
     for qi, Tg in zip(q0, goals):
         Tg_np = Tg.numpy()
 
         def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
-            qt = torch.from_numpy(x)
-            T = robot.fk(qt).numpy()
-            J = robot.jacobian(qt).numpy()
-            dp = T[:3, 3] - Tg_np[:3, 3]
-            M = T[:3, :3] @ Tg_np[:3, :3].T
-            a = np.array([M[2, 1] - M[1, 2], M[0, 2] - M[2, 0], M[1, 0] - M[0, 1]])
-            f = dp @ dp + w2 * (3.0 - np.trace(Tg_np[:3, :3].T @ T[:3, :3]))
-            g = 2.0 * J[:3].T @ dp + w2 * J[3:].T @ a
-            return f, g
+            return slsqp_objective(robot, x, Tg_np, cfg.rot_weight)
 
         x0 = np.clip(qi.numpy(), [b[0] if b[0] is not None else -np.inf for b in bounds], [b[1] if b[1] is not None else np.inf for b in bounds])
         res = minimize(fun, x0, jac=True, method="SLSQP", bounds=bounds, options={"maxiter": cfg.slsqp_max_iters, "ftol": cfg.slsqp_ftol})

@@ -54,9 +54,11 @@ class IKResult:
 
 
 def _sort_best_first(q, pos, rot, success, within, pos_tol, rot_tol) -> IKResult:
-    # Successful, in-limit solutions first; then by normalised pose error.
-    score = pos / pos_tol + rot / rot_tol + 1e6 * (~success).to(pos.dtype) + 1e3 * (~within).to(pos.dtype)
-    order = score.argsort(-1)
+    """Order each goal's solutions: successful first, then within limits, then by pos/pos_tol + rot/rot_tol."""
+    order = torch.argsort(pos / pos_tol + rot / rot_tol, dim=-1, stable=True)
+    for key in (within, success):  # stable sorts: the last key applied is the primary one
+        k = torch.gather((~key).to(torch.int8), 1, order)
+        order = torch.gather(order, 1, torch.argsort(k, dim=-1, stable=True))
     take = lambda t: torch.gather(t, 1, order if t.ndim == 2 else order[..., None].expand_as(t))  # noqa: E731
     return IKResult(q=take(q), pos_err=take(pos), rot_err=take(rot), success=take(success), within_limits=take(within))
 

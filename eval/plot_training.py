@@ -1,0 +1,63 @@
+"""Training curves of one or more runs: loss terms and validation success against examples seen.
+
+Usage: ``python eval/plot_training.py RUN_DIR [RUN_DIR ...] --out eval/results/curves.png``
+Reads ``RUN_DIR/metrics.jsonl`` (written by ``ggik train``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def read(run: Path) -> tuple[list[dict], list[dict]]:
+    train, val = [], []
+    for line in (run / "metrics.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        (train if rec["kind"] == "train" else val).append(rec)
+    return train, val
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("runs", nargs="+")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 4, figsize=(18, 4))
+    for run in map(Path, args.runs):
+        train, val = read(run)
+        ex = [r["examples"] for r in train]
+        axes[0].plot(ex, [r["free_se"] for r in train], label=run.name)
+        axes[1].plot(ex, [r["kl"] for r in train], label=run.name)
+        if val:
+            vex = [r["examples"] for r in val]
+            robots = sorted({k.split("/")[1] for r in val for k in r if k.startswith("val/") and k.count("/") == 2})
+            for robot in robots:
+                lbl = f"{run.name}: {robot}" if len(args.runs) > 1 else robot
+                axes[2].plot(vex, [100 * r[f"val/{robot}/success"] for r in val], marker="o", label=lbl)
+                axes[3].plot(vex, [1e3 * r[f"val/{robot}/pos_err_best_m"] for r in val], marker="o", label=lbl)
+    titles = ["free-node squared error [m^2] (train, posterior)", "KL [nats] (train)",
+              "validation success [%] (best of S, 1 cm & 1 deg)", "validation best-of-S position error [mm]"]
+    for ax, title in zip(axes, titles):
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("training examples seen")
+        ax.grid(alpha=0.3)
+    axes[0].set_yscale("log")
+    axes[3].set_yscale("log")
+    for ax in (axes[0], axes[2]):
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(args.out, dpi=110)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
