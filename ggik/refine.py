@@ -147,7 +147,6 @@ def slsqp_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: Refi
     Objective ``|p - p_goal|^2 + w^2 (3 - trace(R_goal^T R))`` (smooth; ~ w^2 angle^2 near the goal)
     with its exact gradient from the geometric Jacobian (:func:`slsqp_objective`). Runs on CPU in float64.
     """
-    import numpy as np
     from scipy.optimize import minimize
 
     cfg = cfg or RefineConfig()
