@@ -75,7 +75,8 @@ def lm_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineC
 
     Each iteration solves ``(J^T J + lambda diag(J^T J) + lambda I) dq = J^T e`` for every element at
     once; a step that lowers the error is taken and lambda shrinks, otherwise lambda grows. Joint
-    values are clamped into the limits after each step (projected LM). Elements that meet the
+    values are clamped into the limits after each step (projected LM), and a joint sitting on a limit
+    whose descent direction points outward is left out of that step (so the others can still move). Elements that meet the
     tolerances stop changing (early stop per element). Returns (q (..., dof), RefineInfo).
     """
     cfg = cfg or RefineConfig()
@@ -100,6 +101,10 @@ def lm_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineC
         if bool(done.all()):
             break
         J = robot.jacobian(q) * w[:, None]  # weighted rows, matching the residual
+        # Active set: a joint on a limit whose descent direction points outward is held for this step.
+        g = (J.transpose(-1, -2) @ e[..., None])[..., 0]
+        held = ((q <= lo) & (g < 0)) | ((q >= hi) & (g > 0))
+        J = J * (~held)[..., None, :].to(J.dtype)
         JtJ = J.transpose(-1, -2) @ J
         A = JtJ + lam[..., None, None] * (torch.diag_embed(torch.diagonal(JtJ, dim1=-2, dim2=-1)) + eye)
         dq = torch.linalg.solve(A, (J.transpose(-1, -2) @ e[..., None]))[..., 0]
