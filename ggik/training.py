@@ -61,7 +61,7 @@ class OptimConfig:
 @dataclass
 class LossConfig:
     anchor_gain: float = 10.0  #: weight of the anchor squared error [1/m^2]
-    rec_gain: float = 100.0  #: weight of the free-node squared error [1/m^2]
+    rec_gain: float = 1000.0  #: weight of the free-node squared error [1/m^2] (a Gaussian likelihood of sigma = 1/sqrt(2 rec_gain) = 2.2 cm)
     beta: float = 1.0  #: final KL weight
     beta_warmup_steps: int = 1000  #: beta rises linearly from 0 over these steps
     kl_samples: int = 1  #: Monte-Carlo samples of the KL (the prior is a mixture)
