@@ -208,6 +208,25 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from .evaluation import EvalConfig, accuracy_table, limits_table, seeding_table
+    from .solver import GGIK
+
+    solver = GGIK.load(args.ckpt) if args.ckpt else GGIK.pretrained()
+    names = args.robots or available_robots()
+    robots = [load_robot(n) for n in names]
+    cfg = EvalConfig(problems=args.n, samples=args.samples, seed=args.seed, slsqp_problems=args.slsqp_goals,
+                     mmd_problems=min(args.mmd_goals, args.n))
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    make = {"accuracy": accuracy_table, "seeding": seeding_table, "limits": limits_table}[args.action]
+    table = make(solver.model, robots, cfg, progress=not args.no_progress)
+    md, csv = table.write(Path(args.out_dir) / args.action, seed=args.seed)
+    print(md.read_text())
+    print(f"wrote {md} and {csv}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ggik", description="Generative graphical inverse kinematics.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -269,6 +288,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=_cmd_solve)
+
+    ev = sub.add_parser("eval", help="evaluation suite (writes Markdown + CSV under eval/results/)")
+    ev_sub = ev.add_subparsers(dest="action", required=True)
+    for name, text in (("accuracy", "paper Table 1: raw sample errors, success, limits, diversity"),
+                       ("seeding", "paper Table 2: LM and SLSQP from random starts vs GGIK samples"),
+                       ("limits", "fraction of raw samples within joint limits, per joint")):
+        p = ev_sub.add_parser(name, help=text)
+        p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
+        p.add_argument("--robots", nargs="*", help="shipped robot names or URDF files (default: all shipped robots)")
+        p.add_argument("-n", type=int, default=2000, help="goals per robot")
+        p.add_argument("-s", "--samples", type=int, default=32, help="samples (and random starts) per goal")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--slsqp-goals", type=int, default=50, help="goals per robot given to SLSQP (slow)")
+        p.add_argument("--mmd-goals", type=int, default=200, help="goals per robot used for the MMD diversity score")
+        p.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+        p.add_argument("--out-dir", default="eval/results")
+        p.add_argument("--no-progress", action="store_true")
+        p.set_defaults(func=_cmd_eval)
 
     p = sub.add_parser("info", help="what a checkpoint holds")
     p.add_argument("checkpoint")
