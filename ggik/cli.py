@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -221,7 +222,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     make = {"accuracy": accuracy_table, "seeding": seeding_table, "limits": limits_table}[args.action]
     table = make(solver.model, robots, cfg, progress=not args.no_progress)
-    md, csv = table.write(Path(args.out_dir) / args.action, seed=args.seed)
+    md, csv = table.write(Path(args.out_dir) / args.action, command="ggik " + shlex.join(args.argv), seed=args.seed)
     print(md.read_text())
     print(f"wrote {md} and {csv}")
     return 0
@@ -319,6 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # recorded in result files
     try:
         return args.func(args)
     except (GGIKError, FileNotFoundError) as exc:
