@@ -1,0 +1,229 @@
+"""Figures of solutions, errors and timings (matplotlib, optional: ``pip install 'ggik[plot]'``).
+
+Every function renders with matplotlib's Agg canvas on a standalone :class:`matplotlib.figure.Figure`
+(no pyplot, no global backend switch, nothing left open), writes the PNG atomically with
+:func:`ggik.fileio.atomic_write` (a file is either the whole new image or untouched) and returns the
+path. matplotlib is imported inside the functions, so ``import ggik`` never needs it.
+
+* :func:`plot_solutions`: 3D stick figures of several IK solutions of one goal (the GGIK paper's Fig. 3).
+* :func:`plot_error_histograms`: position and rotation error histograms on log axes, with the tolerances.
+* :func:`plot_timing`: total and per-sample time against the number of samples (paper appendix Fig. 4).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import torch
+
+from .errors import GGIKError
+from .fileio import atomic_write
+from .robot import Robot
+
+__all__ = ["plot_solutions", "plot_error_histograms", "plot_timing"]
+
+_DPI = 120
+
+
+def _figure(figsize: tuple[float, float]):
+    """A standalone Agg figure: (fig, canvas)."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise GGIKError("plotting needs matplotlib: pip install 'ggik[plot]'") from None
+    fig = Figure(figsize=figsize, dpi=_DPI)
+    canvas = FigureCanvasAgg(fig)
+    return fig, canvas
+
+
+def _save(fig, canvas, path: str | Path) -> Path:
+    """Render ``fig`` on its Agg canvas and write it to ``path`` as PNG, atomically."""
+    path = Path(path)
+    if path.suffix.lower() != ".png":
+        raise ValueError(f"plots are written as PNG: the path must end in .png, got {str(path)!r}")
+    return atomic_write(path, lambda f: canvas.print_png(f))
+
+
+def _as_numpy(x, name: str, ndim: int) -> np.ndarray:
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu().to(torch.float64).numpy()
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {a.shape}")
+    return a
+
+
+# ---------------------------------------------------------------------------------------------- solutions
+def _polyline(points: np.ndarray, eps: float = 1e-9) -> np.ndarray:
+    """(L, 3) link origins without consecutive duplicates (fixed joints without offset)."""
+    keep = [0] + [k for k in range(1, len(points)) if np.linalg.norm(points[k] - points[k - 1]) > eps]
+    return points[keep]
+
+
+def plot_solutions(robot: Robot, q, T_goal, path: str | Path, title: str | None = None) -> Path:
+    """3D stick figures of ``S`` solutions of one goal, in the robot's base-link frame.
+
+    Args:
+        robot: the chain.
+        q: (S, dof) joint values [rad] (a single (dof,) configuration is taken as S = 1).
+        T_goal: (4, 4) goal pose of the end effector in the base-link frame [m]; drawn as three short
+            axes (x red, y green, z blue).
+        path: output ``.png``.
+        title: figure title (default: robot name and S).
+    Each solution is the polyline through its link origins (:meth:`Robot.link_poses`, consecutive
+    duplicates dropped), drawn semi-transparent; the base is a black square. Axes are scaled equally.
+    Returns the path written.
+    """
+    if not isinstance(robot, Robot):
+        raise TypeError(f"robot must be a ggik.Robot, got {type(robot).__name__}")
+    q = torch.as_tensor(q, dtype=torch.float64)
+    if q.ndim == 1:
+        q = q[None]
+    if q.ndim != 2 or q.shape[0] == 0:
+        raise ValueError(f"q must have shape (S, {robot.dof}) with S >= 1, got {tuple(q.shape)}")
+    robot.check_q(q)
+    T = _as_numpy(T_goal, "T_goal", 2)
+    if T.shape != (4, 4) or not np.isfinite(T).all():
+        raise ValueError(f"T_goal must be a finite (4, 4) pose, got shape {T.shape}")
+
+    origins = robot.link_poses(q)[..., :3, 3].numpy()  # (S, L, 3) [m]
+    lines = [_polyline(o) for o in origins]
+    fig, canvas = _figure((6.4, 6.0))
+    import mpl_toolkits.mplot3d  # noqa: F401  (registers the 3d projection on older matplotlib)
+
+    ax = fig.add_subplot(projection="3d")
+    S = len(lines)
+    alpha = float(np.clip(3.0 / math.sqrt(S), 0.15, 0.9))
+    colors = _colors(S)
+    for k, pts in enumerate(lines):
+        ax.plot(pts[:, 0], pts[:, 1], pts[:, 2], "-", color=colors[k], alpha=alpha, lw=1.6)
+        ax.scatter(pts[1:-1, 0], pts[1:-1, 1], pts[1:-1, 2], color=colors[k], alpha=alpha, s=6, depthshade=False)
+    ax.scatter([0], [0], [0], marker="s", color="k", s=40, label=f"base ({robot.base_link})", depthshade=False)
+
+    everything = np.concatenate([np.concatenate(lines), T[None, :3, 3], np.zeros((1, 3))])
+    lo, hi = everything.min(0), everything.max(0)
+    centre, half = (lo + hi) / 2, max(float((hi - lo).max()) / 2, 1e-3) * 1.1
+    axis_len = 0.25 * half
+    p = T[:3, 3]
+    for i, c in enumerate(("tab:red", "tab:green", "tab:blue")):
+        e = p + axis_len * T[:3, i]
+        ax.plot([p[0], e[0]], [p[1], e[1]], [p[2], e[2]], color=c, lw=2.5)
+    ax.scatter([p[0]], [p[1]], [p[2]], marker="*", color="k", s=60, label="goal", depthshade=False)
+
+    ax.set_xlim(centre[0] - half, centre[0] + half)
+    ax.set_ylim(centre[1] - half, centre[1] + half)
+    ax.set_zlim(centre[2] - half, centre[2] + half)
+    ax.set_box_aspect((1, 1, 1))
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    ax.set_zlabel("z [m]")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.set_title(title or f"{robot.name}: {S} solution{'s' if S != 1 else ''} for one goal")
+    return _save(fig, canvas, path)
+
+
+def _colors(n: int, qualitative: bool = False) -> list:
+    """n colours: a viridis ramp (solutions), or distinct tab10/tab20 colours (labelled curves)."""
+    from matplotlib import colormaps
+
+    if qualitative:
+        cmap = colormaps["tab10" if n <= 10 else "tab20"]
+        return [cmap(k % cmap.N) for k in range(n)]
+    cmap = colormaps["viridis"]
+    return [cmap(0.5)] if n == 1 else [cmap(0.05 + 0.85 * k / (n - 1)) for k in range(n)]
+
+
+# ---------------------------------------------------------------------------------------------- errors
+def _log_hist(ax, values: np.ndarray, tol: float, unit: str, what: str) -> None:
+    finite = values[np.isfinite(values)]
+    floor = 1e-9
+    v = np.maximum(finite, floor)
+    lo = min(float(v.min()), tol) if len(v) else tol
+    hi = max(float(v.max()), tol) if len(v) else tol
+    lo, hi = lo / 1.5, hi * 1.5
+    bins = np.logspace(math.log10(lo), math.log10(hi), 40)
+    ax.hist(v, bins=bins, color="tab:blue", alpha=0.8)
+    ax.set_xscale("log")
+    within = float((finite < tol).mean()) if len(finite) else float("nan")
+    ax.axvline(tol, color="tab:red", ls="--", label=f"tolerance {tol:g} {unit}: {100 * within:.1f} % below")
+    ax.set_xlabel(f"{what} [{unit}]")
+    ax.set_ylabel("count")
+    dropped = len(values) - len(finite)
+    if dropped:
+        ax.text(0.98, 0.95, f"{dropped} non-finite left out", transform=ax.transAxes, ha="right", va="top", fontsize=8)
+    ax.legend(fontsize=8)
+
+
+def plot_error_histograms(pos_err, rot_err, path: str | Path, title: str | None = None,
+                          pos_tol: float = 0.01, rot_tol_deg: float = 1.0) -> Path:
+    """Two histograms on log-x axes: position error [mm] and rotation error [degrees].
+
+    Args:
+        pos_err: (N,) position errors [m]; rot_err: (N,) rotation errors [rad] (tensors or arrays;
+            zeros are drawn at 1e-9, NaN/inf are left out and counted on the panel).
+        path: output ``.png``.
+        pos_tol: position tolerance [m] (default 1 cm), drawn as a dashed line in mm with the fraction below it.
+        rot_tol_deg: rotation tolerance [degrees] (default 1), drawn the same way.
+    Returns the path written.
+    """
+    pos = _as_numpy(pos_err, "pos_err", 1)
+    rot = _as_numpy(rot_err, "rot_err", 1)
+    if len(pos) == 0 or len(pos) != len(rot):
+        raise ValueError(f"pos_err and rot_err must be non-empty and of equal length, got {len(pos)} and {len(rot)}")
+    if not (pos_tol > 0 and rot_tol_deg > 0):
+        raise ValueError(f"tolerances must be positive, got pos_tol={pos_tol}, rot_tol_deg={rot_tol_deg}")
+    fig, canvas = _figure((10.0, 4.0))
+    a1, a2 = fig.subplots(1, 2)
+    _log_hist(a1, 1e3 * pos, 1e3 * pos_tol, "mm", "position error")
+    _log_hist(a2, np.degrees(rot), rot_tol_deg, "deg", "rotation error")
+    fig.suptitle(title or f"Errors of {len(pos)} solutions")
+    fig.tight_layout()
+    return _save(fig, canvas, path)
+
+
+# ---------------------------------------------------------------------------------------------- timing
+def plot_timing(rows: Iterable[Sequence], path: str | Path, title: str | None = None) -> Path:
+    """Log-log timing curves: total time [ms] (left) and time per sample [us] (right) against S.
+
+    Args:
+        rows: (label, num_samples, seconds) triples, one per measurement; one curve per label, in
+            order of first appearance. Rows whose seconds are NaN (e.g. skipped sizes) are left out.
+        path: output ``.png``.
+    Returns the path written.
+    """
+    curves: dict[str, list[tuple[int, float]]] = {}
+    for row in rows:
+        if len(row) != 3:
+            raise ValueError(f"each row must be (label, num_samples, seconds), got {row!r}")
+        label, s, t = str(row[0]), row[1], float(row[2])
+        if int(s) != s or s < 1:
+            raise ValueError(f"num_samples must be a positive integer, got {s!r} in row {row!r}")
+        if math.isnan(t):
+            continue
+        if not (t > 0 and math.isfinite(t)):
+            raise ValueError(f"seconds must be positive and finite, got {t!r} in row {row!r}")
+        curves.setdefault(label, []).append((int(s), t))
+    if not curves:
+        raise ValueError("plot_timing needs at least one row with a measured time")
+    fig, canvas = _figure((11.0, 4.5))
+    a1, a2 = fig.subplots(1, 2)
+    colors = _colors(len(curves), qualitative=True)
+    for (label, pts), c in zip(curves.items(), colors):
+        pts.sort()
+        s = np.array([p[0] for p in pts], dtype=np.float64)
+        t = np.array([p[1] for p in pts])
+        a1.plot(s, 1e3 * t, "o-", color=c, label=label, ms=3)
+        a2.plot(s, 1e6 * t / s, "o-", color=c, label=label, ms=3)
+    for ax, ylabel in ((a1, "time per goal [ms]"), (a2, "time per sample [us]")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("samples per goal S")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+    a2.legend(fontsize=7, loc="upper right", ncol=1 + len(curves) // 8)
+    fig.suptitle(title or "Sampling time against the number of samples")
+    fig.tight_layout()
+    return _save(fig, canvas, path)

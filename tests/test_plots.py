@@ -1,0 +1,111 @@
+"""ggik.plots: every figure is a valid PNG rendered by matplotlib's Agg canvas, written atomically."""
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+
+import pytest
+import torch
+
+pytest.importorskip("matplotlib", reason="matplotlib is not installed (pip install 'ggik[plot]'): no plots to test")
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+
+from ggik import Robot  # noqa: E402
+from ggik.plots import plot_error_histograms, plot_solutions, plot_timing  # noqa: E402
+from ggik.refine import lm_refine  # noqa: E402
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def agg_calls(monkeypatch) -> list:
+    """Records every PNG rendered by the Agg canvas (the spy calls the real method)."""
+    calls = []
+    real = FigureCanvasAgg.print_png
+
+    def spy(self, *args, **kwargs):
+        calls.append(type(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(FigureCanvasAgg, "print_png", spy)
+    return calls
+
+
+def assert_png(path, min_size=(200, 200)) -> None:
+    data = path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE, f"{path} is not a PNG"
+    assert data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width >= min_size[0] and height >= min_size[1], (width, height)
+    assert len(data) > 2000  # a real image, not an empty canvas header
+    assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")], "a temporary file was left behind"
+
+
+def test_solutions_plot(tmp_path, agg_calls, rng):
+    panda = Robot.from_name("panda")
+    T = panda.fk(panda.sample_q(1, rng))[0]
+    q, _ = lm_refine(panda, T, panda.sample_q(6, rng))
+    out = plot_solutions(panda, q, T, tmp_path / "sol.png", title="panda test")
+    assert out == tmp_path / "sol.png"
+    assert_png(out)
+    assert agg_calls == [FigureCanvasAgg]
+    # one configuration (dof,) is one solution; numpy goals work too
+    assert_png(plot_solutions(panda, q[0], T.numpy(), tmp_path / "one.png"))
+
+
+def test_solutions_plot_rejects_bad_input(tmp_path, rng):
+    panda = Robot.from_name("panda")
+    T = panda.fk(panda.sample_q(1, rng))[0]
+    with pytest.raises(ValueError, match="dof=7"):
+        plot_solutions(panda, torch.zeros(3, 6), T, tmp_path / "a.png")
+    with pytest.raises(ValueError, match="T_goal"):
+        plot_solutions(panda, torch.zeros(3, 7), torch.eye(3), tmp_path / "a.png")
+    with pytest.raises(ValueError, match=".png"):
+        plot_solutions(panda, torch.zeros(3, 7), T, tmp_path / "a.jpg")
+    with pytest.raises(TypeError, match="ggik.Robot"):
+        plot_solutions("panda", torch.zeros(3, 7), T, tmp_path / "a.png")
+    assert not list(tmp_path.iterdir())
+
+
+def test_error_histograms(tmp_path, agg_calls, rng):
+    pos = torch.rand(300, generator=rng, dtype=torch.float64) ** 4 * 0.05  # [m]
+    rot = torch.rand(300, generator=rng, dtype=torch.float64) ** 4 * 0.1  # [rad]
+    pos[0], rot[1], pos[2] = 0.0, 0.0, float("nan")  # zeros and a non-finite value are handled
+    out = plot_error_histograms(pos, rot, tmp_path / "hist.png", title="errors", pos_tol=1e-3, rot_tol_deg=0.5)
+    assert_png(out)
+    assert agg_calls == [FigureCanvasAgg]
+    with pytest.raises(ValueError, match="equal length"):
+        plot_error_histograms(pos, rot[:10], tmp_path / "bad.png")
+    with pytest.raises(ValueError, match="positive"):
+        plot_error_histograms(pos, rot, tmp_path / "bad.png", pos_tol=0)
+
+
+def test_timing_plot(tmp_path, agg_calls):
+    rows = [(label, s, 1e-3 * (1 + k * s)) for label, k in (("panda", 0.01), ("random30", 0.05)) for s in (1, 4, 16, 64)]
+    rows.append(("panda", 256, float("nan")))  # a skipped size is left out
+    out = plot_timing(rows, tmp_path / "timing.png")
+    assert_png(out)
+    assert agg_calls == [FigureCanvasAgg]
+    with pytest.raises(ValueError, match="at least one row"):
+        plot_timing([], tmp_path / "t.png")
+    with pytest.raises(ValueError, match="positive integer"):
+        plot_timing([("a", 0, 1.0)], tmp_path / "t.png")
+    with pytest.raises(ValueError, match="positive and finite"):
+        plot_timing([("a", 1, -1.0)], tmp_path / "t.png")
+
+
+def test_an_existing_file_is_replaced_whole(tmp_path):
+    path = tmp_path / "t.png"
+    path.write_bytes(b"old")
+    with pytest.raises(ValueError):
+        plot_timing([("a", 1, float("inf"))], path)
+    assert path.read_bytes() == b"old"
+    plot_timing([("a", 1, 0.01), ("a", 2, 0.015)], path)
+    assert_png(path)
+
+
+def test_importing_ggik_plots_does_not_import_matplotlib():
+    code = "import sys, ggik.plots; assert 'matplotlib' not in sys.modules, 'matplotlib imported eagerly'"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
