@@ -221,7 +221,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     make = {"accuracy": accuracy_table, "seeding": seeding_table, "limits": limits_table}[args.action]
-    table = make(solver.model, robots, cfg, progress=not args.no_progress)
+    extra = {"figures_dir": args.out_dir} if args.action == "accuracy" else {}
+    table = make(solver.model, robots, cfg, progress=not args.no_progress, **extra)
     md, csv = table.write(Path(args.out_dir) / args.action, command="ggik " + shlex.join(args.argv), seed=args.seed)
     print(md.read_text())
     print(f"wrote {md} and {csv}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -83,8 +84,14 @@ def _problems(robots: list[Robot], cfg: EvalConfig) -> list[tuple[Robot, torch.T
     return ProblemSet.generate(robots, cfg.problems, cfg.seed).groups()
 
 
-def accuracy_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, progress: bool = True) -> Table:
-    """Paper Table 1, per robot: error statistics of raw samples, success, samples within limits, MMD diversity."""
+def accuracy_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, progress: bool = True,
+                   figures_dir: str | Path | None = None) -> Table:
+    """Paper Table 1, per robot: error statistics of raw samples, success, samples within limits, MMD diversity.
+
+    With ``figures_dir``, also writes per robot ``accuracy_<robot>_errors.png`` (histograms of all samples'
+    errors) and ``accuracy_<robot>_solutions.png`` (stick figures of the S samples of the first goal, the
+    paper's Fig. 3).
+    """
     from tqdm import tqdm
 
     table = Table(
@@ -107,6 +114,14 @@ def accuracy_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, progr
         rot = _quantile_stats(torch.rad2deg(raw.rot_err))
         table.add(robot.name, robot.dof, *pos, *rot, 100 * success_rate(raw.pos_err, raw.rot_err),
                   100 * within.double().mean().item(), torch.nanmean(mmd).item(), 1e3 * dt / T.shape[0])
+        if figures_dir is not None:
+            from .plots import plot_error_histograms, plot_solutions
+
+            out = Path(figures_dir)
+            plot_error_histograms(raw.pos_err.flatten(), raw.rot_err.flatten(), out / f"accuracy_{robot.name}_errors.png",
+                                  title=f"{robot.name}: raw GGIK samples ({T.shape[0]} goals x {cfg.samples})")
+            plot_solutions(robot, raw.q[0], T[0], out / f"accuracy_{robot.name}_solutions.png",
+                           title=f"{robot.name}: {cfg.samples} raw samples for one goal")
     table.notes += [
         "Per goal: mean/min/max/Q1/Q3 over its samples, then averaged over goals; nothing is dropped.",
         "success: the best of the samples within 1 cm and 1 degree. within limits: every joint inside its limits.",

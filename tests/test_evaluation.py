@@ -109,6 +109,17 @@ def test_ggik_eval_writes_markdown_and_csv(tiny_ckpt, tmp_path, capsys):
     assert [r["robot"] for r in rows] == ["ur10"] and float(rows[0]["all joints"]) == 100.0  # UR10 limits hold by wrapping
 
 
+def test_ggik_eval_accuracy_writes_figures(tiny_ckpt, tmp_path):
+    argv = ["eval", "accuracy", "--ckpt", str(tiny_ckpt), "--robots", "ur10", "-n", "3", "-s", "2", "--mmd-goals", "2",
+            "--out-dir", str(tmp_path), "--no-progress"]
+    assert main(argv) == 0
+    for name in ("accuracy.md", "accuracy.csv", "accuracy_ur10_errors.png", "accuracy_ur10_solutions.png"):
+        data = (tmp_path / name).read_bytes()
+        assert len(data) > 100
+        if name.endswith(".png"):
+            assert data[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_ggik_eval_without_a_model_is_a_clear_error(tmp_path, capsys):
     assert main(["eval", "accuracy", "--ckpt", str(tmp_path / "none.pt"), "-n", "2"]) == 2
     assert "checkpoint not found" in capsys.readouterr().err
