@@ -19,6 +19,7 @@ def atomic_write(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual permissions
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
@@ -31,6 +32,12 @@ def atomic_write(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
             pass
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
