@@ -170,6 +170,7 @@ class Trainer:
         self.wandb_mode = wandb
         self._wandb = None
         self._val_set: ProblemSet | None = None
+        self._stop_requested = False
 
     # ----- state
     def _rng_states(self) -> list[torch.Tensor]:
@@ -322,7 +323,10 @@ class Trainer:
 
     # ----- the loop
     def train(self, max_minutes: float | None = None) -> dict:
-        """Run until ``cfg.steps`` (or ``max_minutes`` of wall time); checkpoint at exit. Returns the last record."""
+        """Run until ``cfg.steps``, ``max_minutes`` of wall time, or SIGTERM/SIGINT; checkpoint at exit.
+
+        Returns the last training record.
+        """
         from tqdm import tqdm
 
         cfg = self.cfg
@@ -333,6 +337,8 @@ class Trainer:
             (self.run_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
         self._start_wandb()
         deadline = None if max_minutes is None else time.monotonic() + 60.0 * max_minutes
+        self._stop_requested = False
+        previous = self._install_stop_handlers()
         bar = tqdm(total=cfg.steps, initial=self.step, disable=not self.progress, unit="step", dynamic_ncols=True)
         window_t, window_ex, last = 0.0, 0, {}
         try:
@@ -361,17 +367,43 @@ class Trainer:
                         dist.barrier()
                 if self.step % cfg.checkpoint_every == 0:
                     self.save()
-                if deadline is not None and self._stop_now(deadline):
+                if self._stop_now(deadline):
                     break
         finally:
             bar.close()
+            self._restore_handlers(previous)
             self.save()
             if self._wandb is not None:
                 self._wandb.finish()
         return last
 
-    def _stop_now(self, deadline: float) -> bool:
-        stop = torch.tensor(float(time.monotonic() > deadline))
+    def _install_stop_handlers(self) -> dict:
+        """SIGTERM (cluster preemption, ``kill``) and SIGINT (Ctrl-C) finish the current step, checkpoint, stop."""
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return {}
+
+        def request_stop(signum, frame):
+            self._stop_requested = True
+
+        previous = {}
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, request_stop)
+        return previous
+
+    @staticmethod
+    def _restore_handlers(previous: dict) -> None:
+        import signal
+
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    def _stop_now(self, deadline: float | None) -> bool:
+        """True when the time budget is spent or a stop signal arrived (agreed by all ranks under DDP)."""
+        late = deadline is not None and time.monotonic() > deadline
+        stop = torch.tensor(float(late or self._stop_requested))
         if self.world > 1:
             dist.all_reduce(stop, op=dist.ReduceOp.MAX)  # all ranks stop at the same step
         return bool(stop.item())

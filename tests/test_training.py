@@ -352,3 +352,29 @@ def test_wandb_requested_but_missing_is_a_clear_error(tmp_path):
 def test_unknown_wandb_mode_is_an_error(tmp_path):
     with pytest.raises(GGIKError, match="--wandb must be disabled, offline or online, got 'sometimes'"):
         Trainer(tiny_cfg("steps=1", "val.every=0"), tmp_path, wandb="sometimes", progress=False).train()
+
+
+def test_sigterm_finishes_the_step_checkpoints_and_resumes(tmp_path):
+    """A preempted job (SIGTERM) stops cleanly with a checkpoint, from which --resume continues."""
+    import os
+    import signal
+
+    cfg = from_dict(TrainConfig, {**load_yaml("train/configs/tiny.yaml"), "steps": 50, "checkpoint_every": 1000})
+    trainer = Trainer(cfg, tmp_path / "run", progress=False)
+    original = trainer.train_step
+
+    def step_then_signal():
+        out = original()
+        if trainer.step == 3:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return out
+
+    trainer.train_step = step_then_signal
+    trainer.train()
+    assert trainer.step == 3
+    ckpt = load_checkpoint(tmp_path / "run" / "last.pt")
+    assert ckpt["step"] == 3
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL, "the handler is restored after training"
+    resumed = Trainer.resume(tmp_path / "run", {"steps": 5}, progress=False)
+    resumed.train()
+    assert resumed.step == 5
