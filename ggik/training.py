@@ -226,7 +226,18 @@ class Trainer:
             raise GGIKError("cannot change the model architecture when resuming")
         trainer = cls(from_dict(TrainConfig, data), run_dir, **kwargs)
         trainer.load_state(ckpt)
+        trainer._truncate_metrics()
         return trainer
+
+    def _truncate_metrics(self) -> None:
+        """Drop metric records written after the checkpoint (a crash between checkpoints), so none repeat."""
+        path = self.run_dir / "metrics.jsonl"
+        if self.rank != 0 or not path.is_file():
+            return
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [line for line in lines if line.strip() and json.loads(line).get("step", 0) <= self.step]
+        if len(kept) != len(lines):
+            atomic_write(path, lambda f: f.write("".join(kept).encode("utf-8")))
 
     # ----- one step
     def _autocast(self):

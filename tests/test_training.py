@@ -378,3 +378,18 @@ def test_sigterm_finishes_the_step_checkpoints_and_resumes(tmp_path):
     resumed = Trainer.resume(tmp_path / "run", {"steps": 5}, progress=False)
     resumed.train()
     assert resumed.step == 5
+
+
+def test_resume_drops_metrics_written_after_the_checkpoint(tmp_path):
+    cfg = from_dict(TrainConfig, {**load_yaml("train/configs/tiny.yaml"), "steps": 6, "log_every": 1})
+    Trainer(cfg, tmp_path / "run", progress=False).train()
+    metrics = tmp_path / "run" / "metrics.jsonl"
+    # Simulate a crash: records of steps 7 and 8 exist, the checkpoint is at step 6.
+    with open(metrics, "a") as f:
+        f.write(json.dumps({"kind": "train", "step": 7}) + "\n" + json.dumps({"kind": "train", "step": 8}) + "\n")
+    trainer = Trainer.resume(tmp_path / "run", {"steps": 8}, progress=False)
+    steps = [json.loads(line)["step"] for line in metrics.read_text().splitlines()]
+    assert steps == [1, 2, 3, 4, 5, 6]
+    trainer.train()
+    steps = [json.loads(line)["step"] for line in metrics.read_text().splitlines()]
+    assert steps == [1, 2, 3, 4, 5, 6, 7, 8]
