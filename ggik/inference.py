@@ -36,19 +36,26 @@ def sample_joint_angles(
     T_goal: torch.Tensor,
     num_samples: int,
     generator: torch.Generator | None = None,
-    chunk: int = 256,
+    graphs_per_pass: int = 128,
+    bf16: bool = True,
 ) -> RawSamples:
     """Sample ``num_samples`` solutions for each goal (P, 4, 4) of one robot; errors by FK in float64.
 
-    Problems are processed ``chunk`` at a time (all samples of a chunk in one decoder pass).
+    Goals go through the network in chunks of about ``graphs_per_pass`` decoded graphs (goals x samples):
+    on a CPU, passes whose edge tensors stay cache-sized ran 2-3x faster than one huge pass. ``bf16``:
+    bfloat16 autocast for the network (measured ~1.7x faster on AVX-512 CPUs); angle recovery and FK
+    errors are always float64.
     """
     param = next(model.parameters())
     T_goal = T_goal.to(torch.float64)
+    chunk = max(1, graphs_per_pass // max(1, int(num_samples)))
     qs, pts = [], []
     for start in range(0, T_goal.shape[0], chunk):
         T = T_goal[start : start + chunk]
         batch = GraphBatch.from_graph(graph, T_goal=T).to(device=param.device, dtype=param.dtype)
-        points = model.sample(batch, num_samples, generator=generator).to(device="cpu", dtype=torch.float64)
+        with torch.autocast(param.device.type, dtype=torch.bfloat16, enabled=bf16):
+            points = model.sample(batch, num_samples, generator=generator)
+        points = points.to(device="cpu", dtype=torch.float64)
         qs.append(graph.joint_angles(points, T[:, None].cpu()))
         pts.append(points)
     q = torch.cat(qs)

@@ -148,7 +148,7 @@ def test_lm_result_is_lm_refine_of_the_raw_samples(solver, panda):
 def spread_sampler(make_q):
     """A stand-in for ggik.inference.sample_joint_angles: q = make_q(robot, P, S, generator), errors by FK."""
 
-    def sample(model, graph, T_goal, num_samples, generator=None, chunk=256):
+    def sample(model, graph, T_goal, num_samples, generator=None, **kwargs):
         q = make_q(graph.robot, T_goal.shape[0], num_samples, generator)
         pos, rot = pose_errors(graph.robot.fk(q), T_goal[:, None])
         return RawSamples(q=q, pos_err=pos, rot_err=rot, points=torch.zeros(q.shape[:2] + (graph.num_nodes, 3), dtype=F64))
