@@ -34,7 +34,7 @@ from ggik.nn.egnn import EGNN, EGNNLayer
 class ConcatEGNNLayer(EGNNLayer):
     """Same parameters and math as EGNNLayer, but the first edge layer acts on the concatenation."""
 
-    def forward(self, h, x, edge_attr, node_mask, coord_mask=None):
+    def forward(self, h, x, edge_attr, node_mask, coord_mask=None, frame=None):
         B, N, _ = h.shape
         eye = torch.eye(N, dtype=torch.bool, device=h.device)
         pair = node_mask[:, :, None] & node_mask[:, None, :] & ~eye
@@ -48,6 +48,8 @@ class ConcatEGNNLayer(EGNNLayer):
         if self.update_coords:
             w = self.coord(hid) * pair_f
             dx = (diff / (torch.sqrt(d2 + 1e-8) + 1.0) * w).sum(2) / deg
+            if self.frame_vectors:
+                dx = dx + self.frame_coef(h) @ frame
             x = x + (dx if coord_mask is None else dx * coord_mask[..., None].to(dx.dtype))
         if self.update_features:
             agg = (self.msg(hid) * pair_f).sum(2) / deg
@@ -65,7 +67,7 @@ def make_pyg_layer_class():
             super().__init__(aggr="mean")
             self.d = dense
 
-        def forward(self, h, x, edge_attr, node_mask, coord_mask=None):  # dense in, dense out (edge list built inside)
+        def forward(self, h, x, edge_attr, node_mask, coord_mask=None, frame=None):  # dense in, dense out
             B, N, D = h.shape
             pair = node_mask[:, :, None] & node_mask[:, None, :] & ~torch.eye(N, dtype=torch.bool)
             b, i, j = pair.nonzero(as_tuple=True)
@@ -74,6 +76,8 @@ def make_pyg_layer_class():
             hf, xf = h.reshape(B * N, D), x.reshape(B * N, 3)
             m_agg, x_agg = self.propagate(edge_index, h=hf, x=xf, ea=ea, size=None).split([D, 3], -1)
             d = self.d
+            if d.frame_vectors:
+                x_agg = x_agg + (d.frame_coef(h) @ frame).reshape(B * N, 3)
             if coord_mask is not None:
                 x_agg = x_agg * coord_mask.reshape(-1, 1).to(x_agg.dtype)
             x_new = xf + x_agg
@@ -100,7 +104,8 @@ def swap_layers(model: GGIKModel, variant: str) -> GGIKModel:
             new = []
             for layer in net.layers:
                 if variant == "concat":
-                    c = ConcatEGNNLayer(layer.dim, layer.hidden, layer.edge_dim, update_coords=layer.update_coords, update_features=layer.update_features)
+                    c = ConcatEGNNLayer(layer.dim, layer.hidden, layer.edge_dim, update_coords=layer.update_coords,
+                                        update_features=layer.update_features, frame_vectors=layer.frame_vectors)
                     c.load_state_dict(layer.state_dict())
                     new.append(c)
                 elif variant == "pyg":

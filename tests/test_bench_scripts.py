@@ -177,3 +177,32 @@ def test_bench_solvers_bad_arguments(tiny_ckpt, tmp_path, args, message):
     bench = load_script("bench_solvers")
     with pytest.raises(SystemExit, match=message):
         bench.main(["--ckpt", tiny_ckpt, "--out-dir", str(tmp_path)] + args)
+
+
+def test_bench_train_variants_compute_the_same_model(tmp_path):
+    """The three EGNN layer variants of eval/bench_train.py run and give the same loss as the kept layer."""
+    import importlib.util
+
+    import torch
+
+    spec = importlib.util.spec_from_file_location("bench_train", Path(__file__).resolve().parents[1] / "eval" / "bench_train.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules["bench_train"] = bench  # PyG's MessagePassing inspects its subclass's module
+    spec.loader.exec_module(bench)
+    from ggik.data import DataConfig, TrainingData
+    from ggik.model import GGIKModel, ModelConfig
+
+    batch = TrainingData(DataConfig(robots={"panda": 1.0}, random_weight=1.0, batch_size=4)).batch(0)[0].to("cpu", torch.float64)
+    cfg = ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=2, latent=4, prior_components=2, coord_gain=0.5)
+    losses = {}
+    for variant in ("split", "concat", "pyg"):
+        torch.manual_seed(0)
+        model = bench.swap_layers(GGIKModel(cfg), variant).double()
+        torch.manual_seed(1)
+        out = model(batch)
+        losses[variant] = (out["free_se"] + out["kl"]).mean()
+    torch.testing.assert_close(losses["concat"], losses["split"], rtol=0, atol=1e-9)
+    torch.testing.assert_close(losses["pyg"], losses["split"], rtol=0, atol=1e-9)
+    out = tmp_path / "bench.md"
+    assert bench.main(["--steps", "1", "--warmup", "0", "--batch", "4", "--threads", "1", "--sizes", "default", "--out", str(out)]) == 0
+    assert out.read_text().count("| default |") == 6
