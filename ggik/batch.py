@@ -63,9 +63,7 @@ class GraphBatch:
             q = graph.robot.check_q(q)
             if q.ndim != 2:
                 raise ValueError(f"q must have shape (B, {graph.n}), got {tuple(q.shape)}")
-            frames = graph.frames(q)
-            T_goal = graph.ee_pose(frames)
-            pos = graph._points_from_frames(frames)
+            pos, T_goal = graph.realize_with_pose(q)
         elif T_goal is None:
             raise ValueError("GraphBatch.from_graph needs T_goal (problems) or q (solved examples)")
         else:

@@ -140,8 +140,7 @@ class RobotGraph:
         self.anchor_mask = torch.zeros(N, dtype=torch.bool)
         self.anchor_mask[[idx[a] for a in anchors]] = True
 
-        self._consts = ConstCache(dict(C=C.numpy(), T_base_graph=T_base_graph.numpy(), T_tool=T_tool.numpy()))
-        home = self.realize(zero)
+        home = self._points_from_frames(F_graph)  # the frames at q = 0 are the home frames
         self._home = home
 
         # Known edges.
@@ -190,7 +189,6 @@ class RobotGraph:
                 goal_dependent[a, b] = goal_dependent[b, a] = True
         self._constant_mask = known & ~goal_dependent
         D_home = torch.cdist(home, home)
-        # Rebuilt with everything the hot paths need (the first cache only served realize(0) above).
         self._consts = ConstCache(
             dict(
                 C=C.numpy(),
@@ -244,6 +242,11 @@ class RobotGraph:
     def realize(self, q) -> torch.Tensor:
         """The point set (..., N, 3) [m, graph frame] of joint values q (..., n)."""
         return self._points_from_frames(self.frames(q))
+
+    def realize_with_pose(self, q) -> tuple[torch.Tensor, torch.Tensor]:
+        """Point set (..., N, 3) and EE pose (..., 4, 4) in the base link frame, from one FK pass."""
+        frames = self.frames(q)
+        return self._points_from_frames(frames), self.ee_pose(frames)
 
     def ee_pose(self, frames: torch.Tensor) -> torch.Tensor:
         """EE pose (..., 4, 4) in the base link frame from graph frames (..., n + 1, 4, 4)."""
@@ -308,8 +311,7 @@ class RobotGraph:
             q = self.robot.check_q(q)
             if q.ndim != 1:
                 raise ValueError(f"to_pyg takes one configuration q of shape ({self.n},), got {tuple(q.shape)}")
-            frames = self.frames(q)
-            T_goal = self.ee_pose(frames)
+            pos, T_goal = self.realize_with_pose(q)
         elif T_goal.shape != (4, 4):
             raise ValueError(f"to_pyg takes one goal pose of shape (4, 4), got {tuple(T_goal.shape)}")
         problem = self.partial(T_goal)
@@ -329,7 +331,6 @@ class RobotGraph:
             num_nodes=self.num_nodes,
         )
         if q is not None:
-            pos = self._points_from_frames(frames)
             data.pos = pos
             data.dist = torch.linalg.vector_norm(pos[ei[0]] - pos[ei[1]], dim=-1)[:, None]
             data.q = q  # (n,): (1, n) rows of different n would not collate

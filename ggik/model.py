@@ -162,8 +162,9 @@ class GGIKModel(nn.Module):
         if self.cfg.prior_mixture not in ("graph", "node"):
             raise ValueError(f"prior_mixture must be 'graph' or 'node', got {self.cfg.prior_mixture!r}")
         movable = batch.node_mask & ~batch.anchor_mask if self.cfg.pin_anchors else batch.node_mask
-        frame = self.anchor_frame(batch) if self.cfg.anchor_frame else None
-        h_p, x_p = self.enc_partial(h0, self.initial_positions(batch), ea, batch.node_mask, movable, frame)
+        frame = self.anchor_frame(batch)
+        h_p, x_p = self.enc_partial(h0, self.initial_positions(batch), ea, batch.node_mask, movable,
+                                    frame if self.cfg.anchor_frame else None)
         K, Z = self.cfg.prior_components, self.cfg.latent
         raw = self.prior(h_p).view(*h_p.shape[:2], K, 1 + 2 * Z)
         return dict(
@@ -172,7 +173,7 @@ class GGIKModel(nn.Module):
             x_partial=x_p,
             edge_attr=ea,
             movable=movable,
-            frame=self.anchor_frame(batch),
+            frame=frame,
             prior_logits=self._mixture_logits(raw[..., 0], batch.node_mask),  # (B, N, K) or (B, K)
             prior_mu=raw[..., 1 : 1 + Z],  # (B, N, K, Z)
             prior_log_std=raw[..., 1 + Z :].clamp(self.cfg.min_log_std, self.cfg.max_log_std),

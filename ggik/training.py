@@ -170,6 +170,7 @@ class Trainer:
         self.wandb_mode = wandb
         self._wandb = None
         self._val_set: ProblemSet | None = None
+        self._val_groups: list | None = None  # (robot, graph, q, T_goal) per validation robot
         self._stop_requested = False
 
     # ----- state
@@ -289,8 +290,9 @@ class Trainer:
         self.model.eval()
         record: dict = {}
         successes = []
-        for robot, q, T_goal in self.validation_set().groups():
-            graph = RobotGraph.from_robot(robot)
+        if self._val_groups is None:
+            self._val_groups = [(r, RobotGraph.from_robot(r), q, T) for r, q, T in self.validation_set().groups()]
+        for robot, graph, q, T_goal in self._val_groups:
             batch = GraphBatch.from_graph(graph, q=q).to(self.device, torch.float32)
             with self._autocast():
                 out = self.model(batch)

@@ -405,3 +405,12 @@ def kin_robot(request) -> Robot:
 def graph_case(request) -> tuple[Robot, RobotGraph]:
     """Every robot the GGIK graph accepts, with its graph."""
     return build_robot(request.param), build_graph(request.param)
+
+
+def orthogonal(gen: torch.Generator, det: float) -> torch.Tensor:
+    """A random 3x3 orthogonal matrix with determinant ``det`` (+1 rotation, -1 reflection)."""
+    Q, R = torch.linalg.qr(torch.randn(3, 3, generator=gen, dtype=torch.float64))
+    Q = Q * torch.sign(torch.diagonal(R))[None, :]
+    if torch.linalg.det(Q) * det < 0:
+        Q[:, 0] = -Q[:, 0]
+    return Q

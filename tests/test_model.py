@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 import torch
+from conftest import orthogonal
 
 from ggik import Robot, RobotGraph, random_robot
 from ggik.batch import GraphBatch
@@ -48,14 +49,6 @@ def problem_batch(graphs: list[RobotGraph], seed: int = 2) -> tuple[GraphBatch, 
     goals = [g.robot.fk(g.robot.sample_q(1, gen)) for g in graphs]
     alone = [GraphBatch.from_graph(g, T_goal=T) for g, T in zip(graphs, goals)]
     return GraphBatch.cat(alone), alone
-
-
-def orthogonal(gen: torch.Generator, det: float) -> torch.Tensor:
-    Q, R = torch.linalg.qr(torch.randn(3, 3, generator=gen, dtype=F64))
-    Q = Q * torch.sign(torch.diagonal(R))[None, :]
-    if torch.linalg.det(Q) * det < 0:
-        Q[:, 0] = -Q[:, 0]
-    return Q
 
 
 #: name -> (determinant of the orthogonal part or None for none, with a translation)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from conftest import orthogonal
 
 from ggik.nn import EGNN, EGNNLayer
 
@@ -15,15 +16,6 @@ TOL = 1e-10
 
 def make_gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
-
-
-def orthogonal(gen: torch.Generator, det: float) -> torch.Tensor:
-    """A random 3x3 orthogonal matrix with determinant ``det`` (+1 rotation, -1 reflection)."""
-    Q, R = torch.linalg.qr(torch.randn(3, 3, generator=gen, dtype=F64))
-    Q = Q * torch.sign(torch.diagonal(R))[None, :]
-    if torch.linalg.det(Q) * det < 0:
-        Q[:, 0] = -Q[:, 0]
-    return Q
 
 
 def inputs(gen: torch.Generator, B: int = 2, N: int = 7, sizes: tuple[int, ...] | None = None):
