@@ -123,6 +123,7 @@ class RobotGraph:
         F = torch.cat([J, F_n[None]], dim=0)  # (n+1, 4, 4) in the base frame
         T_base_graph = F[0].clone()
         F_graph = geo.invert_transform(T_base_graph) @ F
+        F_graph[0] = torch.eye(4, dtype=torch.float64)  # exactly, not T^-1 T up to rounding
         C = geo.invert_transform(F_graph[:-1]) @ F_graph[1:]  # (n, 4, 4): F_{i-1}^-1 F_i at home
         T_tool = geo.invert_transform(F_n) @ T_ee
 
