@@ -14,7 +14,10 @@ complete point sets; trained on complete graphs G (solutions) by maximising an E
 
 Loss: ``anchor_gain * SE(anchors) + rec_gain * SE(free nodes) + beta * KL(q || p)``, squared errors
 [m^2] summed over a graph's nodes, KL [nats] of the whole graph's latents (Monte-Carlo, the prior is a
-mixture), both averaged over the batch.
+mixture), both averaged over the batch. Optionally (``LossConfig.prior_gain``) ``+ prior_gain *
+distance_se(decode(z ~ prior))``: a point set decoded from a prior sample must satisfy the problem's known
+distances. That term needs no true solution; it trains the prior and decoder on exactly what sampling
+uses, where the ELBO only reaches them through the posterior.
 
 What the model gets as input, and why (differences from the reference, ggik_spec.md section 3):
 
@@ -206,11 +209,13 @@ class GGIKModel(nn.Module):
             return (torch.logsumexp(log_pi + logp, -1) * node_mask.to(logp.dtype)).sum(-1)
         return torch.logsumexp(log_pi + (logp * mask).sum(-2), -1)
 
-    def forward(self, batch: GraphBatch, kl_samples: int = 1) -> dict[str, torch.Tensor]:
+    def forward(self, batch: GraphBatch, kl_samples: int = 1, prior_samples: bool = False) -> dict[str, torch.Tensor]:
         """Training pass on solved examples (``batch.pos`` set). Returns the decoded positions and loss terms.
 
         Returns a dict: ``x`` (B, N, 3) decoded from a posterior sample; per-example ``anchor_se``,
-        ``free_se`` [m^2] and ``kl`` [nats] (B,).
+        ``free_se`` [m^2] and ``kl`` [nats] (B,). With ``prior_samples``, also ``prior_dist_se`` (B,) [m^2]:
+        the known-distance error (:meth:`distance_se`) of one point set decoded from a *prior* sample
+        (reparameterised, so it trains the prior and the decoder; no true solution is needed for it).
         """
         if batch.pos is None:
             raise ValueError("GGIKModel.forward needs solved examples (batch.pos); use sample() for problems")
@@ -228,12 +233,51 @@ class GGIKModel(nn.Module):
         kl = (log_q - self.prior_log_prob(zs, problem, batch.node_mask)).mean(0)
         se = ((x - batch.pos) ** 2).sum(-1) * mask
         anchors = batch.anchor_mask.to(x.dtype)
-        return dict(
+        out = dict(
             x=x,
             anchor_se=(se * anchors).sum(-1),
             free_se=(se * (1 - anchors)).sum(-1),
             kl=kl,
         )
+        if prior_samples:
+            B, N = batch.node_mask.shape
+            u = torch.rand((B, 1, N), dtype=mu.dtype, device=mu.device)
+            z = self._prior_latents(problem, u, torch.randn_like(mu)[:, None])[:, 0]
+            out["prior_dist_se"] = self.distance_se(self.decode(z, problem, batch.node_mask), batch)
+        return out
+
+    @staticmethod
+    def distance_se(x: torch.Tensor, batch: GraphBatch) -> torch.Tensor:
+        """(B,) [m^2]: sum over the known edges {i, j} of (|x_i - x_j| - d_ij)^2, for positions x (B, N, 3).
+
+        Zero exactly when the point set satisfies every distance the problem fixes (robot structure and
+        goal), i.e. when it is a valid configuration reaching the goal.
+        """
+        if x.dtype in (torch.bfloat16, torch.float16):
+            x = x.float()  # distances of ~1 m need more than bf16's 3 digits
+        diff = x[:, :, None, :] - x[:, None, :, :]
+        dist = torch.sqrt((diff**2).sum(-1).clamp_min(1e-20))  # no infinite gradient at coincident points
+        known = batch.known_mask.to(x.dtype)
+        return 0.5 * (((dist - batch.dist_partial.to(x.dtype)) * known) ** 2).sum((-1, -2))
+
+    def _prior_latents(self, problem: dict[str, torch.Tensor], u: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
+        """Prior latents (B, S, N, Z) from uniforms u (B, S, N) (mixture component) and normals eps (B, S, N, Z).
+
+        With the "graph" mixture the component of a sample is drawn with ``u[b, s, 0]``. Differentiable in
+        the prior's means and scales (reparameterisation); the component choice is not.
+        """
+        B, S, N = u.shape
+        Z = self.cfg.latent
+        if self.cfg.prior_mixture == "node":
+            cdf = torch.cumsum(torch.softmax(problem["prior_logits"], -1), -1)[:, None, :, :]  # (B, 1, N, K)
+        else:  # one component per sample, drawn with the uniform of its first node
+            cdf = torch.cumsum(torch.softmax(problem["prior_logits"], -1), -1)[:, None, None, :]  # (B, 1, 1, K)
+            u = u[..., :1].expand(B, S, N)
+        comp = (u[..., None] > cdf).sum(-1).clamp(max=self.cfg.prior_components - 1)  # (B, S, N)
+        mu = problem["prior_mu"][:, None].expand(B, S, N, -1, -1)
+        ls = problem["prior_log_std"][:, None].expand(B, S, N, -1, -1)
+        idx = comp[..., None, None].expand(B, S, N, 1, Z)
+        return torch.gather(mu, 3, idx)[..., 0, :] + torch.exp(torch.gather(ls, 3, idx)[..., 0, :]) * eps
 
     @torch.no_grad()
     def sample(
@@ -266,16 +310,7 @@ class GGIKModel(nn.Module):
         u, eps = noise["u"].to(dtype), noise["eps"].to(dtype)
         if u.shape != (B, S, N) or eps.shape != (B, S, N, Z):
             raise ValueError(f"noise must have u {(B, S, N)} and eps {(B, S, N, Z)}, got {tuple(u.shape)}, {tuple(eps.shape)}")
-        if self.cfg.prior_mixture == "node":
-            cdf = torch.cumsum(torch.softmax(problem["prior_logits"], -1), -1)[:, None, :, :]  # (B, 1, N, K)
-        else:  # one component per sample, drawn with the uniform of its first node
-            cdf = torch.cumsum(torch.softmax(problem["prior_logits"], -1), -1)[:, None, None, :]  # (B, 1, 1, K)
-            u = u[..., :1].expand(B, S, N)
-        comp = (u[..., None] > cdf).sum(-1).clamp(max=self.cfg.prior_components - 1)  # (B, S, N)
-        mu = problem["prior_mu"][:, None].expand(B, S, N, -1, -1)
-        ls = problem["prior_log_std"][:, None].expand(B, S, N, -1, -1)
-        idx = comp[..., None, None].expand(B, S, N, 1, Z)
-        z = torch.gather(mu, 3, idx)[..., 0, :] + torch.exp(torch.gather(ls, 3, idx)[..., 0, :]) * eps  # (B, S, N, Z)
+        z = self._prior_latents(problem, u, eps)  # (B, S, N, Z)
 
         def tile(t: torch.Tensor) -> torch.Tensor:  # (B, ...) -> (B * S, ...), problem-major
             return t[:, None].expand(B, S, *t.shape[1:]).reshape(B * S, *t.shape[1:])

@@ -43,9 +43,11 @@ __all__ = [
     "load_checkpoint",
     "load_model",
     "CHECKPOINT_FORMAT",
+    "WEIGHTS_FORMAT",
 ]
 
 CHECKPOINT_FORMAT = "ggik-checkpoint/1"
+WEIGHTS_FORMAT = "ggik-weights/1"  #: weights-only export of a checkpoint (``ggik export``, :mod:`ggik.export`): loads, cannot resume
 
 
 @dataclass
@@ -65,6 +67,7 @@ class LossConfig:
     beta: float = 1.0  #: final KL weight
     beta_warmup_steps: int = 1000  #: beta rises linearly from 0 over these steps
     kl_samples: int = 1  #: Monte-Carlo samples of the KL (the prior is a mixture)
+    prior_gain: float = 0.0  #: weight [1/m^2] of the known-distance error of a point set decoded from a prior sample (0 = off)
 
 
 @dataclass
@@ -93,8 +96,10 @@ class TrainConfig:
 
 # ---------------------------------------------------------------------- checkpoints
 def load_checkpoint(path: str | Path) -> dict:
-    """Read and check a ggik checkpoint (CPU tensors). Raises GGIKError for corrupt/incompatible files."""
-    return load_torch_file(path, CHECKPOINT_FORMAT, "checkpoint")
+    """Read and check a ggik checkpoint (CPU tensors): a full training checkpoint (``CHECKPOINT_FORMAT``)
+    or a weights-only export (``WEIGHTS_FORMAT``, no optimiser/scheduler/RNG state). Raises GGIKError
+    for corrupt/incompatible files."""
+    return load_torch_file(path, (CHECKPOINT_FORMAT, WEIGHTS_FORMAT), "checkpoint")
 
 
 def load_model(path: str | Path, device: str | torch.device = "cpu") -> tuple[GGIKModel, dict]:
@@ -222,6 +227,9 @@ class Trainer:
         from .config import merge
 
         ckpt = load_checkpoint(Path(run_dir) / "last.pt")
+        if ckpt["format"] != CHECKPOINT_FORMAT:
+            raise GGIKError(f"{Path(run_dir) / 'last.pt'} is a weights-only export ({ckpt['format']}: no optimiser, "
+                            "scheduler or RNG state) and cannot be resumed; resume from the run's own last.pt")
         data = merge(ckpt["config"], overrides or {})
         if data.get("model") != ckpt["config"]["model"]:
             raise GGIKError("cannot change the model architecture when resuming")
@@ -251,10 +259,15 @@ class Trainer:
         net = self.ddp or self.model
         self.model.train()
         with self._autocast():
-            out = net(batch, kl_samples=cfg.loss.kl_samples)
+            out = net(batch, kl_samples=cfg.loss.kl_samples, prior_samples=cfg.loss.prior_gain > 0)
         anchor, free, kl = out["anchor_se"].float().mean(), out["free_se"].float().mean(), out["kl"].float().mean()
         beta = beta_at(self.step, cfg.loss)
         loss = cfg.loss.anchor_gain * anchor + cfg.loss.rec_gain * free + beta * kl
+        extra = {}
+        if cfg.loss.prior_gain > 0:
+            prior_dist = out["prior_dist_se"].float().mean()
+            loss = loss + cfg.loss.prior_gain * prior_dist
+            extra["prior_dist_se"] = prior_dist.item()
         if not torch.isfinite(loss):
             raise GGIKError(f"non-finite loss at step {self.step} (anchor {anchor.item()}, free {free.item()}, kl {kl.item()})")
         self.optimizer.zero_grad(set_to_none=True)
@@ -265,7 +278,7 @@ class Trainer:
         self.scheduler.step()
         self.step += 1
         self.examples += batch.batch_size * self.world
-        return {"loss": loss.item(), "anchor_se": anchor.item(), "free_se": free.item(), "kl": kl.item(), "beta": beta, "lr": lr, "grad_norm": grad_norm.item()}
+        return {"loss": loss.item(), "anchor_se": anchor.item(), "free_se": free.item(), "kl": kl.item(), "beta": beta, "lr": lr, "grad_norm": grad_norm.item(), **extra}
 
     # ----- validation
     def validation_set(self) -> ProblemSet:
@@ -289,7 +302,7 @@ class Trainer:
         """Per robot: posterior loss terms and raw success (best of S within 1 cm and 1 degree)."""
         self.model.eval()
         record: dict = {}
-        successes = []
+        successes, best_errors = [], []
         if self._val_groups is None:
             self._val_groups = [(r, RobotGraph.from_robot(r), q, T) for r, q, T in self.validation_set().groups()]
         for robot, graph, q, T_goal in self._val_groups:
@@ -301,6 +314,7 @@ class Trainer:
             succ = success_rate(raw.pos_err, raw.rot_err)
             successes.append(succ)
             best = raw.pos_err.min(-1).values
+            best_errors.append(best.mean().item())
             record.update(
                 {
                     f"val/{robot.name}/free_se": out["free_se"].float().mean().item(),
@@ -311,6 +325,7 @@ class Trainer:
                 }
             )
         record["val/success_mean"] = sum(successes) / len(successes)
+        record["val/pos_err_best_mean_m"] = sum(best_errors) / len(best_errors)
         return record
 
     # ----- logging

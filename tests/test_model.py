@@ -334,3 +334,46 @@ def test_graph_mixture_shares_one_component_per_sample(graphs):
     other = {"u": noise["u"].clone(), "eps": noise["eps"]}
     other["u"][..., 1:] = torch.rand(B, S, N - 1, generator=gen, dtype=F64)
     torch.testing.assert_close(model.sample(batch, S, noise=noise), model.sample(batch, S, noise=other), rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------- known-distance error of prior samples
+def brute_force_distance_se(x: torch.Tensor, batch: GraphBatch) -> torch.Tensor:
+    out = torch.zeros(batch.batch_size, dtype=x.dtype)
+    for b in range(batch.batch_size):
+        for i, j in batch.known_mask[b].nonzero().tolist():
+            if i < j:
+                out[b] += ((x[b, i] - x[b, j]).norm() - batch.dist_partial[b, i, j]) ** 2
+    return out
+
+
+def test_distance_se_is_zero_on_solutions_and_matches_brute_force(graphs):
+    batch = solved_batch(graphs, per_robot=3)
+    assert GGIKModel.distance_se(batch.pos, batch).max() < 1e-18, "true solutions satisfy every known distance"
+    gen = torch.Generator().manual_seed(5)
+    x = batch.pos + 0.05 * torch.randn(batch.pos.shape, generator=gen, dtype=F64) * batch.node_mask[..., None]
+    se = GGIKModel.distance_se(x, batch)
+    assert se.min() > 1e-4
+    torch.testing.assert_close(se, brute_force_distance_se(x, batch), rtol=1e-9, atol=1e-14)
+
+
+def test_distance_se_is_invariant_and_ignores_padding(graphs):
+    batch = solved_batch(graphs, per_robot=2)
+    gen = torch.Generator().manual_seed(6)
+    x = batch.pos + 0.05 * torch.randn(batch.pos.shape, generator=gen, dtype=F64)  # padding moved too
+    R, t = random_motions("rotation+translation", batch.batch_size)
+    torch.testing.assert_close(GGIKModel.distance_se(apply(x, R, t), batch), GGIKModel.distance_se(x, batch), rtol=1e-9, atol=1e-14)
+    torch.testing.assert_close(GGIKModel.distance_se(x, batch), brute_force_distance_se(x, batch), rtol=1e-9, atol=1e-14)
+
+
+@pytest.mark.parametrize("mixture", ["node", "graph"])
+def test_prior_sample_term_trains_the_prior_and_the_decoder(graphs, mixture):
+    model = tiny_model(prior_mixture=mixture).train()
+    torch.manual_seed(3)
+    out = model(solved_batch(graphs), prior_samples=True)
+    assert out["prior_dist_se"].shape == out["kl"].shape and out["prior_dist_se"].min() > 1e-4
+    out["prior_dist_se"].mean().backward()
+    grads = {n: p.grad for n, p in model.named_parameters()}
+    assert any(n.startswith("prior.") and g is not None and g.abs().max() > 0 for n, g in grads.items())
+    assert any(n.startswith("decoder.") and g is not None and g.abs().max() > 0 for n, g in grads.items())
+    assert all(g is None for n, g in grads.items() if n.startswith(("enc_full.", "posterior."))), "no true solution is used"
+    assert "prior_dist_se" not in model(solved_batch(graphs))

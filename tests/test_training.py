@@ -77,14 +77,16 @@ def test_beta_warmup():
 
 
 # ---------------------------------------------------------------------------------------------- resume
-def test_resume_is_exact(tmp_path):
+@pytest.mark.parametrize("prior_gain", [0.0, 100.0], ids=["elbo", "elbo+prior-distances"])
+def test_resume_is_exact(tmp_path, prior_gain):
     """2k steps in one run == k steps, resume, k more: same weights bit for bit, same metrics.
 
     The warm-up (8 steps) straddles the interruption at k = 6, so the scheduler state matters; the
     schedule is constant afterwards because a cosine schedule depends on ``steps``, which differs
     between the two halves of the interrupted run."""
     k = 6
-    common = ("val.every=0", "checkpoint_every=1000", "log_every=5", "optim.schedule=constant", "optim.warmup_steps=8")
+    common = ("val.every=0", "checkpoint_every=1000", "log_every=5", "optim.schedule=constant", "optim.warmup_steps=8",
+              f"loss.prior_gain={prior_gain}")
     one = Trainer(tiny_cfg(f"steps={2 * k}", *common), tmp_path / "one", progress=False)
     last_one = one.train()
 
@@ -107,6 +109,7 @@ def test_resume_is_exact(tmp_path):
         assert_same_tensors(opt_one[p], opt_two[p], f"optimizer state {p}")
 
     assert deterministic(last_one) == deterministic(last_two) and last_one["step"] == 2 * k
+    assert ("prior_dist_se" in last_one) == (prior_gain > 0)
     by_step_one = {r["step"]: deterministic(r) for r in read_metrics(tmp_path / "one")}
     by_step_two = {r["step"]: deterministic(r) for r in read_metrics(tmp_path / "two")}
     assert sorted(by_step_one) == [5, 10, 12] and sorted(by_step_two) == [5, 6, 10, 12]
