@@ -45,11 +45,12 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     return atomic_write(path, lambda f: f.write(text.encode("utf-8")))
 
 
-def load_torch_file(path: str | Path, expected_format: str, what: str) -> dict:
+def load_torch_file(path: str | Path, expected_format: str | tuple[str, ...], what: str) -> dict:
     """Load a ggik ``torch.save`` payload (tensors and plain data only) and check its ``format`` tag.
 
-    Raises ``FileNotFoundError`` for a missing file, and ``GGIKError`` for a corrupt or truncated file
-    or one of another format, naming ``what`` (e.g. "checkpoint") in the message.
+    ``expected_format``: the accepted tag, or a tuple of accepted tags (e.g. full checkpoints and
+    weights-only exports). Raises ``FileNotFoundError`` for a missing file, and ``GGIKError`` for a
+    corrupt or truncated file or one of another format, naming ``what`` (e.g. "checkpoint") in the message.
     """
     import torch
 
@@ -63,7 +64,9 @@ def load_torch_file(path: str | Path, expected_format: str, what: str) -> dict:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many types for damaged files
         raise GGIKError(f"{path} is not a readable ggik {what} (corrupt or truncated?): {type(exc).__name__}: {exc}") from None
-    if not isinstance(payload, dict) or payload.get("format") != expected_format:
+    accepted = (expected_format,) if isinstance(expected_format, str) else tuple(expected_format)
+    if not isinstance(payload, dict) or payload.get("format") not in accepted:
         found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
-        raise GGIKError(f"{path}: incompatible {what} format {found!r}; this ggik {__version__} reads {expected_format!r}")
+        reads = " or ".join(repr(f) for f in accepted)
+        raise GGIKError(f"{path}: incompatible {what} format {found!r}; this ggik {__version__} reads {reads}")
     return payload
