@@ -1,4 +1,4 @@
-"""The ``ggik`` command line: ``ggik robot show``, ``ggik graph build|show``, ``ggik demo``."""
+"""The ``ggik`` command line: ``ggik robot show``, ``ggik graph build|show``, ``ggik train``, ``ggik solve``, ``ggik export``, ``ggik demo``, ..."""
 from __future__ import annotations
 
 import argparse
@@ -80,24 +80,115 @@ def _cmd_graph_show(args: argparse.Namespace) -> int:
     return 0
 
 
+DEMO_ROBOTS = ("panda", "ur10")  #: training robots of the demo; a random 7-DOF robot is added as the unseen one
+
+
+def _distinct(q: torch.Tensor, keep: torch.Tensor, unbounded: torch.Tensor, limit: int, tol: float = 0.1) -> list[int]:
+    """Indices of up to ``limit`` rows of ``q`` (S, dof), in order, among those with ``keep``, each at least
+    ``tol`` [rad] (joint-space norm, unbounded joints wrapped) from the rows taken before it."""
+    taken: list[int] = []
+    for k in range(q.shape[0]):
+        if not bool(keep[k]):
+            continue
+        if taken:
+            d = q[taken] - q[k]
+            d = torch.where(unbounded, torch.atan2(torch.sin(d), torch.cos(d)), d)
+            if float(d.norm(dim=-1).min()) < tol:
+                continue
+        taken.append(k)
+        if len(taken) == limit:
+            break
+    return taken
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
-    gen = torch.Generator().manual_seed(args.seed)
-    print("ggik demo: every robot in urdfs/ -> chain -> GGIK graph -> round trip q -> points -> q\n")
-    for name in available_robots():
-        robot = Robot.from_name(name)
-        print(robot.describe())
-        graph = RobotGraph.from_robot(robot)
-        print(repr(graph))
-        q = robot.sample_q(1, gen)[0]
-        T = robot.fk(q)
-        points = graph.realize(q)
-        q_back = graph.joint_angles(points, T)
-        pos_err, rot_err = pose_errors(robot.fk(q_back), T)
-        quat = matrix_to_quat(T[:3, :3])
-        print(f"  goal: position {[round(v, 4) for v in T[:3, 3].tolist()]} m, quaternion wxyz {[round(v, 4) for v in quat.tolist()]}")
-        print(f"  q        = {[round(v, 4) for v in q.tolist()]}")
-        print(f"  q (back) = {[round(v, 4) for v in q_back.tolist()]}")
-        print(f"  EE pose error after the round trip: {pos_err.item():.2e} m, {rot_err.item():.2e} rad\n")
+    import importlib.util
+    import math
+    import time
+
+    from .random_robots import random_robot
+    from .solver import GGIK, PRETRAINED_CHECKPOINT
+
+    if args.goals < 1 or args.samples < 1 or args.show < 1:
+        raise GGIKError(f"--goals, --samples and --show must be at least 1, got {args.goals}, {args.samples}, {args.show}")
+    if not args.out.lower().endswith(".png"):
+        raise GGIKError(f"--out: the figure is written as PNG, the path must end in .png, got {args.out!r}")
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    t_start = time.perf_counter()
+    solver = GGIK.pretrained()
+    ck, tol = solver.checkpoint, solver.config
+    trained = ck.get("training_robots", {})
+    named, rand = trained.get("named", {}), trained.get("random", {})
+    print(f"ggik demo: the shipped model (ggik/weights/{PRETRAINED_CHECKPOINT}, {solver.model.num_parameters():,} parameters, "
+          f"trained {ck.get('step', '?')} steps on {ck.get('examples', 0):,} examples)")
+    print(f"{args.goals} reachable goals per robot (FK of random joint values within the limits, seed {args.seed}), "
+          f"{args.samples} samples per goal, raw and refined with LM from every sample; {torch.get_num_threads()} CPU thread(s)")
+    print(f"success: within {1e3 * tol.pos_tol:g} mm and {math.degrees(tol.rot_tol):.2f} deg; solutions listed best first, "
+          "each at least 0.1 rad (joint-space norm) from those above it\n")
+
+    unseen = random_robot(7, torch.Generator().manual_seed(args.seed + 7007), name=f"random7_seed{args.seed + 7007}")
+    if unseen.name in named:  # cannot happen for a fresh name; keeps the claim below checked
+        raise GGIKError(f"{unseen.name} is a training robot of this model")
+    cases = []
+    for name in DEMO_ROBOTS:
+        seen = "a training robot" if name in named else "NOT among this model's training robots"
+        cases.append((Robot.from_name(name), seen))
+    family = (f"; the model was trained on other random {'/'.join(map(str, rand.get('dofs', [])))}-DOF robots"
+              if rand.get("weight") and rand.get("dofs") else "")
+    cases.append((unseen, f"a random robot the model never saw{family}"))
+
+    g = torch.Generator().manual_seed(args.seed)
+    panels_raw, panels_lm = [], []
+    for robot, seen in cases:
+        T = robot.fk(robot.sample_q(args.goals, g))
+        solver.solve(robot, T[:1], 1)  # warm-up: builds the robot's graph, so the timings below are solves only
+        t0 = time.perf_counter()
+        raw = solver.solve(robot, T, args.samples, generator=torch.Generator().manual_seed(args.seed))
+        t_raw = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        lm = solver.solve(robot, T, args.samples, refine="lm", generator=torch.Generator().manual_seed(args.seed))
+        t_lm = time.perf_counter() - t0
+        unbounded = ~robot.limited
+        everything = torch.ones(args.samples, dtype=torch.bool)
+        n_distinct = [len(_distinct(lm.q[b], lm.success[b], unbounded, args.samples)) for b in range(args.goals)]
+        print(f"{robot.name} ({robot.dof} DOF, {seen})")
+        print(f"  raw samples: {1e3 * t_raw:.0f} ms for {args.goals} goals; best sample a success on {int(raw.success[:, 0].sum())}/{args.goals} goals, "
+              f"{int(raw.success.sum())}/{raw.success.numel()} samples")
+        print(f"  LM-refined:  {1e3 * t_lm:.0f} ms (sampling included); {int(lm.success[:, 0].sum())}/{args.goals} goals solved, "
+              f"{int(lm.success.sum())}/{lm.success.numel()} samples, distinct solutions per goal: {n_distinct}")
+        print(f"  {'goal':>4} {'#':>2} | {'raw: pos [mm]':>13} {'rot [deg]':>9} | {'LM: pos [mm]':>12} {'rot [deg]':>9} {'ok':>3} | "
+              f"LM solution q [rad]")
+        for b in range(args.goals):
+            ir = _distinct(raw.q[b], everything, unbounded, args.show)
+            il = _distinct(lm.q[b], everything, unbounded, args.show)
+            for r in range(max(len(ir), len(il))):
+                left = (f"{1e3 * raw.pos_err[b, ir[r]].item():13.1f} {math.degrees(raw.rot_err[b, ir[r]].item()):9.2f}"
+                        if r < len(ir) else f"{'':13} {'':9}")
+                if r < len(il):
+                    k = il[r]
+                    right = (f"{1e3 * lm.pos_err[b, k].item():12.3f} {math.degrees(lm.rot_err[b, k].item()):9.3f} "
+                             f"{'yes' if lm.success[b, k] else 'no':>3} | [{', '.join(f'{v:5.2f}' for v in lm.q[b, k].tolist())}]")
+                else:
+                    right = f"{'':12} {'':9} {'':3} |"
+                print(f"  {b if r == 0 else '':>4} {r + 1:>2} | {left} | {right}")
+        print()
+        label = robot.name if robot is not unseen else f"{robot.name} (unseen)"
+        best_raw = _distinct(raw.q[0], everything, unbounded, 8)
+        panels_raw.append((robot, raw.q[0, best_raw], T[0], f"{label}: {len(best_raw)} best raw samples, goal 0"))
+        ok = _distinct(lm.q[0], lm.success[0], unbounded, 8)
+        what = f"{len(ok)} of {n_distinct[0]} distinct solutions (LM)" if ok else "no LM solution, best LM result"
+        panels_lm.append((robot, lm.q[0, ok or [0]], T[0], f"{label}: {what}, goal 0"))
+
+    if importlib.util.find_spec("matplotlib") is None:
+        print("no figure: matplotlib is not installed (pip install 'ggik[plot]', which `make demo` does)")
+    else:
+        from .plots import plot_solution_grid
+
+        out = plot_solution_grid(panels_raw + panels_lm, args.out, ncols=len(cases),
+                                 title=f"ggik demo (seed {args.seed}): best distinct raw samples (top) and LM-refined solutions (bottom)")
+        print(f"figure: {out}")
+    print(f"total time {time.perf_counter() - t_start:.1f} s")
     return 0
 
 
@@ -168,6 +259,16 @@ def _cmd_info(args: argparse.Namespace) -> int:
     print(f"  parameters {model.num_parameters():,}")
     print(f"  training robots: {json.dumps(ckpt['training_robots'])}")
     print(f"  model config: {json.dumps(ckpt['config']['model'])}")
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from .export import export_checkpoint
+
+    payload = export_checkpoint(args.checkpoint, args.output)
+    size = Path(args.output).stat().st_size
+    print(f"wrote {args.output}: {size / 2**20:.2f} MB, weights only ({payload['format']}), step {payload['step']}, "
+          f"{payload['examples']:,} examples, from {args.checkpoint} ({Path(args.checkpoint).stat().st_size / 2**20:.2f} MB)")
     return 0
 
 
@@ -313,8 +414,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("checkpoint")
     p.set_defaults(func=_cmd_info)
 
-    p = sub.add_parser("demo", help="load every shipped robot, build its graph, round-trip a configuration")
+    p = sub.add_parser("export", help="write the weights-only form of a checkpoint (what ggik ships; cannot be resumed)")
+    p.add_argument("checkpoint", help="a checkpoint written by ggik train, e.g. RUN_DIR/last.pt")
+    p.add_argument("output", help="output file, e.g. ggik/weights/ggik_default.pt")
+    p.set_defaults(func=_cmd_export)
+
+    p = sub.add_parser("demo", help="solve a few goals with the shipped model: two training robots and an unseen random one")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--goals", type=int, default=3, help="goals per robot")
+    p.add_argument("--samples", type=int, default=32, help="samples per goal")
+    p.add_argument("--show", type=int, default=3, help="distinct solutions listed per goal")
+    p.add_argument("--out", default="runs/demo/solutions.png", help="figure (PNG; needs matplotlib)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch CPU threads (0 = torch's default); batches this small run fastest on one, above all on a busy machine")
     p.set_defaults(func=_cmd_demo)
     return parser
 

@@ -6,6 +6,7 @@ Every function renders with matplotlib's Agg canvas on a standalone :class:`matp
 path. matplotlib is imported inside the functions, so ``import ggik`` never needs it.
 
 * :func:`plot_solutions`: 3D stick figures of several IK solutions of one goal (the GGIK paper's Fig. 3).
+* :func:`plot_solution_grid`: several such panels in one figure (``ggik demo``).
 * :func:`plot_error_histograms`: position and rotation error histograms on log axes, with the tolerances.
 * :func:`plot_timing`: total and per-sample time against the number of samples (paper appendix Fig. 4).
 """
@@ -22,7 +23,7 @@ from .errors import GGIKError
 from .fileio import atomic_write
 from .robot import Robot
 
-__all__ = ["plot_solutions", "plot_error_histograms", "plot_timing"]
+__all__ = ["plot_solutions", "plot_solution_grid", "plot_error_histograms", "plot_timing"]
 
 _DPI = 120
 
@@ -77,6 +78,47 @@ def plot_solutions(robot: Robot, q, T_goal, path: str | Path, title: str | None 
     duplicates dropped), drawn semi-transparent; the base is a black square. Axes are scaled equally.
     Returns the path written.
     """
+    q, T = _check_solutions(robot, q, T_goal)
+    fig, canvas = _figure((6.4, 6.0))
+    _draw_solutions(fig.add_subplot(projection="3d"), robot, q, T, title)
+    return _save(fig, canvas, path)
+
+
+def plot_solution_grid(panels: Sequence[tuple], path: str | Path, ncols: int | None = None, title: str | None = None) -> Path:
+    """Several :func:`plot_solutions` panels in one figure (e.g. one column per robot, raw and refined rows).
+
+    Args:
+        panels: ``(robot, q, T_goal, panel_title)`` tuples, as the arguments of :func:`plot_solutions`,
+            laid out row by row.
+        path: output ``.png``.
+        ncols: panels per row (default: all in one row).
+        title: figure title (optional).
+    Returns the path written.
+    """
+    panels = list(panels)
+    if not panels:
+        raise ValueError("plot_solution_grid needs at least one panel")
+    checked = []
+    for k, panel in enumerate(panels):
+        if len(panel) != 4:
+            raise ValueError(f"panel {k} must be (robot, q, T_goal, title), got {len(panel)} items")
+        robot, q, T_goal, panel_title = panel
+        checked.append((robot, *_check_solutions(robot, q, T_goal), panel_title))
+    ncols = len(checked) if ncols is None else int(ncols)
+    if ncols < 1:
+        raise ValueError(f"ncols must be >= 1, got {ncols}")
+    nrows = math.ceil(len(checked) / ncols)
+    fig, canvas = _figure((4.4 * ncols, 4.2 * nrows + (0.3 if title else 0.0)))
+    for k, (robot, q, T, panel_title) in enumerate(checked):
+        _draw_solutions(fig.add_subplot(nrows, ncols, k + 1, projection="3d"), robot, q, T, panel_title, small=True)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return _save(fig, canvas, path)
+
+
+def _check_solutions(robot: Robot, q, T_goal) -> tuple[torch.Tensor, np.ndarray]:
+    """(q (S, dof) float64 tensor, T (4, 4) numpy) after the checks of :func:`plot_solutions`."""
     if not isinstance(robot, Robot):
         raise TypeError(f"robot must be a ggik.Robot, got {type(robot).__name__}")
     q = torch.as_tensor(q, dtype=torch.float64)
@@ -88,13 +130,15 @@ def plot_solutions(robot: Robot, q, T_goal, path: str | Path, title: str | None 
     T = _as_numpy(T_goal, "T_goal", 2)
     if T.shape != (4, 4) or not np.isfinite(T).all():
         raise ValueError(f"T_goal must be a finite (4, 4) pose, got shape {T.shape}")
+    return q, T
+
+
+def _draw_solutions(ax, robot: Robot, q: torch.Tensor, T: np.ndarray, title: str | None, small: bool = False) -> None:
+    """Draw checked solutions ``q`` (S, dof) and the goal ``T`` on a 3D axes."""
+    import mpl_toolkits.mplot3d  # noqa: F401  (registers the 3d projection on older matplotlib)
 
     origins = robot.link_poses(q)[..., :3, 3].numpy()  # (S, L, 3) [m]
     lines = [_polyline(o) for o in origins]
-    fig, canvas = _figure((6.4, 6.0))
-    import mpl_toolkits.mplot3d  # noqa: F401  (registers the 3d projection on older matplotlib)
-
-    ax = fig.add_subplot(projection="3d")
     S = len(lines)
     alpha = float(np.clip(3.0 / math.sqrt(S), 0.15, 0.9))
     colors = _colors(S)
@@ -120,9 +164,8 @@ def plot_solutions(robot: Robot, q, T_goal, path: str | Path, title: str | None 
     ax.set_xlabel("x [m]")
     ax.set_ylabel("y [m]")
     ax.set_zlabel("z [m]")
-    ax.legend(loc="upper left", fontsize=8)
-    ax.set_title(title or f"{robot.name}: {S} solution{'s' if S != 1 else ''} for one goal")
-    return _save(fig, canvas, path)
+    ax.legend(loc="upper left", fontsize=7 if small else 8)
+    ax.set_title(title or f"{robot.name}: {S} solution{'s' if S != 1 else ''} for one goal", fontsize=9 if small else None)
 
 
 def _colors(n: int, qualitative: bool = False) -> list:

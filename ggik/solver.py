@@ -91,7 +91,8 @@ class GGIK:
 
     @classmethod
     def pretrained(cls, device: str | torch.device = "cpu") -> "GGIK":
-        """The model shipped inside the package (``ggik/weights/``)."""
+        """The model shipped inside the package: ``ggik/weights/ggik_default.pt``, a weights-only export
+        (``ggik export``, :mod:`ggik.export`) of the default multi-robot training run."""
         ref = resources.files("ggik").joinpath("weights", PRETRAINED_CHECKPOINT)
         if not ref.is_file():
             raise GGIKError(

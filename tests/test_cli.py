@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,9 +76,32 @@ def test_missing_urdf_file_is_a_clean_error(capsys, tmp_path):
     assert "not found" in capsys.readouterr().err
 
 
-def test_demo_round_trips_every_robot(capsys):
-    assert main(["demo", "--seed", "3"]) == 0
+DEMO_SMALL = ["demo", "--seed", "3", "--goals", "2", "--samples", "4", "--show", "2"]
+
+
+def test_demo_solves_with_the_shipped_model(tmp_path, capsys):
+    out_png = tmp_path / "demo" / "solutions.png"
+    assert main(DEMO_SMALL + ["--out", str(out_png)]) == 0
     out = capsys.readouterr().out
-    errors = [float(line.split("round trip:")[1].split()[0]) for line in out.splitlines() if "round trip:" in line]
-    assert len(errors) == len(available_robots())
-    assert max(errors) < 1e-9
+    assert "ggik demo: the shipped model" in out
+    assert "panda (7 DOF, a training robot)" in out and "ur10 (6 DOF, a training robot)" in out
+    assert "random7_seed7010 (7 DOF, a random robot the model never saw" in out
+    assert out.count("raw samples:") == 3 and out.count("LM-refined:") == 3
+    rows = [line for line in out.splitlines() if line.count("|") == 3 and line.endswith("]") and "goal" not in line]
+    assert 3 * 2 <= len(rows) <= 3 * 2 * 2  # 3 robots x 2 goals x 1..2 distinct solutions listed
+    pytest.importorskip("matplotlib")
+    assert f"figure: {out_png}" in out
+    assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_demo_without_matplotlib_says_so(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import and find_spec then fail as if not installed
+    assert main(["demo", "--goals", "1", "--samples", "2", "--show", "1", "--out", str(tmp_path / "s.png")]) == 0
+    assert "no figure: matplotlib is not installed" in capsys.readouterr().out
+    assert not (tmp_path / "s.png").exists()
+
+
+@pytest.mark.parametrize("extra, message", [(["--goals", "0"], "must be at least 1"), (["--out", "x.jpg"], "must end in .png")])
+def test_demo_bad_options(extra, message, capsys):
+    assert main(["demo"] + extra) == 2
+    assert message in capsys.readouterr().err

@@ -13,7 +13,7 @@ pytest.importorskip("matplotlib", reason="matplotlib is not installed (pip insta
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
 from ggik import Robot  # noqa: E402
-from ggik.plots import plot_error_histograms, plot_solutions, plot_timing  # noqa: E402
+from ggik.plots import plot_error_histograms, plot_solution_grid, plot_solutions, plot_timing  # noqa: E402
 from ggik.refine import lm_refine  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -53,6 +53,21 @@ def test_solutions_plot(tmp_path, agg_calls, rng):
     assert agg_calls == [FigureCanvasAgg]
     # one configuration (dof,) is one solution; numpy goals work too
     assert_png(plot_solutions(panda, q[0], T.numpy(), tmp_path / "one.png"))
+
+
+def test_solution_grid(tmp_path, agg_calls, rng):
+    panda, ur10 = Robot.from_name("panda"), Robot.from_name("ur10")
+    panels = [(r, r.sample_q(3, rng), r.fk(r.sample_q(1, rng))[0], f"{r.name} panel") for r in (panda, ur10, panda)]
+    out = plot_solution_grid(panels, tmp_path / "grid.png", ncols=2, title="grid test")
+    assert_png(out, min_size=(800, 800))  # 2 x 2 panels
+    assert agg_calls == [FigureCanvasAgg]
+    with pytest.raises(ValueError, match="at least one panel"):
+        plot_solution_grid([], tmp_path / "g.png")
+    with pytest.raises(ValueError, match=r"panel 1 must be \(robot, q, T_goal, title\)"):
+        plot_solution_grid([panels[0], panels[1][:3]], tmp_path / "g.png")
+    with pytest.raises(ValueError, match="dof=7"):
+        plot_solution_grid([(panda, torch.zeros(2, 6), panels[0][2], None)], tmp_path / "g.png")
+    assert [p.name for p in tmp_path.iterdir()] == ["grid.png"]
 
 
 def test_solutions_plot_rejects_bad_input(tmp_path, rng):

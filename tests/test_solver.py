@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -87,14 +86,6 @@ def test_load_builds_an_eval_mode_solver(solver, ckpt):
     assert solver.checkpoint["step"] == 3
     assert solver.training_robots["named"] == {"panda": 1.0}
     assert solver.config == RefineConfig()
-
-
-def test_pretrained_says_no_model_is_shipped():
-    ref = resources.files("ggik").joinpath("weights", ggik.solver.PRETRAINED_CHECKPOINT)
-    if ref.is_file():
-        pytest.skip("a pretrained model is shipped now")
-    with pytest.raises(GGIKError, match=r"no pretrained model is shipped with this ggik version .*GGIK\.load"):
-        GGIK.pretrained()
 
 
 # ---------------------------------------------------------------------------------------------- solve
