@@ -15,7 +15,8 @@ def read(run: Path) -> tuple[list[dict], list[dict]]:
     train, val = [], []
     for line in (run / "metrics.jsonl").read_text().splitlines():
         rec = json.loads(line)
-        (train if rec["kind"] == "train" else val).append(rec)
+        if rec["kind"] in ("train", "val"):  # skips e.g. the "init" record of a fine-tuning run
+            (train if rec["kind"] == "train" else val).append(rec)
     return train, val
 
 

@@ -196,8 +196,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     import time
 
     from .config import apply_overrides, from_dict, load_yaml
-    from .training import TrainConfig, Trainer
+    from .training import TrainConfig, Trainer, config_for_init
 
+    if args.resume and args.init:
+        raise GGIKError("--init starts a new run from a checkpoint's weights, --resume continues a run: give one of them")
     overrides = apply_overrides({}, args.set or [])
     common = dict(device=args.device, wandb=args.wandb, progress=not args.no_progress)
     if args.resume:
@@ -208,12 +210,19 @@ def _cmd_train(args: argparse.Namespace) -> int:
         from .config import merge
 
         data = merge(load_yaml(args.config), overrides) if args.config else overrides
+        if args.init:
+            data = config_for_init(args.init, data)  # the model section comes from the checkpoint
         cfg = from_dict(TrainConfig, data)
-        stem = Path(args.config).stem if args.config else "run"
+        stem = Path(args.config).stem if args.config else ("init" if args.init else "run")
         out = Path(args.out) if args.out else Path("runs") / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
         if (out / "last.pt").exists():
             raise GGIKError(f"{out} already holds a run (last.pt); use --resume {out} or another --out")
         trainer = Trainer(cfg, out, **common)
+        if args.init:
+            src = trainer.init_from(args.init)
+            if trainer.rank == 0:
+                print(f"initialised from {src['path']} (step {src['step']}, {src['examples']:,} examples); "
+                      "new run: step 0, fresh optimiser and schedule")
     if trainer.rank == 0:
         print(f"run dir: {trainer.run_dir}  (model: {trainer.model.num_parameters():,} parameters, step {trainer.step}/{trainer.cfg.steps})")
     last = trainer.train(max_minutes=args.max_minutes)
@@ -258,6 +267,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
     print(f"  step {ckpt['step']}, examples {ckpt['examples']:,}, training wall time {ckpt['wall_s'] / 3600:.2f} h, processes {ckpt.get('world_size', 1)}")
     print(f"  parameters {model.num_parameters():,}")
     print(f"  training robots: {json.dumps(ckpt['training_robots'])}")
+    if ckpt.get("init_from"):
+        print(f"  initialised from: {json.dumps(ckpt['init_from'])}")
     print(f"  model config: {json.dumps(ckpt['config']['model'])}")
     return 0
 
@@ -330,6 +341,32 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_eval_generalisation(args: argparse.Namespace) -> int:
+    from .evaluation import EvalConfig, generalisation_points, generalisation_table, training_set
+    from .solver import GGIK
+
+    solver = GGIK.load(args.ckpt) if args.ckpt else GGIK.pretrained()
+    training = training_set(solver.checkpoint)
+    robots = None if args.robots is None else [load_robot(n) for n in args.robots]
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    cfg = EvalConfig(problems=args.n, samples=args.samples, seed=args.seed)
+    table = generalisation_table(solver.model, training, cfg, robots=robots, dofs=args.dofs, scales=args.scales,
+                                 family_size=args.family_size, progress=not args.no_progress)
+    out = Path(args.out_dir)
+    md, csv = table.write(out / "generalisation", command="ggik " + shlex.join(args.argv), seed=args.seed)
+    print(md.read_text())
+    print(f"wrote {md} and {csv}")
+    if args.figure:
+        from .plots import plot_generalisation
+
+        points = [(family, dist, raw, refined) for family, _, dist, raw, refined in generalisation_points(table)]
+        png = plot_generalisation(points, out / "generalisation.png",
+                                  title=f"Success on robots outside the training set ({args.n} goals x {args.samples} samples)")
+        print(f"wrote {png}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ggik", description="Generative graphical inverse kinematics.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -361,6 +398,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     p.add_argument("--out", help="run folder (default runs/<config>-<time>)")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue RUN_DIR/last.pt exactly")
+    p.add_argument("--init", metavar="CKPT", help="start a new run (step 0, fresh optimiser) from the weights of CKPT "
+                   "(full or weights-only; its model config is taken), e.g. to fine-tune to a robot")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
     p.add_argument("--wandb", default="disabled", choices=["disabled", "offline", "online"])
     p.add_argument("--max-minutes", type=float, help="stop (and checkpoint) after this much wall time")
@@ -409,6 +448,23 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--out-dir", default="eval/results")
         p.add_argument("--no-progress", action="store_true")
         p.set_defaults(func=_cmd_eval)
+    p = ev_sub.add_parser("generalisation", help="raw and refined success on robots outside the checkpoint's training set")
+    p.add_argument("ckpt", nargs="?", help="checkpoint, full or weights-only (default: the shipped model); its "
+                   "training_robots decide what is unseen")
+    p.add_argument("--robots", nargs="*", help="unseen robots: shipped names or URDF files (default: every urdfs/ robot "
+                   "not in the training set; none if given without names)")
+    p.add_argument("--dofs", nargs="*", type=int, default=[6, 7, 8], help="one family of random DH robots per DOF")
+    p.add_argument("--scales", nargs="*", type=float, default=[0.1, 0.2, 0.4],
+                   help="one family of randomize_links(training robot, r) per scale r")
+    p.add_argument("--family-size", type=int, default=10, help="robots per random family")
+    p.add_argument("-n", type=int, default=500, help="goals per robot")
+    p.add_argument("-s", "--samples", type=int, default=32, help="samples per goal (LM refines each)")
+    p.add_argument("--seed", type=int, default=0, help="seed of goals, samples and the random robots")
+    p.add_argument("--figure", action="store_true", help="also write OUT_DIR/generalisation.png (success vs distance)")
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    p.add_argument("--out-dir", default="eval/results")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_cmd_eval_generalisation)
 
     p = sub.add_parser("info", help="what a checkpoint holds")
     p.add_argument("checkpoint")

@@ -9,6 +9,7 @@ path. matplotlib is imported inside the functions, so ``import ggik`` never need
 * :func:`plot_solution_grid`: several such panels in one figure (``ggik demo``).
 * :func:`plot_error_histograms`: position and rotation error histograms on log axes, with the tolerances.
 * :func:`plot_timing`: total and per-sample time against the number of samples (paper appendix Fig. 4).
+* :func:`plot_generalisation`: raw and refined success against the distance of a robot from the training set.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from .errors import GGIKError
 from .fileio import atomic_write
 from .robot import Robot
 
-__all__ = ["plot_solutions", "plot_solution_grid", "plot_error_histograms", "plot_timing"]
+__all__ = ["plot_solutions", "plot_solution_grid", "plot_error_histograms", "plot_timing", "plot_generalisation"]
 
 _DPI = 120
 
@@ -268,5 +269,61 @@ def plot_timing(rows: Iterable[Sequence], path: str | Path, title: str | None = 
         ax.grid(True, which="both", alpha=0.3)
     a2.legend(fontsize=7, loc="upper right", ncol=1 + len(curves) // 8)
     fig.suptitle(title or "Sampling time against the number of samples")
+    fig.tight_layout()
+    return _save(fig, canvas, path)
+
+
+# ---------------------------------------------------------------------------------------------- generalisation
+def plot_generalisation(points: Iterable[Sequence], path: str | Path, title: str | None = None) -> Path:
+    """Success [%] against the distance from the training set: raw samples (left), refined with LM (right).
+
+    Args:
+        points: ``(family, distance, raw success [%], refined success [%])`` per robot (e.g. from
+            :func:`ggik.evaluation.generalisation_points`); one colour and marker per family, in order of first
+            appearance. Robots without a distance (NaN) cannot be placed: they are left out and counted on the figure.
+        path: output ``.png``.
+    Returns the path written.
+    """
+    placed: dict[str, list[tuple[float, float, float]]] = {}
+    unplaced = total = 0
+    for row in points:
+        if len(row) != 4:
+            raise ValueError(f"each point must be (family, distance, raw success, refined success), got {row!r}")
+        family, dist, raw, refined = str(row[0]), float(row[1]), float(row[2]), float(row[3])
+        if not all(0.0 <= v <= 100.0 for v in (raw, refined)):
+            raise ValueError(f"success rates are percentages in [0, 100], got {raw!r} and {refined!r} in {row!r}")
+        total += 1
+        if math.isnan(dist):
+            unplaced += 1
+            placed.setdefault(family, [])
+            continue
+        if not (dist >= 0.0 and math.isfinite(dist)):
+            raise ValueError(f"distance must be finite and >= 0 (or NaN: unknown), got {dist!r} in {row!r}")
+        placed.setdefault(family, []).append((dist, raw, refined))
+    if not total:
+        raise ValueError("plot_generalisation needs at least one point")
+    fig, canvas = _figure((11.0, 4.5))
+    axes = fig.subplots(1, 2, sharey=True)
+    markers = "osD^vP*Xh<>p"
+    colors = _colors(len(placed), qualitative=True)
+    for k, ((family, pts), c) in enumerate(zip(placed.items(), colors)):
+        if not pts:
+            continue
+        a = np.array(pts)
+        for ax, col in zip(axes, (1, 2)):
+            ax.scatter(a[:, 0], a[:, col], color=c, marker=markers[k % len(markers)], s=28, alpha=0.8,
+                       label=f"{family} ({len(pts)})")
+    for ax, what in zip(axes, ("raw samples: best within 1 cm and 1 deg", "refined with LM: within 1 mm and 0.01 rad")):
+        ax.set_xlabel("distance from the training set (randomize_links: r; else relative edge difference)", fontsize=8)
+        ax.set_title(what, fontsize=10)
+        ax.set_ylim(-3, 103)
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("success [%]")
+    if unplaced:
+        axes[0].text(0.02, 0.98, f"{unplaced} of {total} robots have no distance (n/a): not shown", transform=axes[0].transAxes,
+                     fontsize=8, va="top")
+    if any(placed.values()):
+        axes[1].legend(fontsize=7, loc="lower left")
+    fig.suptitle(title or "Success against distance from the training set")
     fig.tight_layout()
     return _save(fig, canvas, path)

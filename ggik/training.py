@@ -6,7 +6,11 @@
   ``checkpoint_every`` steps and at exit. A checkpoint holds the config, the ggik version, the
   training robots, model, optimiser, scheduler and every process's RNG state; the model can be
   rebuilt from the file alone (:func:`load_model`), and ``--resume`` continues bit for bit on CPU.
-* Metrics: ``RUN_DIR/metrics.jsonl``, one JSON object per line (``kind`` = "train" or "val").
+* Metrics: ``RUN_DIR/metrics.jsonl``, one JSON object per line (``kind`` = "train" or "val"; a run started
+  from another model's weights, :meth:`Trainer.init_from`, begins with one ``kind`` = "init" record).
+* Fine-tuning: ``Trainer.init_from(ckpt)`` (``ggik train --init CKPT``) starts a new run (step 0, fresh
+  optimiser and schedule) from the weights of a full or weights-only checkpoint of the same architecture;
+  the run's checkpoints record the source in ``init_from``.
 * Scale-out: run under ``torchrun`` and the trainer uses DistributedDataParallel (gloo on CPU, nccl on
   CUDA); each process draws its own data (``TrainingData.batch(step, rank)``), rank 0 writes files.
 """
@@ -42,6 +46,7 @@ __all__ = [
     "Trainer",
     "load_checkpoint",
     "load_model",
+    "config_for_init",
     "CHECKPOINT_FORMAT",
     "WEIGHTS_FORMAT",
 ]
@@ -114,6 +119,21 @@ def load_model(path: str | Path, device: str | torch.device = "cpu") -> tuple[GG
     return model.to(device).eval(), ckpt
 
 
+def config_for_init(path: str | Path, data: dict) -> dict:
+    """The config dict ``data`` (overrides of :class:`TrainConfig`) with the model section of checkpoint ``path``.
+
+    A model section in ``data`` is merged over the checkpoint's; if it changes anything,
+    :meth:`Trainer.init_from` refuses the result with the differing keys.
+    """
+    from .config import merge
+
+    ckpt = load_checkpoint(path)
+    source = (ckpt.get("config") or {}).get("model")
+    if not isinstance(source, dict):
+        raise GGIKError(f"{path}: the checkpoint holds no model config")
+    return {**data, "model": merge(source, data.get("model") or {})}
+
+
 # ---------------------------------------------------------------------- schedules
 def lr_factor(step: int, cfg: TrainConfig) -> float:
     o = cfg.optim
@@ -177,6 +197,7 @@ class Trainer:
         self._val_set: ProblemSet | None = None
         self._val_groups: list | None = None  # (robot, graph, q, T_goal) per validation robot
         self._stop_requested = False
+        self.init_source: dict | None = None  #: where the initial weights came from (init_from), else None
 
     # ----- state
     def _rng_states(self) -> list[torch.Tensor]:
@@ -202,6 +223,7 @@ class Trainer:
             "wall_s": self.wall_s,
             "rng": self._rng_states(),
             "world_size": self.world,
+            "init_from": self.init_source,
         }
 
     def save(self) -> Path | None:
@@ -220,6 +242,39 @@ class Trainer:
         if len(rng) != self.world:
             raise GGIKError(f"checkpoint was written by {len(rng)} processes, resuming with {self.world}: not an exact resume")
         torch.set_rng_state(rng[self.rank])
+        self.init_source = ckpt.get("init_from")
+
+    def init_from(self, path: str | Path) -> dict:
+        """Start this new run from the model weights of checkpoint ``path`` (full or weights-only).
+
+        Only the weights are taken: optimiser, schedule, step and example counts stay fresh. The model
+        config of this trainer must equal the checkpoint's (:func:`config_for_init` builds one that does).
+        Records the source (path, its step and examples) in ``self.init_source``, in every checkpoint of
+        this run (``init_from``) and as a ``kind`` = "init" metrics record. Returns that record.
+        """
+        if self.step != 0:
+            raise GGIKError(f"init_from starts a new run, but this trainer is at step {self.step}")
+        ckpt = load_checkpoint(path)
+        try:
+            source = to_dict(from_dict(TrainConfig, ckpt["config"]).model)
+        except (KeyError, TypeError, GGIKError) as exc:
+            raise GGIKError(f"{path}: no usable model config in the checkpoint ({exc})") from None
+        mine = to_dict(self.cfg.model)
+        if source != mine:
+            diff = ", ".join(f"model.{k}: {mine.get(k)!r} here, {source.get(k)!r} in the checkpoint"
+                             for k in sorted(set(source) | set(mine)) if source.get(k) != mine.get(k))
+            raise GGIKError(f"cannot initialise from {path}: the model architecture differs ({diff}); leave the model "
+                            "section out of --config/--set to take the checkpoint's")
+        try:
+            self.model.load_state_dict(ckpt["model"])
+        except (KeyError, RuntimeError) as exc:
+            raise GGIKError(f"{path}: its weights do not fit the model ({exc})") from None
+        self.init_source = {"path": str(path), "format": ckpt["format"], "step": int(ckpt.get("step", 0)),
+                            "examples": int(ckpt.get("examples", 0)), "ggik_version": ckpt.get("ggik_version")}
+        if ckpt.get("init_from"):
+            self.init_source["init_from"] = ckpt["init_from"]  # a chain of fine-tunings stays traceable
+        self._log({"kind": "init", "step": 0, "examples": 0, "init_from": self.init_source})
+        return self.init_source
 
     @classmethod
     def resume(cls, run_dir: str | Path, overrides: dict | None = None, **kwargs) -> "Trainer":

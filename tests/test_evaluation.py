@@ -123,3 +123,150 @@ def test_ggik_eval_accuracy_writes_figures(tiny_ckpt, tmp_path):
 def test_ggik_eval_without_a_model_is_a_clear_error(tmp_path, capsys):
     assert main(["eval", "accuracy", "--ckpt", str(tmp_path / "none.pt"), "-n", "2"]) == 2
     assert "checkpoint not found" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------- generalisation
+from ggik import GGIKError, available_robots  # noqa: E402
+from ggik.data import TrainingData  # noqa: E402
+from ggik.evaluation import (  # noqa: E402
+    FAMILY_MEAN,
+    generalisation_points,
+    generalisation_table,
+    structure_lengths,
+    training_set,
+)
+from ggik.graph import RobotGraph  # noqa: E402
+from ggik.model import GGIKModel  # noqa: E402
+from ggik.random_robots import randomize_links  # noqa: E402
+
+TINY_GEN = EvalConfig(problems=2, samples=2, seed=0)
+#: panda and ur10 trained, kuka_lwr listed with weight 0 (so unseen), random 6-DOF robots trained
+TRAINING = {"named": {"panda": 1.0, "ur10": 1.0, "kuka_lwr": 0.0}, "random": {"weight": 1.0, "dofs": [6]},
+            "randomized": {"weight": 0.0, "fraction": 0.2}}
+
+
+@pytest.fixture(scope="module")
+def untrained_model():
+    """The tiny architecture at initialisation (0 steps): the table's logic does not need a good model."""
+    torch.manual_seed(0)
+    return GGIKModel(from_dict(TrainConfig, load_yaml("train/configs/tiny.yaml")).model).eval()
+
+
+def _rows(table):
+    return [dict(zip(table.columns, row)) for row in table.rows]
+
+
+def test_generalisation_table_families_exclusion_distances_and_means(untrained_model):
+    table = generalisation_table(untrained_model, TRAINING, TINY_GEN, dofs=[6, 8], scales=[0.2], family_size=2, progress=False)
+    rows = _rows(table)
+    families = list(dict.fromkeys(r["family"] for r in rows))
+    assert families == ["unseen named", "random 6-DOF", "random 8-DOF", "randomized r=0.2"]
+    named = [r["robot"] for r in rows if r["family"] == "unseen named" and r["robot"] != FAMILY_MEAN]
+    assert named == [n for n in available_robots() if n not in ("panda", "ur10")]  # weight 0 counts as unseen
+    by_robot = {r["robot"]: r for r in rows if r["robot"] != FAMILY_MEAN}
+    # distances: r for randomised training robots (bases cycle through the trained ones), edges otherwise
+    assert [(n, r["distance to training set"], r["distance measure"]) for n, r in by_robot.items() if "~" in n] == [
+        ("panda~0.2#0", 0.2, "scale r of panda"), ("ur10~0.2#1", 0.2, "scale r of ur10")]
+    assert by_robot["lbr_iiwa"]["distance measure"] == "edges vs panda" and 0 < by_robot["lbr_iiwa"]["distance to training set"] < 1
+    assert by_robot["puma560"]["distance measure"].startswith("edges vs ur10 (upper bound")  # random 6-DOF robots trained
+    assert math.isnan(by_robot["random8_0"]["distance to training set"])
+    assert by_robot["random8_0"]["distance measure"] == "n/a: no named training robot has 8 DOF"
+    # one mean row closes every family, averaging its robots
+    for fam in families:
+        members = [r for r in rows if r["family"] == fam and r["robot"] != FAMILY_MEAN]
+        (mean,) = [r for r in rows if r["family"] == fam and r["robot"] == FAMILY_MEAN]
+        assert rows.index(mean) == max(rows.index(m) for m in members) + 1
+        for col in table.columns[5:]:
+            assert mean[col] == pytest.approx(sum(m[col] for m in members) / len(members)), (fam, col)
+        known = [m["distance to training set"] for m in members if not math.isnan(m["distance to training set"])]
+        if known:
+            assert mean["distance to training set"] == pytest.approx(sum(known) / len(known))
+        else:
+            assert math.isnan(mean["distance to training set"])
+    assert {r["dof"] for r in rows if r["family"] == "random 8-DOF"} == {8}
+    for r in rows:
+        for col in table.columns[5:]:
+            assert math.isfinite(r[col]) and r[col] >= 0.0, (r["robot"], col)
+            if "[%]" in col:
+                assert r[col] <= 100.0
+        assert r["pos best [mm]"] <= r["pos mean [mm]"] and r["rot best [deg]"] <= r["rot mean [deg]"]
+    points = generalisation_points(table)
+    assert [p[1] for p in points] == list(by_robot) and all(len(p) == 5 for p in points)
+    assert any("independent streams" in n for n in table.notes)
+
+
+def test_generalisation_random_robots_follow_the_seed(untrained_model):
+    def random_edges(seed):
+        t = generalisation_table(untrained_model, TRAINING, EvalConfig(problems=1, samples=1, seed=seed), robots=[],
+                                 dofs=[6], scales=[], family_size=2, progress=False)
+        return [r["distance to training set"] for r in _rows(t) if r["robot"] != FAMILY_MEAN]
+
+    assert random_edges(0) == random_edges(0)
+    assert random_edges(0) != random_edges(1)
+
+
+def test_edge_distance_is_zero_for_a_copy_of_a_training_robot(untrained_model):
+    copy = Robot.from_name("lbr_iiwa")
+    copy.name = "my_iiwa"
+    far = randomize_links(Robot.from_name("lbr_iiwa"), 0.4, 5)
+    table = generalisation_table(untrained_model, {"named": {"lbr_iiwa": 1.0}}, TINY_GEN, robots=[copy, far],
+                                 dofs=[], scales=[], progress=False)
+    rows = _rows(table)
+    assert rows[0]["distance to training set"] == 0.0 and rows[0]["distance measure"] == "edges vs lbr_iiwa"
+    assert rows[1]["distance to training set"] > 0.01
+    s = structure_lengths(RobotGraph.from_robot(copy))
+    assert s.shape == (4 * 7,) and (s >= 0).all() and s.max() > 0.1
+
+
+def test_generalisation_says_so_when_every_named_robot_was_trained(untrained_model):
+    everything = {"named": {n: 1.0 for n in available_robots()}}
+    table = generalisation_table(untrained_model, everything, TINY_GEN, dofs=[7], scales=[], family_size=1, progress=False)
+    assert {r["family"] for r in _rows(table)} == {"random 7-DOF"}
+    assert any("no unseen named robot" in n for n in table.notes)
+    with pytest.raises(GGIKError, match="nothing to evaluate: All 9 named robots"):
+        generalisation_table(untrained_model, everything, TINY_GEN, dofs=[], scales=[], progress=False)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(dofs=[1]), "integer DOF >= 2"),
+    (dict(scales=[0.0]), r"must lie in \(0, 1\)"),
+    (dict(scales=[1.0]), r"must lie in \(0, 1\)"),
+    (dict(family_size=0), "positive integer"),
+    (dict(robots=[Robot.from_name("panda")]), "in the checkpoint's training set"),
+    (dict(cfg=EvalConfig(problems=0, samples=2)), "must be >= 1"),
+])
+def test_generalisation_bad_options_are_errors(untrained_model, kwargs, message):
+    cfg = kwargs.pop("cfg", TINY_GEN)
+    with pytest.raises(GGIKError, match=message):
+        generalisation_table(untrained_model, TRAINING, cfg, **{"dofs": [6], "scales": [], **kwargs}, progress=False)
+
+
+def test_training_set_from_checkpoint_or_config():
+    cfg = from_dict(TrainConfig, load_yaml("train/configs/tiny.yaml"))
+    described = TrainingData(cfg.data).describe()
+    assert training_set({"training_robots": described}) == described
+    from ggik.config import to_dict
+
+    assert training_set({"config": to_dict(cfg)}) == described  # a file without training_robots
+    with pytest.raises(GGIKError, match="cannot tell which robots are unseen"):
+        training_set({})
+
+
+def test_ggik_eval_generalisation_writes_table_and_figure(tiny_ckpt, tmp_path, capsys):
+    import importlib.util
+
+    figure = importlib.util.find_spec("matplotlib") is not None
+    argv = ["eval", "generalisation", str(tiny_ckpt), "--robots", "ur10", "--dofs", "7", "--scales", "0.1",
+            "--family-size", "1", "-n", "2", "-s", "2", "--out-dir", str(tmp_path), "--no-progress"]
+    assert main(argv + (["--figure"] if figure else [])) == 0
+    md = (tmp_path / "generalisation.md").read_text()
+    assert "Command: `ggik eval generalisation" in md and "Machine:" in md and "Seed: 0" in md
+    rows = _read_csv(tmp_path / "generalisation.csv")
+    assert [(r["family"], r["robot"]) for r in rows] == [
+        ("unseen named", "ur10"), ("unseen named", FAMILY_MEAN), ("random 7-DOF", "random7_0"), ("random 7-DOF", FAMILY_MEAN),
+        ("randomized r=0.1", "panda~0.1#0"), ("randomized r=0.1", FAMILY_MEAN)]
+    if figure:
+        assert (tmp_path / "generalisation.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    capsys.readouterr()
+    assert main(["eval", "generalisation", str(tiny_ckpt), "--robots", "panda", "-n", "2"]) == 2
+    assert "training set" in capsys.readouterr().err

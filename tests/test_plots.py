@@ -124,3 +124,23 @@ def test_an_existing_file_is_replaced_whole(tmp_path):
 def test_importing_ggik_plots_does_not_import_matplotlib():
     code = "import sys, ggik.plots; assert 'matplotlib' not in sys.modules, 'matplotlib imported eagerly'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_generalisation_plot(tmp_path, agg_calls):
+    from ggik.plots import plot_generalisation
+
+    points = [("unseen named", 0.13, 40.0, 100.0), ("unseen named", float("nan"), 10.0, 90.0),
+              ("randomized r=0.2", 0.2, 60.0, 100.0), ("random 8-DOF", float("nan"), 0.0, 80.0)]
+    out = plot_generalisation(points, tmp_path / "gen.png", title="test")
+    assert_png(out)
+    assert agg_calls == [FigureCanvasAgg]
+    assert_png(plot_generalisation([("random 8-DOF", float("nan"), 0.0, 80.0)], tmp_path / "none_placed.png"))
+    with pytest.raises(ValueError, match="at least one point"):
+        plot_generalisation([], tmp_path / "bad.png")
+    with pytest.raises(ValueError, match=r"\[0, 100\]"):
+        plot_generalisation([("a", 0.1, 101.0, 0.0)], tmp_path / "bad.png")
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        plot_generalisation([("a", -0.1, 1.0, 0.0)], tmp_path / "bad.png")
+    with pytest.raises(ValueError, match="family, distance"):
+        plot_generalisation([("a", 0.1, 1.0)], tmp_path / "bad.png")
+    assert not (tmp_path / "bad.png").exists()

@@ -396,3 +396,77 @@ def test_resume_drops_metrics_written_after_the_checkpoint(tmp_path):
     trainer.train()
     steps = [json.loads(line)["step"] for line in metrics.read_text().splitlines()]
     assert steps == [1, 2, 3, 4, 5, 6, 7, 8]
+
+
+# ---------------------------------------------------------------------------------------------- --init (fine-tuning)
+def test_init_from_takes_the_weights_only_and_records_the_source(short_run, tmp_path):
+    source = load_checkpoint(short_run / "last.pt")
+    run = tmp_path / "ft"
+    trainer = Trainer(tiny_cfg("steps=1", "val.every=0", "data.random_weight=0", "data.robots={kuka_lwr: 1.0}"), run, progress=False)
+    info = trainer.init_from(short_run / "last.pt")
+    assert info == {"path": str(short_run / "last.pt"), "format": CHECKPOINT_FORMAT, "step": 2,
+                    "examples": 2 * tiny_cfg().data.batch_size, "ggik_version": source["ggik_version"]}
+    assert_same_tensors(trainer.model.state_dict(), source["model"], "weights after init")
+    assert trainer.step == 0 and trainer.examples == 0
+    assert trainer.optimizer.state_dict()["state"] == {} and trainer.scheduler.last_epoch == 0  # fresh optimiser, schedule
+    trainer.train()
+    ckpt = load_checkpoint(run / "last.pt")
+    assert ckpt["step"] == 1 and ckpt["examples"] == tiny_cfg().data.batch_size and ckpt["init_from"] == info
+    assert ckpt["training_robots"]["named"] == {"kuka_lwr": 1.0}
+    records = read_metrics(run)
+    assert records[0] == {"kind": "init", "step": 0, "examples": 0, "init_from": info}
+    assert [r["kind"] for r in records[1:]] == ["train"]
+    # a resumed fine-tuning run keeps its source; a fresh run has none
+    resumed = Trainer.resume(run, {"steps": 2}, progress=False)
+    assert resumed.init_source == info
+    resumed.train()
+    assert load_checkpoint(run / "last.pt")["init_from"] == info and read_metrics(run)[0]["kind"] == "init"
+    assert load_checkpoint(short_run / "last.pt")["init_from"] is None
+
+
+def test_init_from_a_weights_only_export(short_run, tmp_path):
+    export = pytest.importorskip("ggik.export")
+    light = tmp_path / "weights.pt"
+    export.export_checkpoint(short_run / "last.pt", light)
+    trainer = Trainer(tiny_cfg("steps=1", "val.every=0"), tmp_path / "ft", progress=False)
+    info = trainer.init_from(light)
+    assert info["format"] == load_checkpoint(light)["format"] and info["step"] == 2
+    assert_same_tensors(trainer.model.state_dict(), load_checkpoint(light)["model"], "weights from the export")
+
+
+def test_init_from_refuses_another_architecture_and_a_started_run(short_run, tmp_path):
+    with pytest.raises(GGIKError, match=r"architecture differs \(model.dim: 8 here, 16 in the checkpoint\)"):
+        Trainer(tiny_cfg("model.dim=8"), tmp_path / "a", progress=False).init_from(short_run / "last.pt")
+    trainer = Trainer(tiny_cfg("steps=1", "val.every=0"), tmp_path / "b", progress=False)
+    trainer.train()
+    with pytest.raises(GGIKError, match="starts a new run"):
+        trainer.init_from(short_run / "last.pt")
+
+
+def test_cli_train_init_takes_the_model_config_of_the_checkpoint(short_run, tmp_path, capsys):
+    run = tmp_path / "ft"
+    argv = ["train", "--init", str(short_run / "last.pt"), "--out", str(run), "--no-progress", "--set", "steps=1",
+            "--set", "data.robots={kuka_lwr: 1.0}", "--set", "data.batch_size=4"]
+    assert main(argv) == 0
+    assert "initialised from" in capsys.readouterr().out
+    ckpt = load_checkpoint(run / "last.pt")
+    assert ckpt["config"]["model"] == load_checkpoint(short_run / "last.pt")["config"]["model"]  # not the default model
+    assert ckpt["training_robots"]["named"] == {"kuka_lwr": 1.0} and ckpt["init_from"]["step"] == 2
+    assert main(["info", str(run / "last.pt")]) == 0
+    assert "initialised from" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--set", "model.dim=8"], "the model architecture differs (model.dim: 8 here, 16 in the checkpoint)"),
+        (["--resume", "{run}"], "--init starts a new run from a checkpoint's weights, --resume continues a run"),
+        (["--config", str(REPO / "train" / "configs" / "default.yaml"), "--set", "model.latent=3"], "model.latent: 3 here"),
+    ],
+    ids=["other-architecture", "with-resume", "config-and-set"],
+)
+def test_cli_train_init_errors(extra, message, short_run, tmp_path, capsys):
+    argv = ["train", "--init", str(short_run / "last.pt"), "--out", str(tmp_path / "x"), "--no-progress"]
+    assert main(argv + [a.replace("{run}", str(short_run)) for a in extra]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "x" / "last.pt").exists()
