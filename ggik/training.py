@@ -191,6 +191,10 @@ class Trainer:
         self.step = 0
         self.examples = 0
         self.wall_s = 0.0
+        #: CPU time [s] of this process (all its threads) in training steps and validation; the first
+        #: ``cpu_untracked_wall_s`` seconds of wall time of a run made before ggik tracked it are not in it
+        self.cpu_s = 0.0
+        self.cpu_untracked_wall_s = 0.0
         self.progress = progress and self.rank == 0
         self.wandb_mode = wandb
         self._wandb = None
@@ -221,6 +225,8 @@ class Trainer:
             "step": self.step,
             "examples": self.examples,
             "wall_s": self.wall_s,
+            "cpu_s": self.cpu_s,
+            "cpu_untracked_wall_s": self.cpu_untracked_wall_s,
             "rng": self._rng_states(),
             "world_size": self.world,
             "init_from": self.init_source,
@@ -238,6 +244,8 @@ class Trainer:
         self.optimizer.load_state_dict(ckpt["optimizer"])
         self.scheduler.load_state_dict(ckpt["scheduler"])
         self.step, self.examples, self.wall_s = int(ckpt["step"]), int(ckpt["examples"]), float(ckpt["wall_s"])
+        self.cpu_s = float(ckpt.get("cpu_s", 0.0))
+        self.cpu_untracked_wall_s = float(ckpt.get("cpu_untracked_wall_s", 0.0 if "cpu_s" in ckpt else self.wall_s))
         rng = ckpt["rng"]
         if len(rng) != self.world:
             raise GGIKError(f"checkpoint was written by {len(rng)} processes, resuming with {self.world}: not an exact resume")
@@ -426,24 +434,26 @@ class Trainer:
         window_t, window_ex, last = 0.0, 0, {}
         try:
             while self.step < cfg.steps:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 stats = self.train_step()
                 dt = time.perf_counter() - t0
+                self.cpu_s += time.process_time() - c0
                 self.wall_s += dt
                 window_t += dt
                 window_ex += cfg.data.batch_size * self.world
                 bar.update(1)
                 if self.step % cfg.log_every == 0 or self.step == cfg.steps:
                     last = {"kind": "train", "step": self.step, "examples": self.examples, **stats,
-                            "examples_per_s": window_ex / window_t, "wall_s": self.wall_s}
+                            "examples_per_s": window_ex / window_t, "wall_s": self.wall_s, "cpu_s": self.cpu_s}
                     self._log(last)
                     bar.set_postfix(loss=f"{stats['loss']:.3g}", kl=f"{stats['kl']:.3g}", ex_s=f"{last['examples_per_s']:.0f}")
                     window_t, window_ex = 0.0, 0
                 if cfg.val.every and self.step % cfg.val.every == 0:
-                    t1 = time.perf_counter()
+                    t1, c1 = time.perf_counter(), time.process_time()
                     if self.rank == 0:
                         rec = {"kind": "val", "step": self.step, "examples": self.examples, "wall_s": self.wall_s, **self.validate()}
                         rec["val_s"] = time.perf_counter() - t1
+                        self.cpu_s += time.process_time() - c1
                         self._log(rec)
                         bar.write(f"step {self.step}: val success {rec['val/success_mean']:.3f}")
                     if self.world > 1:

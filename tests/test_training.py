@@ -24,7 +24,7 @@ from ggik.training import CHECKPOINT_FORMAT, TrainConfig, Trainer, beta_at, lr_f
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "train" / "configs" / "tiny.yaml"
-TIMING_KEYS = {"examples_per_s", "wall_s"}  # the only non-deterministic metrics
+TIMING_KEYS = {"examples_per_s", "wall_s", "cpu_s"}  # the only non-deterministic metrics
 TRAIN_KEYS = {"kind", "step", "examples", "loss", "anchor_se", "free_se", "kl", "lr", "examples_per_s", "wall_s"}
 
 
@@ -470,3 +470,25 @@ def test_cli_train_init_errors(extra, message, short_run, tmp_path, capsys):
     assert main(argv + [a.replace("{run}", str(short_run)) for a in extra]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "x" / "last.pt").exists()
+
+
+def test_cpu_time_is_tracked_and_survives_resume(tmp_path):
+    common = ("val.every=0", "checkpoint_every=1000", "log_every=1")
+    first = Trainer(tiny_cfg("steps=2", *common), tmp_path, progress=False)
+    first.train()
+    saved = load_checkpoint(tmp_path / "last.pt")
+    assert saved["cpu_s"] > 0 and saved["cpu_untracked_wall_s"] == 0.0
+    second = Trainer.resume(tmp_path, {"steps": 4}, progress=False)
+    assert second.cpu_s == saved["cpu_s"]
+    second.train()
+    assert load_checkpoint(tmp_path / "last.pt")["cpu_s"] > saved["cpu_s"]
+    assert read_metrics(tmp_path)[-1]["cpu_s"] > saved["cpu_s"]
+
+
+def test_checkpoint_from_before_cpu_tracking_counts_its_wall_time_as_untracked(tmp_path):
+    Trainer(tiny_cfg("steps=2", "val.every=0"), tmp_path, progress=False).train()
+    ckpt = load_checkpoint(tmp_path / "last.pt")
+    del ckpt["cpu_s"], ckpt["cpu_untracked_wall_s"]
+    torch.save(ckpt, tmp_path / "last.pt")
+    resumed = Trainer.resume(tmp_path, {"steps": 3}, progress=False)
+    assert resumed.cpu_s == 0.0 and resumed.cpu_untracked_wall_s == ckpt["wall_s"] > 0
