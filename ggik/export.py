@@ -11,9 +11,10 @@ A training checkpoint (``RUN_DIR/last.pt``, format ``ggik-checkpoint/1``) also h
 * ``config`` (the full training config: the model is rebuilt from it), ``model`` (state_dict, floating
   tensors cast to float32), ``training_robots`` (decides which robots are unseen);
 * ``step``, ``examples``, ``wall_s`` (training wall time [s], summed over steps, one process's view),
-  ``world_size`` (processes of the run) and ``cpu_hours`` only if the checkpoint records it. Checkpoints do
-  not record how many CPU threads the run used, so CPU-hours cannot be derived from ``wall_s`` here: the
-  file then holds ``wall_s`` alone and whoever trained the model reports the CPU-hours.
+  ``world_size`` (processes of the run), ``cpu_s`` (CPU time [s] of the training process, all threads,
+  see :class:`ggik.training.Trainer`) and ``cpu_untracked_wall_s`` (wall time of the part of the run made
+  before ggik tracked CPU time, not in ``cpu_s``), and ``init_from`` (the weights a fine-tuning run started
+  from) when the checkpoint records them.
 
 The file loads with :func:`ggik.training.load_model` and :meth:`ggik.GGIK.load` like a full checkpoint;
 ``ggik train --resume`` refuses it with a clear error. It is written atomically and must stay within
@@ -63,8 +64,11 @@ def export_checkpoint(src: str | Path, dst: str | Path, max_bytes: int = MAX_EXP
         "wall_s": float(ckpt["wall_s"]),
         "world_size": int(ckpt.get("world_size", 1)),
     }
-    if "cpu_hours" in ckpt:
-        payload["cpu_hours"] = float(ckpt["cpu_hours"])
+    for key in ("cpu_s", "cpu_untracked_wall_s"):
+        if key in ckpt:
+            payload[key] = float(ckpt[key])
+    if ckpt.get("init_from") is not None:
+        payload["init_from"] = ckpt["init_from"]
     buffer = io.BytesIO()
     torch.save(payload, buffer)
     data = buffer.getvalue()

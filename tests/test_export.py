@@ -22,7 +22,7 @@ from ggik.training import CHECKPOINT_FORMAT, WEIGHTS_FORMAT, TrainConfig, Traine
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "train" / "configs" / "tiny.yaml"
 WEIGHTS_ONLY_KEYS = {"format", "ggik_version", "source_ggik_version", "torch_version", "config", "model", "training_robots",
-                     "step", "examples", "wall_s", "world_size"}
+                     "step", "examples", "wall_s", "world_size", "cpu_s", "cpu_untracked_wall_s"}
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +44,8 @@ def exported(run, tmp_path_factory) -> Path:
 def test_export_holds_weights_and_provenance_only(run, exported):
     full, light = load_checkpoint(run / "last.pt"), load_checkpoint(exported)
     assert full["format"] == CHECKPOINT_FORMAT and light["format"] == WEIGHTS_FORMAT
-    assert set(light) == WEIGHTS_ONLY_KEYS  # no optimizer, scheduler or rng; no cpu_hours unless the checkpoint has it
-    for key in ("config", "training_robots", "step", "examples", "wall_s", "world_size", "torch_version"):
+    assert set(light) == WEIGHTS_ONLY_KEYS  # no optimizer, scheduler or rng; no init_from unless the run had one
+    for key in ("config", "training_robots", "step", "examples", "wall_s", "world_size", "torch_version", "cpu_s", "cpu_untracked_wall_s"):
         assert light[key] == full[key], key
     assert light["ggik_version"] == __version__ and light["source_ggik_version"] == full["ggik_version"]
     assert light["model"].keys() == full["model"].keys()
@@ -73,12 +73,14 @@ def test_export_gives_the_same_model(run, exported):
     assert torch.equal(res.q, ref.q)
 
 
-def test_cpu_hours_are_carried_over(run, tmp_path):
+def test_cpu_time_and_init_source_are_carried_over(run, tmp_path):
     ckpt = load_checkpoint(run / "last.pt")
-    ckpt["cpu_hours"] = 1.25
+    ckpt.update(cpu_s=4500.0, cpu_untracked_wall_s=1516.0, init_from={"path": "a.pt", "step": 3, "examples": 384})
     torch.save(ckpt, tmp_path / "with_hours.pt")
     payload = export_checkpoint(tmp_path / "with_hours.pt", tmp_path / "w.pt")
-    assert payload["cpu_hours"] == 1.25 and load_checkpoint(tmp_path / "w.pt")["cpu_hours"] == 1.25
+    saved = load_checkpoint(tmp_path / "w.pt")
+    for key in ("cpu_s", "cpu_untracked_wall_s", "init_from"):
+        assert payload[key] == saved[key] == ckpt[key], key
 
 
 def test_exporting_an_export_is_the_same_file_content(exported, tmp_path):
