@@ -20,6 +20,19 @@ def read(run: Path) -> tuple[list[dict], list[dict]]:
     return train, val
 
 
+def budget(ckpt_path: Path) -> str:
+    """One line: steps, examples and the CPU time of a run's checkpoint."""
+    from ggik.training import load_checkpoint
+
+    ck = load_checkpoint(ckpt_path)
+    text = f"{ckpt_path.parent.name}: {ck['step']:,} steps, {ck['examples']:,} examples, {ck['wall_s'] / 3600:.2f} h training wall time"
+    if "cpu_s" in ck:
+        text += f", {ck['cpu_s'] / 3600:.2f} CPU-hours measured"
+        if ck.get("cpu_untracked_wall_s"):
+            text += f" + {ck['cpu_untracked_wall_s'] / 3600:.2f} h wall before CPU tracking"
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("runs", nargs="+")
@@ -43,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
                 lbl = f"{run.name}: {robot}" if len(args.runs) > 1 else robot
                 axes[2].plot(vex, [100 * r[f"val/{robot}/success"] for r in val], marker="o", label=lbl)
                 axes[3].plot(vex, [1e3 * r[f"val/{robot}/pos_err_best_m"] for r in val], marker="o", label=lbl)
+        if len(args.runs) == 1 and (run / "last.pt").is_file():
+            fig.suptitle(budget(run / "last.pt"), fontsize=9)
     titles = ["free-node squared error [m^2] (train, posterior)", "KL [nats] (train)",
               "validation success [%] (best of S, 1 cm & 1 deg)", "validation best-of-S position error [mm]"]
     for ax, title in zip(axes, titles):
@@ -53,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     axes[3].set_yscale("log")
     for ax in (axes[0], axes[2]):
         ax.legend(fontsize=7)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out, dpi=110)
     print(f"wrote {args.out}")

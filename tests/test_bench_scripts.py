@@ -206,3 +206,28 @@ def test_bench_train_variants_compute_the_same_model(tmp_path):
     out = tmp_path / "bench.md"
     assert bench.main(["--steps", "1", "--warmup", "0", "--batch", "4", "--threads", "1", "--sizes", "default", "--out", str(out)]) == 0
     assert out.read_text().count("| default |") == 6
+
+
+def test_readme_tables_put_the_papers_numbers_beside_the_measured_ones(tiny_ckpt, tmp_path, capsys):
+    tables = load_script("readme_tables")
+    acc_cols = ["robot", "dof", "pos mean [mm]", "pos min [mm]", "rot mean [deg]", "success 1cm&1deg [%]", "MMD^2",
+                "sampling time per goal [ms]"]
+    with open(tmp_path / "accuracy.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(acc_cols)
+        w.writerow(["panda", 7, 123.45, 45.6, 7.89, 12.5, 0.321, 9.87])
+        w.writerow(["puma560", 6, 11.0, 2.0, 1.0, 96.0, 0.1, 5.0])
+    seed_cols = ["robot", "solver", "starts", "goals", "success [%]", "mean iterations", "time per goal [ms]",
+                 "of which sampling [ms]"]
+    with open(tmp_path / "seeding.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(seed_cols)
+        w.writerow(["panda", "LM", "GGIK", 100, 99.5, 7.25, 20.5, 18.0])
+        w.writerow(["panda", "LM", "random", 100, 98.0, 21.0, 3.5, 0.0])
+    assert tables.main(["--results", str(tmp_path), "--ckpt", tiny_ckpt]) == 0
+    out = capsys.readouterr().out
+    assert "3 steps" in out and "CPU-hours measured" in out
+    assert "| panda | 12.5 (97.5) | >= 97.5 | 123.5 (36.5) | 7.9 (3.6) | 45.6 | 0.32 (0.08) | 9.9 |" in out
+    assert "| puma560 | 96.0 | >= 95.0 | 11.0 | 1.0 | 2.0 | 0.10 | 5.0 |" in out
+    assert "| panda | 100 | 99.5 / 98.0 | 7.2 / 21.0 | 20.5 (18.0) / 3.5 | - | - |" in out
+    assert "| paper, Table 2 (5 robots, SLSQP) | 2000 | - | - | - | 100.0 / 95.0 | 4.4 / 11.3 |" in out
