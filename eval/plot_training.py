@@ -20,6 +20,28 @@ def read(run: Path) -> tuple[list[dict], list[dict]]:
     return train, val
 
 
+def mean_best_error(record: dict) -> float:
+    """Validation best-of-S position error [m], averaged over the record's robots."""
+    errs = [v for k, v in record.items() if k.startswith("val/") and k.endswith("/pos_err_best_m")]
+    return sum(errs) / len(errs)
+
+
+def power_law_fit(val: list[dict], skip_examples: int = 0) -> tuple[float, float]:
+    """Least-squares fit of log(best-of-S error) = log(a) + b log(examples) over validation records.
+
+    Returns (a [m], b). Only records past ``skip_examples`` are used (the first ones are a different regime).
+    """
+    import math
+
+    pts = [(math.log(r["examples"]), math.log(mean_best_error(r))) for r in val if r["examples"] > skip_examples]
+    if len(pts) < 3:
+        raise ValueError(f"a power-law fit needs at least 3 validation records past {skip_examples} examples, got {len(pts)}")
+    n = len(pts)
+    mx, my = sum(x for x, _ in pts) / n, sum(y for _, y in pts) / n
+    b = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+    return math.exp(my - b * mx), b
+
+
 def budget(ckpt_path: Path) -> str:
     """One line: steps, examples and the CPU time of a run's checkpoint."""
     from ggik.training import load_checkpoint
@@ -37,7 +59,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--fit-after", type=int, metavar="EXAMPLES",
+                    help="also print a power-law fit of the mean validation best-of-S error vs examples, from this many on")
     args = ap.parse_args(argv)
+    if args.fit_after is not None:
+        for run in map(Path, args.runs):
+            _, val = read(run)
+            a, b = power_law_fit(val, args.fit_after)
+            used = [r for r in val if r["examples"] > args.fit_after]
+            print(f"{run}: mean best-of-S error ~ {a:.3g} m * examples^{b:.3f} over {len(used)} validation points "
+                  f"({used[0]['examples']:,}..{used[-1]['examples']:,} examples); now {1e3 * mean_best_error(used[-1]):.1f} mm")
+            if b < 0:
+                print(f"  extrapolated to 10 mm at {(0.01 / a) ** (1 / b):.3g} examples (an extrapolation, not a measurement)")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -231,3 +231,14 @@ def test_readme_tables_put_the_papers_numbers_beside_the_measured_ones(tiny_ckpt
     assert "| puma560 | 96.0 | >= 95.0 | 11.0 | 1.0 | 2.0 | 0.10 | 5.0 |" in out
     assert "| panda | 100 | 99.5 / 98.0 | 7.2 / 21.0 | 20.5 (18.0) / 3.5 | - | - |" in out
     assert "| paper, Table 2 (5 robots, SLSQP) | 2000 | - | - | - | 100.0 / 95.0 | 4.4 / 11.3 |" in out
+
+
+def test_power_law_fit_of_validation_errors_recovers_the_law():
+    plot = load_script("plot_training")
+    val = [{"examples": e, "val/panda/pos_err_best_m": 2.0 * e**-0.3, "val/ur10/pos_err_best_m": 4.0 * e**-0.3}
+           for e in (1e3, 1e4, 1e5, 1e6)]
+    val.insert(0, {"examples": 10, "val/panda/pos_err_best_m": 9.0, "val/ur10/pos_err_best_m": 9.0})  # skipped
+    a, b = plot.power_law_fit(val, skip_examples=100)
+    assert a == pytest.approx(3.0, rel=1e-9) and b == pytest.approx(-0.3, rel=1e-9)
+    with pytest.raises(ValueError, match="at least 3"):
+        plot.power_law_fit(val, skip_examples=10**5)
