@@ -18,7 +18,7 @@ for step in $STEPS; do
   echo "== $step ($(date -u +%H:%M:%S))"
   case $step in
     export) "$BIN/ggik" export "$RUN/last.pt" ggik/weights/ggik_default.pt ;;
-    curves) "$BIN/python" eval/plot_training.py "$RUN" --out "$RUN/curves.png" ;;
+    curves) "$BIN/python" eval/plot_training.py "$RUN" --out "$RUN/curves.png" --fit-after 300000 ;;
     accuracy) "$BIN/ggik" eval accuracy -n "$N" -s 32 --no-progress ;;
     seeding) "$BIN/ggik" eval seeding -n "$N" -s 32 --slsqp-goals 10 --no-progress ;;
     limits) "$BIN/ggik" eval limits -n 500 -s 32 --no-progress ;;
