@@ -54,7 +54,8 @@ def export_checkpoint(src: str | Path, dst: str | Path, max_bytes: int = MAX_EXP
     payload = {
         "format": WEIGHTS_FORMAT,
         "ggik_version": __version__,
-        "source_ggik_version": ckpt.get("ggik_version"),
+        # an export's own ggik_version is the exporter's: keep the training run's through re-exports
+        "source_ggik_version": ckpt.get("source_ggik_version") if ckpt["format"] == WEIGHTS_FORMAT else ckpt.get("ggik_version"),
         "torch_version": ckpt.get("torch_version", str(torch.__version__)),
         "config": ckpt["config"],
         "model": state,

@@ -87,6 +87,17 @@ def test_exporting_an_export_is_the_same_file_content(exported, tmp_path):
     export_checkpoint(exported, tmp_path / "again.pt")
     a, b = load_checkpoint(exported), load_checkpoint(tmp_path / "again.pt")
     assert a.keys() == b.keys() and all(torch.equal(v, b["model"][k]) for k, v in a["model"].items())
+    assert {k: v for k, v in a.items() if k != "model"} == {k: v for k, v in b.items() if k != "model"}
+
+
+def test_re_export_keeps_the_training_runs_ggik_version(run, tmp_path):
+    ckpt = load_checkpoint(run / "last.pt")
+    ckpt["ggik_version"] = "0.0.1-training-run"
+    torch.save(ckpt, tmp_path / "old.pt")
+    first = export_checkpoint(tmp_path / "old.pt", tmp_path / "first.pt")
+    second = export_checkpoint(tmp_path / "first.pt", tmp_path / "second.pt")
+    assert first["source_ggik_version"] == second["source_ggik_version"] == "0.0.1-training-run"
+    assert first["ggik_version"] == second["ggik_version"] == __version__
 
 
 def test_export_over_the_size_limit_writes_nothing(run, tmp_path):
