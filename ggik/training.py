@@ -47,6 +47,7 @@ __all__ = [
     "load_checkpoint",
     "load_model",
     "config_for_init",
+    "cpu_time",
     "CHECKPOINT_FORMAT",
     "WEIGHTS_FORMAT",
 ]
@@ -117,6 +118,14 @@ def load_model(path: str | Path, device: str | torch.device = "cpu") -> tuple[GG
     except (KeyError, RuntimeError, GGIKError) as exc:
         raise GGIKError(f"{path}: checkpoint does not match this ggik version's model ({exc})") from None
     return model.to(device).eval(), ckpt
+
+
+def cpu_time(ckpt: dict) -> tuple[float, float]:
+    """(``cpu_s``, ``cpu_untracked_wall_s``) of a checkpoint dict: the CPU time of its training process [s], and the
+    wall time [s] of the part of the run made before ggik tracked CPU time (all of ``wall_s`` for such a file)."""
+    if "cpu_s" not in ckpt:
+        return 0.0, float(ckpt.get("wall_s", 0.0))
+    return float(ckpt["cpu_s"]), float(ckpt.get("cpu_untracked_wall_s", 0.0))
 
 
 def config_for_init(path: str | Path, data: dict) -> dict:
@@ -244,8 +253,7 @@ class Trainer:
         self.optimizer.load_state_dict(ckpt["optimizer"])
         self.scheduler.load_state_dict(ckpt["scheduler"])
         self.step, self.examples, self.wall_s = int(ckpt["step"]), int(ckpt["examples"]), float(ckpt["wall_s"])
-        self.cpu_s = float(ckpt.get("cpu_s", 0.0))
-        self.cpu_untracked_wall_s = float(ckpt.get("cpu_untracked_wall_s", 0.0 if "cpu_s" in ckpt else self.wall_s))
+        self.cpu_s, self.cpu_untracked_wall_s = cpu_time(ckpt)
         rng = ckpt["rng"]
         if len(rng) != self.world:
             raise GGIKError(f"checkpoint was written by {len(rng)} processes, resuming with {self.world}: not an exact resume")

@@ -242,3 +242,17 @@ def test_power_law_fit_of_validation_errors_recovers_the_law():
     assert a == pytest.approx(3.0, rel=1e-9) and b == pytest.approx(-0.3, rel=1e-9)
     with pytest.raises(ValueError, match="at least 3"):
         plot.power_law_fit(val, skip_examples=10**5)
+
+
+def test_readme_budget_of_a_checkpoint_from_before_cpu_tracking(tiny_ckpt, tmp_path):
+    """Its whole wall time is untracked (as Trainer.resume counts it), not 0 CPU-hours and nothing else."""
+    import torch
+
+    from ggik.training import load_checkpoint
+
+    ckpt = load_checkpoint(tiny_ckpt)
+    del ckpt["cpu_s"], ckpt["cpu_untracked_wall_s"]
+    ckpt["wall_s"] = 3600.0
+    torch.save(ckpt, tmp_path / "old.pt")
+    text = load_script("readme_tables").budget(tmp_path / "old.pt")
+    assert "0.00 CPU-hours measured plus 1.00 h of wall time from before CPU time was tracked" in text
