@@ -106,6 +106,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     import math
     import time
 
+    from .evaluation import _trained_named
     from .inference import success_rate
     from .random_robots import random_robot
     from .solver import GGIK, PRETRAINED_CHECKPOINT
@@ -120,7 +121,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     solver = GGIK.pretrained()
     ck, tol = solver.checkpoint, solver.config
     trained = ck.get("training_robots", {})
-    named, rand = trained.get("named", {}), trained.get("random", {})
+    named, rand = _trained_named(trained), trained.get("random") or {}  # named: weight > 0 (0 = left out)
     print(f"ggik demo: the shipped model (ggik/weights/{PRETRAINED_CHECKPOINT}, {solver.model.num_parameters():,} parameters, "
           f"trained {ck.get('step', '?')} steps on {ck.get('examples', 0):,} examples)")
     print(f"{args.goals} reachable goals per robot (FK of random joint values within the limits, seed {args.seed}), "

@@ -101,6 +101,25 @@ def test_demo_without_matplotlib_says_so(tmp_path, capsys, monkeypatch):
     assert not (tmp_path / "s.png").exists()
 
 
+def test_demo_counts_a_zero_weight_robot_as_unseen(tmp_path, capsys, monkeypatch):
+    """A named robot kept with weight 0 (leave-one-out training) was not trained on, as in ggik eval generalisation."""
+    import ggik.solver
+
+    original = ggik.solver.GGIK.pretrained.__func__
+
+    def pretrained(cls, device="cpu"):
+        solver = original(cls, device)
+        trained = solver.checkpoint["training_robots"]
+        solver.checkpoint = {**solver.checkpoint, "training_robots": {**trained, "named": {**trained["named"], "panda": 0.0}}}
+        return solver
+
+    monkeypatch.setattr(ggik.solver.GGIK, "pretrained", classmethod(pretrained))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # no figure: faster
+    assert main(["demo", "--goals", "1", "--samples", "2", "--show", "1", "--out", str(tmp_path / "s.png")]) == 0
+    out = capsys.readouterr().out
+    assert "panda (7 DOF, NOT among this model's training robots)" in out and "ur10 (6 DOF, a training robot)" in out
+
+
 @pytest.mark.parametrize("extra, message", [(["--goals", "0"], "must be at least 1"), (["--out", "x.jpg"], "must end in .png")])
 def test_demo_bad_options(extra, message, capsys):
     assert main(["demo"] + extra) == 2
