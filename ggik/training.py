@@ -340,7 +340,9 @@ class Trainer:
             loss = loss + cfg.loss.prior_gain * prior_dist
             extra["prior_dist_se"] = prior_dist.item()
         if not torch.isfinite(loss):
-            raise GGIKError(f"non-finite loss at step {self.step} (anchor {anchor.item()}, free {free.item()}, kl {kl.item()})")
+            terms = ", ".join(f"{k} {v}" for k, v in extra.items())
+            raise GGIKError(f"non-finite loss at step {self.step} (anchor {anchor.item()}, free {free.item()}, kl {kl.item()}"
+                            + (f", {terms})" if terms else ")"))
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.optim.grad_clip if cfg.optim.grad_clip > 0 else float("inf"))

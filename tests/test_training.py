@@ -425,7 +425,7 @@ def test_init_from_takes_the_weights_only_and_records_the_source(short_run, tmp_
 
 
 def test_init_from_a_weights_only_export(short_run, tmp_path):
-    export = pytest.importorskip("ggik.export")
+    import ggik.export as export  # not importorskip: a broken export module must fail this test, not skip it
     light = tmp_path / "weights.pt"
     export.export_checkpoint(short_run / "last.pt", light)
     trainer = Trainer(tiny_cfg("steps=1", "val.every=0"), tmp_path / "ft", progress=False)
@@ -492,3 +492,17 @@ def test_checkpoint_from_before_cpu_tracking_counts_its_wall_time_as_untracked(t
     torch.save(ckpt, tmp_path / "last.pt")
     resumed = Trainer.resume(tmp_path, {"steps": 3}, progress=False)
     assert resumed.cpu_s == 0.0 and resumed.cpu_untracked_wall_s == ckpt["wall_s"] > 0
+
+
+def test_a_non_finite_prior_distance_term_is_named_in_the_error(tmp_path):
+    trainer = Trainer(tiny_cfg("steps=1", "val.every=0", "loss.prior_gain=1.0"), tmp_path, progress=False)
+    forward = trainer.model.forward
+
+    def broken(*args, **kwargs):
+        out = forward(*args, **kwargs)
+        out["prior_dist_se"] = out["prior_dist_se"] * float("inf")
+        return out
+
+    trainer.model.forward = broken
+    with pytest.raises(GGIKError, match=r"non-finite loss at step 0 .*prior_dist_se inf"):
+        trainer.train_step()
