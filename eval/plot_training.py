@@ -44,15 +44,9 @@ def power_law_fit(val: list[dict], skip_examples: int = 0) -> tuple[float, float
 
 def budget(ckpt_path: Path) -> str:
     """One line: steps, examples and the CPU time of a run's checkpoint."""
-    from ggik.training import load_checkpoint
+    from ggik.training import load_checkpoint, training_budget
 
-    ck = load_checkpoint(ckpt_path)
-    text = f"{ckpt_path.parent.name}: {ck['step']:,} steps, {ck['examples']:,} examples, {ck['wall_s'] / 3600:.2f} h training wall time"
-    if "cpu_s" in ck:
-        text += f", {ck['cpu_s'] / 3600:.2f} CPU-hours measured"
-        if ck.get("cpu_untracked_wall_s"):
-            text += f" + {ck['cpu_untracked_wall_s'] / 3600:.2f} h wall before CPU tracking"
-    return text
+    return f"{ckpt_path.parent.name}: {training_budget(load_checkpoint(ckpt_path))}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,15 +38,9 @@ def fmt(value: str | float, digits: int = 1) -> str:
 
 
 def budget(ckpt_path: Path) -> str:
-    from ggik.training import cpu_time, load_checkpoint
+    from ggik.training import load_checkpoint, training_budget
 
-    ck = load_checkpoint(ckpt_path)
-    cpu_s, untracked_s = cpu_time(ck)
-    cpu_h, untracked_h = cpu_s / 3600, untracked_s / 3600
-    extra = (f" plus {untracked_h:.2f} h of wall time from before CPU time was tracked (at most "
-             f"{2 * untracked_h:.2f} CPU-hours on 2 cores)" if untracked_h else "")
-    return (f"Checkpoint `{ckpt_path}`: {ck['step']:,} steps, {ck['examples']:,} training examples, "
-            f"{ck['wall_s'] / 3600:.2f} h of training wall time, {cpu_h:.2f} CPU-hours measured{extra}.")
+    return f"Checkpoint `{ckpt_path}`: {training_budget(load_checkpoint(ckpt_path))}."
 
 
 def accuracy_table(rows: list[dict]) -> str:

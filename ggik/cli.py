@@ -263,16 +263,13 @@ def _cmd_data_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from .training import load_model
+    from .training import load_model, training_budget
 
     model, ckpt = load_model(args.checkpoint)
     print(f"checkpoint {args.checkpoint}")
     print(f"  ggik {ckpt['ggik_version']} (torch {ckpt.get('torch_version', '?')}), format {ckpt['format']}")
-    print(f"  step {ckpt['step']}, examples {ckpt['examples']:,}, training wall time {ckpt['wall_s'] / 3600:.2f} h, processes {ckpt.get('world_size', 1)}")
-    if "cpu_s" in ckpt:
-        untracked = ckpt.get("cpu_untracked_wall_s", 0.0)
-        note = f" + {untracked / 3600:.2f} h of wall time before CPU time was tracked" if untracked else ""
-        print(f"  training CPU time {ckpt['cpu_s'] / 3600:.2f} CPU-hours (all threads of the training process){note}")
+    print(f"  step {ckpt['step']}, examples {ckpt['examples']:,}, processes {ckpt.get('world_size', 1)}")
+    print(f"  training budget: {training_budget(ckpt)}")
     print(f"  parameters {model.num_parameters():,}")
     print(f"  training robots: {json.dumps(ckpt['training_robots'])}")
     if ckpt.get("init_from"):

@@ -47,6 +47,7 @@ __all__ = [
     "load_checkpoint",
     "load_model",
     "config_for_init",
+    "training_budget",
     "cpu_time",
     "CHECKPOINT_FORMAT",
     "WEIGHTS_FORMAT",
@@ -126,6 +127,15 @@ def cpu_time(ckpt: dict) -> tuple[float, float]:
     if "cpu_s" not in ckpt:
         return 0.0, float(ckpt.get("wall_s", 0.0))
     return float(ckpt["cpu_s"]), float(ckpt.get("cpu_untracked_wall_s", 0.0))
+
+
+def training_budget(ckpt: dict) -> str:
+    """One line of a checkpoint's training budget: steps, examples, wall time and CPU time (:func:`cpu_time`: all
+    threads of the training process)."""
+    cpu_s, untracked_s = cpu_time(ckpt)
+    extra = f" plus {untracked_s / 3600:.2f} h of wall time from before CPU time was tracked" if untracked_s else ""
+    return (f"{ckpt['step']:,} steps, {ckpt['examples']:,} training examples, {ckpt['wall_s'] / 3600:.2f} h of training "
+            f"wall time, {cpu_s / 3600:.2f} CPU-hours measured{extra}")
 
 
 def config_for_init(path: str | Path, data: dict) -> dict:
