@@ -189,9 +189,11 @@ class Trainer:
         self.run_dir = Path(run_dir)
         self.world = int(os.environ.get("WORLD_SIZE", "1"))
         self.rank = int(os.environ.get("RANK", "0"))
+        self._owns_process_group = False
         if self.world > 1 and not dist.is_initialized():
             backend = "nccl" if str(device).startswith("cuda") else "gloo"
             dist.init_process_group(backend=backend)
+            self._owns_process_group = True
         if str(device).startswith("cuda") and self.world > 1:
             device = f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
         self.device = torch.device(device)
@@ -489,6 +491,17 @@ class Trainer:
             if self._wandb is not None:
                 self._wandb.finish()
         return last
+
+    def close(self) -> None:
+        """Tear down the process group this trainer created (DDP), after every rank got here.
+
+        Without it a rank can exit while gloo's threads still run, and the C++ runtime aborts
+        ("terminate called without an active exception"). Safe to call more than once.
+        """
+        if self._owns_process_group and dist.is_initialized():
+            dist.barrier()
+            dist.destroy_process_group()
+        self._owns_process_group = False
 
     def _install_stop_handlers(self) -> dict:
         """SIGTERM (cluster preemption, ``kill``) and SIGINT (Ctrl-C) finish the current step, checkpoint, stop."""

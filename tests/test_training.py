@@ -314,6 +314,7 @@ def test_ddp_two_processes(tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, f"DDP run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+    assert "terminate called" not in proc.stderr, "a rank aborted at exit (process group not torn down)"
     ckpt = load_checkpoint(run / "last.pt")
     assert ckpt["world_size"] == 2 and len(ckpt["rng"]) == 2 and ckpt["step"] == 4
     assert ckpt["examples"] == 4 * 2 * tiny_cfg().data.batch_size
