@@ -414,3 +414,16 @@ def orthogonal(gen: torch.Generator, det: float) -> torch.Tensor:
     if torch.linalg.det(Q) * det < 0:
         Q[:, 0] = -Q[:, 0]
     return Q
+
+
+# ---------------------------------------------------------------------------------------------- models
+@pytest.fixture(scope="session")
+def tiny_ckpt(tmp_path_factory) -> str:
+    """``last.pt`` of 3 steps of ``train/configs/tiny.yaml`` (trained on panda + random 5/6-DOF robots); read-only."""
+    from ggik.config import from_dict, load_yaml
+    from ggik.training import TrainConfig, Trainer
+
+    run = tmp_path_factory.mktemp("tiny_run")
+    cfg = from_dict(TrainConfig, {**load_yaml(str(REPO_ROOT / "train/configs/tiny.yaml")), "steps": 3})
+    Trainer(cfg, run, progress=False).train()
+    return str(run / "last.pt")

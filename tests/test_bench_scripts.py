@@ -34,14 +34,6 @@ def load_script(name: str):
     return module
 
 
-@pytest.fixture(scope="module")
-def tiny_ckpt(tmp_path_factory) -> str:
-    run = tmp_path_factory.mktemp("tiny_bench")
-    cfg = from_dict(TrainConfig, {**load_yaml(str(REPO / "train/configs/tiny.yaml")), "steps": 3})
-    Trainer(cfg, run, progress=False).train()
-    return str(run / "last.pt")
-
-
 def read_csv(path: Path) -> tuple[list[str], list[dict]]:
     with path.open(newline="") as f:
         reader = csv.DictReader(f)

@@ -17,14 +17,6 @@ from ggik.training import TrainConfig, Trainer, load_model
 F64 = torch.float64
 
 
-@pytest.fixture(scope="module")
-def tiny_ckpt(tmp_path_factory):
-    run = tmp_path_factory.mktemp("tiny_eval")
-    cfg = from_dict(TrainConfig, {**load_yaml("train/configs/tiny.yaml"), "steps": 3})
-    Trainer(cfg, run, progress=False).train()
-    return run / "last.pt"
-
-
 def test_mmd_is_zero_for_identical_sets_and_positive_otherwise():
     g = torch.Generator().manual_seed(0)
     a = torch.rand(5, 8, 6, generator=g, dtype=F64) * 6 - 3

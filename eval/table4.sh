@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Generalisation study (issue 7): the GGIK paper's Table 4 protocol at an equal CPU budget per model, then
+# fine-tuning of the leave-one-robot-out model to its left-out robot. Run from the repository root.
+#
+#   bash eval/table4.sh                         # everything (about 80 minutes on 2 CPU cores)
+#   STAGES="train_loo eval_loo" bash eval/table4.sh
+#
+# Models (same architecture and seed, STEPS steps of 128 examples, cosine schedule over them, at most MINUTES
+# of wall time each), written to $RUNS/<name>:
+#   loo       train/configs/default.yaml with $LEFT_OUT at weight 0 (neither seen nor randomised)
+#   random    train/configs/random.yaml: random DH robots only, no urdfs/ robot (the paper's protocol)
+#   loo_wide  loo with wider random families: randomize_links at +-40 %, random DH robots of 5-8 DOF, more of them
+# Evaluation: `ggik eval generalisation` of each (unseen named robots, random DH families, randomised
+# training robots, distance to the training set) -> eval/results/table4/<name>/.
+# Fine-tuning: `ggik train --init loo` on $LEFT_OUT alone with FT_EXAMPLES examples each, then
+# `ggik eval accuracy` on $LEFT_OUT -> eval/results/table4/finetune_<examples>/; summarised by
+# eval/generalisation_summary.py into eval/results/table4/README.md and finetune.png.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-.venv/bin}
+RUNS=${RUNS:-runs/table4}
+OUT=${OUT:-eval/results/table4}
+LEFT_OUT=${LEFT_OUT:-lbr_iiwa}
+STEPS=${STEPS:-2000}
+MINUTES=${MINUTES:-16}
+N=${N:-200}
+FT_EXAMPLES=${FT_EXAMPLES:-"0 1024 10240 102400"}  # 0 = the loo model itself
+STAGES=${STAGES:-"train_loo train_random train_loo_wide eval_loo eval_random eval_loo_wide finetune summary"}
+COMMON=(--set "steps=$STEPS" --set val.every=$((STEPS / 2)) --set val.problems_per_robot=30 --set threads=2
+        --max-minutes "$MINUTES" --no-progress)
+
+train() {  # name, then ggik train arguments
+  local name=$1; shift
+  if [[ -f "$RUNS/$name/last.pt" ]]; then
+    "$BIN/ggik" train --resume "$RUNS/$name" --max-minutes "$MINUTES" --no-progress   # finishes an interrupted run
+  else
+    "$BIN/ggik" train "$@" "${COMMON[@]}" --out "$RUNS/$name"
+  fi
+}
+
+evaluate() {  # name
+  "$BIN/ggik" eval generalisation "$RUNS/$1/last.pt" -n "$N" -s 32 --family-size 5 --figure --threads 2 \
+    --no-progress --out-dir "$OUT/$1"
+}
+
+for stage in $STAGES; do
+  echo "== $stage ($(date -u +%H:%M:%S))"
+  case $stage in
+    train_loo) train loo --config train/configs/default.yaml --set "data.robots.$LEFT_OUT=0" ;;
+    train_random) train random --config train/configs/random.yaml ;;
+    train_loo_wide) train loo_wide --config train/configs/default.yaml --set "data.robots.$LEFT_OUT=0" \
+                      --set data.randomize_fraction=0.4 --set data.random_weight=3.0 --set 'data.random_dofs=[5, 6, 7, 8]' ;;
+    eval_loo) evaluate loo ;;
+    eval_random) evaluate random ;;
+    eval_loo_wide) evaluate loo_wide ;;
+    finetune)
+      for n in $FT_EXAMPLES; do
+        steps=$(( (n + 127) / 128 ))
+        warm=$(( steps / 10 > 0 ? steps / 10 : 1 ))
+        run="$RUNS/finetune_$n"
+        ckpt="$run/last.pt"
+        if [[ $n == 0 ]]; then ckpt="$RUNS/loo/last.pt"; fi
+        [[ -f "$ckpt" ]] || "$BIN/ggik" train --init "$RUNS/loo/last.pt" --set "data.robots.$LEFT_OUT=1.0" \
+          --set "steps=$steps" --set optim.lr=3e-4 --set "optim.warmup_steps=$warm" --set loss.beta_warmup_steps=0 \
+          --set val.every=0 --set threads=2 --set "checkpoint_every=$steps" --no-progress --out "$run"
+        "$BIN/ggik" eval accuracy --ckpt "$ckpt" --robots "$LEFT_OUT" -n "$N" -s 32 --mmd-goals 50 --threads 2 \
+          --no-progress --out-dir "$OUT/finetune_$n"
+      done ;;
+    summary) "$BIN/python" eval/generalisation_summary.py --runs "$RUNS" --results "$OUT" --left-out "$LEFT_OUT" ;;
+    *) echo "unknown stage $stage" >&2; exit 2 ;;
+  esac
+done
