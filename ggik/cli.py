@@ -229,10 +229,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
                       "new run: step 0, fresh optimiser and schedule")
     if trainer.rank == 0:
         print(f"run dir: {trainer.run_dir}  (model: {trainer.model.num_parameters():,} parameters, step {trainer.step}/{trainer.cfg.steps})")
-    try:
-        last = trainer.train(max_minutes=args.max_minutes)
-    finally:
-        trainer.close()
+    last = trainer.train(max_minutes=args.max_minutes)
+    trainer.close()  # only after a clean finish: a barrier with a failed rank would hang (its error ends the job)
     if trainer.rank == 0:
         print(f"stopped at step {trainer.step}: {json.dumps(last)}")
         print(f"checkpoint: {trainer.run_dir / 'last.pt'}")
