@@ -29,6 +29,7 @@ TARGET_RAW, TARGET_REFINED = 90.0, 100.0
 MODELS = {
     "loo": "all urdfs/ robots but the left-out one + random DH (6, 7 DOF) + randomize_links r = 0.2 (default.yaml)",
     "loo_wide": "as loo, with randomize_links r = 0.4 and more random DH robots (weight 3, 5-8 DOF)",
+    "loo_named": "as loo, without random robots: the 8 named robots only",
     "random": "random DH robots of 6 and 7 DOF only (random.yaml): every urdfs/ robot is unseen",
 }
 REFINED = "refined success 1mm&0.01rad [%]"

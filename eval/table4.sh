@@ -10,6 +10,7 @@
 #   loo       train/configs/default.yaml with $LEFT_OUT at weight 0 (neither seen nor randomised)
 #   random    train/configs/random.yaml: random DH robots only, no urdfs/ robot (the paper's protocol)
 #   loo_wide  loo with wider random families: randomize_links at +-40 %, random DH robots of 5-8 DOF, more of them
+#   loo_named loo without random robots: the 8 named robots only (do the random families help the left-out robot?)
 # Evaluation: `ggik eval generalisation` of each (unseen named robots, random DH families, randomised
 # training robots, distance to the training set) -> eval/results/table4/<name>/.
 # Fine-tuning: `ggik train --init loo` on $LEFT_OUT alone with FT_EXAMPLES examples each, then
@@ -25,7 +26,7 @@ STEPS=${STEPS:-2000}
 MINUTES=${MINUTES:-16}
 N=${N:-200}
 FT_EXAMPLES=${FT_EXAMPLES:-"0 1024 10240 102400"}  # 0 = the loo model itself
-STAGES=${STAGES:-"train_loo train_random train_loo_wide eval_loo eval_random eval_loo_wide finetune summary"}
+STAGES=${STAGES:-"train_loo train_random train_loo_wide train_loo_named eval_loo eval_random eval_loo_wide eval_loo_named finetune summary"}
 COMMON=(--set "steps=$STEPS" --set val.every=$((STEPS / 2)) --set val.problems_per_robot=30 --set threads=2
         --max-minutes "$MINUTES" --no-progress)
 
@@ -50,9 +51,12 @@ for stage in $STAGES; do
     train_random) train random --config train/configs/random.yaml ;;
     train_loo_wide) train loo_wide --config train/configs/default.yaml --set "data.robots.$LEFT_OUT=0" \
                       --set data.randomize_fraction=0.4 --set data.random_weight=3.0 --set 'data.random_dofs=[5, 6, 7, 8]' ;;
+    train_loo_named) train loo_named --config train/configs/default.yaml --set "data.robots.$LEFT_OUT=0" \
+                       --set data.random_weight=0 --set data.randomized_weight=0 ;;
     eval_loo) evaluate loo ;;
     eval_random) evaluate random ;;
     eval_loo_wide) evaluate loo_wide ;;
+    eval_loo_named) evaluate loo_named ;;
     finetune)
       for n in $FT_EXAMPLES; do
         steps=$(( (n + 127) / 128 ))

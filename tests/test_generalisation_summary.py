@@ -45,7 +45,7 @@ def test_summary_tables_carry_the_measured_and_the_papers_numbers(study, capsys)
     assert summary.main(["--runs", str(runs), "--results", str(results), "--left-out", "ur10"]) == 0
     text = capsys.readouterr().out
     assert text == (results / "README.md").read_text() + "\n"
-    assert "Not run (no results): loo_wide, random." in text
+    assert "Not run (no results): loo_named, loo_wide, random." in text
     gen = {r["robot"]: r for r in _rows(results / "loo/generalisation.csv") if r["family"] == "unseen named"}
     iiwa = gen["lbr_iiwa"]
     f = summary.fmt
