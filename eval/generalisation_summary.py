@@ -150,15 +150,15 @@ def plot_distance(rows_by_model: dict[str, list[dict]], path: Path) -> None:
 def plot_finetune(rows: list[dict], left_out: str, path: Path) -> None:
     from ggik.plots import _figure, _save
 
-    fig, canvas = _figure((10.0, 4.0))
+    fig, canvas = _figure((10.0, 4.3))
     ax1, ax2 = fig.subplots(1, 2)
     x = [max(r["examples"], 1) for r in rows]  # 0 examples drawn at 1 on the log axis
     ax1.plot(x, [r["pos_best"] for r in rows], "o-", label="best of 32")
     ax1.plot(x, [r["pos_mean"] for r in rows], "s--", label="mean over samples")
     ax1.set_yscale("log")
-    ax1.set_ylabel("raw position error [mm]")
+    ax1.set_ylabel("raw position error [mm]", fontsize=8)
     ax2.plot(x, [r["success"] for r in rows], "o-")
-    ax2.set_ylabel("raw success, best of 32 within 1 cm and 1 deg [%]")
+    ax2.set_ylabel("raw success [%] (best of 32: 1 cm and 1 deg)", fontsize=8)
     ax2.set_ylim(-3, 103)
     for ax in (ax1, ax2):
         ax.set_xscale("log")
