@@ -24,7 +24,8 @@ from .graph import RobotGraph
 from .random_robots import random_robot, randomize_links
 from .robot import Robot, available_robots
 
-__all__ = ["DataConfig", "TrainingData", "ProblemSet", "step_generator", "robot_from_entry", "robot_entry"]
+__all__ = ["DataConfig", "TrainingData", "ProblemSet", "step_generator", "robot_from_entry", "robot_entry",
+           "merge_training_sets"]
 
 PROBLEM_SET_FORMAT = "ggik-problems/1"
 
@@ -113,6 +114,32 @@ class TrainingData:
                 sizes.append(k)
         parts = [GraphBatch.from_graph(gr, q=gr.robot.sample_q(k, g)) for gr, k in zip(graphs, sizes)]
         return GraphBatch.cat(parts), graphs, sizes
+
+
+def merge_training_sets(before: dict, now: dict) -> dict:
+    """What a model has seen over two stages of training, both in the form of :meth:`TrainingData.describe`.
+
+    A run resumed with another data mix, or fine-tuned from another model, has seen both sets: a named robot
+    counts with its largest weight, random DH robots with the union of the DOFs of the stages that drew them
+    (weight > 0), randomised robots with the largest fraction of such stages. Weights are kept as the largest
+    of the two, so a weight > 0 means "seen" exactly as in one stage.
+    """
+    named = dict(before.get("named") or {})
+    for name, w in (now.get("named") or {}).items():
+        named[name] = max(float(w), float(named.get(name, 0.0)))
+
+    def drawn(key: str) -> list[dict]:
+        return [s.get(key) or {} for s in (before, now) if float((s.get(key) or {}).get("weight", 0.0)) > 0]
+
+    rnd, rzd = drawn("random"), drawn("randomized")
+    now_random, now_randomized = now.get("random") or {}, now.get("randomized") or {}
+    return {
+        "named": named,
+        "random": {"weight": max([float(r["weight"]) for r in rnd], default=float(now_random.get("weight", 0.0))),
+                   "dofs": sorted({int(d) for r in rnd for d in r.get("dofs", [])}) if rnd else list(now_random.get("dofs", []))},
+        "randomized": {"weight": max([float(r["weight"]) for r in rzd], default=float(now_randomized.get("weight", 0.0))),
+                       "fraction": max(float(r.get("fraction", 0.0)) for r in rzd) if rzd else float(now_randomized.get("fraction", 0.0))},
+    }
 
 
 # ---------------------------------------------------------------------- problem sets

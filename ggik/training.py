@@ -28,7 +28,7 @@ import torch.distributed as dist
 
 from . import __version__
 from .config import from_dict, to_dict
-from .data import DataConfig, ProblemSet, TrainingData, step_generator
+from .data import DataConfig, ProblemSet, TrainingData, merge_training_sets, step_generator
 from .errors import GGIKError
 from .fileio import atomic_write, load_torch_file
 from .graph import RobotGraph
@@ -129,6 +129,16 @@ def cpu_time(ckpt: dict) -> tuple[float, float]:
     return float(ckpt["cpu_s"]), float(ckpt.get("cpu_untracked_wall_s", 0.0))
 
 
+def _recorded_training_set(ckpt: dict) -> dict | None:
+    """A checkpoint's ``training_robots`` (or the set of its data config), None if it records neither."""
+    from .evaluation import training_set
+
+    try:
+        return training_set(ckpt)
+    except GGIKError:
+        return None
+
+
 def training_budget(ckpt: dict) -> str:
     """One line of a checkpoint's training budget: steps, examples, wall time and CPU time (:func:`cpu_time`: all
     threads of the training process)."""
@@ -223,6 +233,8 @@ class Trainer:
         self._val_groups: list | None = None  # (robot, graph, q, T_goal) per validation robot
         self._stop_requested = False
         self.init_source: dict | None = None  #: where the initial weights came from (init_from), else None
+        #: what the weights saw before this trainer's data (a resumed run's or an init source's training_robots)
+        self.trained_before: dict | None = None
 
     # ----- state
     def _rng_states(self) -> list[torch.Tensor]:
@@ -239,7 +251,7 @@ class Trainer:
             "ggik_version": __version__,
             "torch_version": str(torch.__version__),
             "config": to_dict(self.cfg),
-            "training_robots": self.data.describe(),
+            "training_robots": self.training_robots(),
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
@@ -252,6 +264,12 @@ class Trainer:
             "world_size": self.world,
             "init_from": self.init_source,
         }
+
+    def training_robots(self) -> dict:
+        """What the model has been trained on: this run's data mix, merged with what its weights saw before
+        (:func:`ggik.data.merge_training_sets`); stored in checkpoints, it decides which robots are unseen."""
+        now = self.data.describe()
+        return now if self.trained_before is None else merge_training_sets(self.trained_before, now)
 
     def save(self) -> Path | None:
         state = self.state_dict()  # collective under DDP: every rank takes part
@@ -271,6 +289,7 @@ class Trainer:
             raise GGIKError(f"checkpoint was written by {len(rng)} processes, resuming with {self.world}: not an exact resume")
         torch.set_rng_state(rng[self.rank])
         self.init_source = ckpt.get("init_from")
+        self.trained_before = _recorded_training_set(ckpt)
 
     def init_from(self, path: str | Path) -> dict:
         """Start this new run from the model weights of checkpoint ``path`` (full or weights-only).
@@ -301,6 +320,7 @@ class Trainer:
                             "examples": int(ckpt.get("examples", 0)), "ggik_version": ckpt.get("ggik_version")}
         if ckpt.get("init_from"):
             self.init_source["init_from"] = ckpt["init_from"]  # a chain of fine-tunings stays traceable
+        self.trained_before = _recorded_training_set(ckpt)  # a fine-tuned model has seen its source's robots too
         self._log({"kind": "init", "step": 0, "examples": 0, "init_from": self.init_source})
         return self.init_source
 

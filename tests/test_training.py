@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.util
 import json
+import shutil
 import os
 import socket
 import subprocess
@@ -20,6 +21,7 @@ from ggik.cli import main
 from ggik.config import apply_overrides, from_dict, load_yaml
 from ggik.data import ProblemSet, TrainingData
 from ggik.model import GGIKModel
+from ggik.data import merge_training_sets
 from ggik.training import CHECKPOINT_FORMAT, TrainConfig, Trainer, beta_at, lr_factor, load_checkpoint, load_model
 
 REPO = Path(__file__).resolve().parents[1]
@@ -413,7 +415,9 @@ def test_init_from_takes_the_weights_only_and_records_the_source(short_run, tmp_
     trainer.train()
     ckpt = load_checkpoint(run / "last.pt")
     assert ckpt["step"] == 1 and ckpt["examples"] == tiny_cfg().data.batch_size and ckpt["init_from"] == info
-    assert ckpt["training_robots"]["named"] == {"kuka_lwr": 1.0}
+    # the fine-tuned weights have seen the source's robots (panda, random 5/6-DOF) and the new one
+    assert ckpt["training_robots"]["named"] == {"panda": 1.0, "kuka_lwr": 1.0}
+    assert ckpt["training_robots"]["random"] == {"weight": 0.5, "dofs": [5, 6]}
     records = read_metrics(run)
     assert records[0] == {"kind": "init", "step": 0, "examples": 0, "init_from": info}
     assert [r["kind"] for r in records[1:]] == ["train"]
@@ -423,6 +427,28 @@ def test_init_from_takes_the_weights_only_and_records_the_source(short_run, tmp_
     resumed.train()
     assert load_checkpoint(run / "last.pt")["init_from"] == info and read_metrics(run)[0]["kind"] == "init"
     assert load_checkpoint(short_run / "last.pt")["init_from"] is None
+
+
+def test_resume_with_another_data_mix_keeps_what_the_weights_saw(short_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(short_run, run)
+    trainer = Trainer.resume(run, {"steps": 3, "data": {"robots": {"panda": 0.0, "ur10": 1.0}, "random_weight": 0.0,
+                                                        "randomized_weight": 0.5, "randomize_fraction": 0.3}}, progress=False)
+    trainer.train()
+    seen = load_checkpoint(run / "last.pt")["training_robots"]
+    assert seen == {"named": {"panda": 1.0, "ur10": 1.0}, "random": {"weight": 0.5, "dofs": [5, 6]},
+                    "randomized": {"weight": 0.5, "fraction": 0.3}}
+
+
+def test_merge_training_sets_rules():
+    a = {"named": {"panda": 1.0, "ur10": 0.0}, "random": {"weight": 0.0, "dofs": [9]}, "randomized": {"weight": 1.0, "fraction": 0.4}}
+    b = {"named": {"ur10": 0.0, "irb140": 2.0}, "random": {"weight": 2.0, "dofs": [7, 6]}, "randomized": {"weight": 1.0, "fraction": 0.2}}
+    assert merge_training_sets(a, b) == {"named": {"panda": 1.0, "ur10": 0.0, "irb140": 2.0},
+                                         "random": {"weight": 2.0, "dofs": [6, 7]},  # DOF 9 had weight 0: never drawn
+                                         "randomized": {"weight": 1.0, "fraction": 0.4}}
+    none = {"named": {}, "random": {"weight": 0.0, "dofs": [6]}, "randomized": {"weight": 0.0, "fraction": 0.2}}
+    assert merge_training_sets(none, none) == none
+    assert merge_training_sets(b, b) == {**b, "random": {"weight": 2.0, "dofs": [6, 7]}}
 
 
 def test_init_from_a_weights_only_export(short_run, tmp_path):
