@@ -478,7 +478,7 @@ def test_cli_train_init_takes_the_model_config_of_the_checkpoint(short_run, tmp_
     assert "initialised from" in capsys.readouterr().out
     ckpt = load_checkpoint(run / "last.pt")
     assert ckpt["config"]["model"] == load_checkpoint(short_run / "last.pt")["config"]["model"]  # not the default model
-    assert ckpt["training_robots"]["named"] == {"kuka_lwr": 1.0} and ckpt["init_from"]["step"] == 2
+    assert ckpt["training_robots"]["named"] == {"panda": 1.0, "kuka_lwr": 1.0} and ckpt["init_from"]["step"] == 2  # source + new
     assert main(["info", str(run / "last.pt")]) == 0
     assert "initialised from" in capsys.readouterr().out
 
