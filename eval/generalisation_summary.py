@@ -115,63 +115,6 @@ def finetune_table(rows: list[dict], left_out: str) -> str:
     return "\n".join(out)
 
 
-def plot_distance(rows_by_model: dict[str, list[dict]], path: Path) -> None:
-    from ggik.plots import _colors, _figure, _save
-
-    fig, canvas = _figure((14.0, 4.4))
-    axes = fig.subplots(1, 3)
-    markers = "osD^vP*X"
-    families = sorted({r["family"] for rows in rows_by_model.values() for r in rows})
-    colors = dict(zip(rows_by_model, _colors(len(rows_by_model), qualitative=True)))
-    for m, rows in rows_by_model.items():
-        for fi, fam in enumerate(families):
-            pts = [(num(r["distance to training set"]), num(r["pos best [mm]"]), num(r["raw success 1cm&1deg [%]"]),
-                    num(r["LM iterations"])) for r in rows if r["family"] == fam and r["robot"] != MEAN]
-            pts = [p for p in pts if not math.isnan(p[0])]
-            if not pts:
-                continue
-            for ax, k in zip(axes, (1, 2, 3)):
-                ax.scatter([p[0] for p in pts], [p[k] for p in pts], color=colors[m], marker=markers[fi % len(markers)],
-                           s=22, alpha=0.75, label=f"{m}: {fam}")
-    for ax, label in zip(axes, ("raw best-of-32 position error [mm]", "raw success, 1 cm and 1 deg [%]",
-                                "LM iterations from the samples")):
-        ax.set_xlabel("distance from the training set (randomize_links: r; else relative edge difference)", fontsize=7)
-        ax.set_ylabel(label, fontsize=8)
-        ax.grid(True, alpha=0.3)
-    axes[0].set_yscale("log")
-    axes[1].set_ylim(-3, 103)
-    axes[2].legend(fontsize=5.5, loc="best", ncol=2)
-    fig.suptitle("Robots outside the training set: colour = model, marker = family (robots without a distance not shown)",
-                 fontsize=10)
-    fig.tight_layout()
-    _save(fig, canvas, path)
-
-
-def plot_finetune(rows: list[dict], left_out: str, path: Path) -> None:
-    from ggik.plots import _figure, _save
-
-    fig, canvas = _figure((10.0, 4.3))
-    ax1, ax2 = fig.subplots(1, 2)
-    x = [max(r["examples"], 1) for r in rows]  # 0 examples drawn at 1 on the log axis
-    ax1.plot(x, [r["pos_best"] for r in rows], "o-", label="best of 32")
-    ax1.plot(x, [r["pos_mean"] for r in rows], "s--", label="mean over samples")
-    ax1.set_yscale("log")
-    ax1.set_ylabel("raw position error [mm]", fontsize=8)
-    ax2.plot(x, [r["success"] for r in rows], "o-")
-    ax2.set_ylabel("raw success [%] (best of 32: 1 cm and 1 deg)", fontsize=8)
-    ax2.set_ylim(-3, 103)
-    for ax in (ax1, ax2):
-        ax.set_xscale("log")
-        ax.set_xlabel("fine-tuning examples (0 drawn at 1)")
-        ax.grid(True, alpha=0.3)
-        for r, xi in zip(rows, x):
-            ax.annotate(f"{r['cpu_min']:.1f} CPU-min", (xi, ax.get_ylim()[0]), fontsize=6, rotation=90, va="bottom")
-    ax1.legend(fontsize=8)
-    fig.suptitle(f"Fine-tuning the leave-one-out model to {left_out}", fontsize=10)
-    fig.tight_layout()
-    _save(fig, canvas, path)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=Path, default=Path("runs/table4"))
@@ -191,14 +134,20 @@ def main(argv: list[str] | None = None) -> int:
         text += [f"Not run (no results): {', '.join(missing)}.", ""]
     table, rows_by_model = models_table(args.results, args.runs, names)
     text += [table, ""]
-    plot_distance(rows_by_model, args.results / "distance.png")
+    from ggik.plots import plot_finetuning, plot_study_distances
+
+    plot_study_distances({m: [(r["family"], num(r["distance to training set"]), num(r["pos best [mm]"]),
+                               num(r["raw success 1cm&1deg [%]"]), num(r["LM iterations"]))
+                              for r in rows if r["robot"] != MEAN] for m, rows in rows_by_model.items()},
+                         args.results / "distance.png")
     text += ["![distance](distance.png)", ""]
     ft = finetune_rows(args.results, args.runs, args.left_out)
     if ft:
         text += [f"Fine-tuning (`ggik train --init loo/last.pt`, {args.left_out} only, lr 3e-4), then `ggik eval accuracy "
                  f"--robots {args.left_out}` (raw samples, success = best of 32 within 1 cm and 1 degree):", "",
                  finetune_table(ft, args.left_out), "", "![finetune](finetune.png)", ""]
-        plot_finetune(ft, args.left_out, args.results / "finetune.png")
+        plot_finetuning([(r["examples"], r["cpu_min"], r["pos_best"], r["pos_mean"], r["success"]) for r in ft],
+                        args.results / "finetune.png", title=f"Fine-tuning the leave-one-out model to {args.left_out}")
     out = "\n".join(text)
     from ggik.fileio import atomic_write
 

@@ -10,6 +10,8 @@ path. matplotlib is imported inside the functions, so ``import ggik`` never need
 * :func:`plot_error_histograms`: position and rotation error histograms on log axes, with the tolerances.
 * :func:`plot_timing`: total and per-sample time against the number of samples (paper appendix Fig. 4).
 * :func:`plot_generalisation`: raw and refined success against the distance of a robot from the training set.
+* :func:`plot_study_distances`: error, success and LM iterations against that distance for several models.
+* :func:`plot_finetuning`: raw errors and success against the number of fine-tuning examples.
 """
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ from .errors import GGIKError
 from .fileio import atomic_write
 from .robot import Robot
 
-__all__ = ["plot_solutions", "plot_solution_grid", "plot_error_histograms", "plot_timing", "plot_generalisation"]
+__all__ = ["plot_solutions", "plot_solution_grid", "plot_error_histograms", "plot_timing", "plot_generalisation",
+           "plot_study_distances", "plot_finetuning"]
 
 _DPI = 120
 
@@ -325,5 +328,81 @@ def plot_generalisation(points: Iterable[Sequence], path: str | Path, title: str
     if any(placed.values()):
         axes[1].legend(fontsize=7, loc="lower left")
     fig.suptitle(title or "Success against distance from the training set")
+    fig.tight_layout()
+    return _save(fig, canvas, path)
+
+
+def plot_study_distances(points: dict[str, Sequence[Sequence]], path: str | Path, title: str | None = None) -> Path:
+    """Per robot outside the training set, three panels against its distance from the training set: raw
+    best-of-S position error [mm] (log axis), raw success [%] and mean LM iterations, one colour per model and
+    one marker per family (``eval/generalisation_summary.py``).
+
+    Args:
+        points: model name -> ``(family, distance, best position error [mm], raw success [%], LM iterations)``
+            per robot; robots with a NaN distance cannot be placed and are left out.
+        path: output ``.png``.
+    Returns the path written.
+    """
+    if not points or not any(points.values()):
+        raise ValueError("plot_study_distances needs at least one model with one robot")
+    fig, canvas = _figure((14.0, 4.4))
+    axes = fig.subplots(1, 3)
+    markers = "osD^vP*X"
+    families = sorted({str(p[0]) for rows in points.values() for p in rows})
+    colors = dict(zip(points, _colors(len(points), qualitative=True)))
+    for model, rows in points.items():
+        for fi, family in enumerate(families):
+            pts = np.array([[float(v) for v in p[1:]] for p in rows if str(p[0]) == family and not math.isnan(float(p[1]))])
+            if not len(pts):
+                continue
+            for ax, k in zip(axes, (1, 2, 3)):
+                ax.scatter(pts[:, 0], pts[:, k], color=colors[model], marker=markers[fi % len(markers)], s=22, alpha=0.75,
+                           label=f"{model}: {family}")
+    for ax, label in zip(axes, ("raw best-of-S position error [mm]", "raw success, 1 cm and 1 deg [%]",
+                                "LM iterations from the samples")):
+        ax.set_xlabel("distance from the training set (randomize_links: r; else relative edge difference)", fontsize=7)
+        ax.set_ylabel(label, fontsize=8)
+        ax.grid(True, alpha=0.3)
+    axes[0].set_yscale("log")
+    axes[1].set_ylim(-3, 103)
+    axes[2].legend(fontsize=5.5, loc="best", ncol=2)
+    fig.suptitle(title or "Robots outside the training set: colour = model, marker = family (robots without a distance "
+                 "not shown)", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, canvas, path)
+
+
+def plot_finetuning(rows: Iterable[Sequence], path: str | Path, title: str | None = None) -> Path:
+    """Raw position errors [mm] (left, log axis) and raw success [%] (right) against fine-tuning examples.
+
+    Args:
+        rows: ``(examples, CPU minutes, best-of-S position error [mm], mean position error [mm], success [%])``;
+            0 examples (the model before fine-tuning) is drawn at 1 on the log axis.
+        path: output ``.png``.
+    Returns the path written.
+    """
+    a = np.array([[float(v) for v in r] for r in rows], dtype=np.float64).reshape(-1, 5)
+    if not len(a):
+        raise ValueError("plot_finetuning needs at least one row")
+    if (a[:, 0] < 0).any():
+        raise ValueError(f"fine-tuning examples must be >= 0, got {a[:, 0].tolist()}")
+    fig, canvas = _figure((10.0, 4.3))
+    ax1, ax2 = fig.subplots(1, 2)
+    x = np.maximum(a[:, 0], 1.0)
+    ax1.plot(x, a[:, 2], "o-", label="best of S")
+    ax1.plot(x, a[:, 3], "s--", label="mean over samples")
+    ax1.set_yscale("log")
+    ax1.set_ylabel("raw position error [mm]", fontsize=8)
+    ax1.legend(fontsize=8)
+    ax2.plot(x, a[:, 4], "o-")
+    ax2.set_ylabel("raw success [%] (best of S: 1 cm and 1 deg)", fontsize=8)
+    ax2.set_ylim(-3, 103)
+    for ax in (ax1, ax2):
+        ax.set_xscale("log")
+        ax.set_xlabel("fine-tuning examples (0 drawn at 1)")
+        ax.grid(True, alpha=0.3)
+        for xi, cpu in zip(x, a[:, 1]):
+            ax.annotate(f"{cpu:.1f} CPU-min", (xi, ax.get_ylim()[0]), fontsize=6, rotation=90, va="bottom")
+    fig.suptitle(title or "Fine-tuning", fontsize=10)
     fig.tight_layout()
     return _save(fig, canvas, path)

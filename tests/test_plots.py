@@ -144,3 +144,29 @@ def test_generalisation_plot(tmp_path, agg_calls):
     with pytest.raises(ValueError, match="family, distance"):
         plot_generalisation([("a", 0.1, 1.0)], tmp_path / "bad.png")
     assert not (tmp_path / "bad.png").exists()
+
+
+def test_study_distances_plot(tmp_path, agg_calls):
+    from ggik.plots import plot_study_distances
+
+    points = {"loo": [("random 6-DOF", 0.3, 100.0, 0.0, 18.8), ("unseen named", 0.01, 194.0, 0.0, 14.0),
+                      ("random 8-DOF", float("nan"), 133.0, 0.0, 14.6)],
+              "random": [("random 6-DOF", 0.25, 109.0, 1.0, 19.2)]}
+    assert_png(plot_study_distances(points, tmp_path / "dist.png"))
+    assert agg_calls == [FigureCanvasAgg]
+    with pytest.raises(ValueError, match="at least one model"):
+        plot_study_distances({"loo": []}, tmp_path / "bad.png")
+    assert not (tmp_path / "bad.png").exists()
+
+
+def test_finetuning_plot(tmp_path, agg_calls):
+    from ggik.plots import plot_finetuning
+
+    rows = [(0, 0.0, 210.0, 611.0, 0.0), (1024, 0.1, 188.0, 573.0, 0.0), (102400, 12.0, 166.0, 537.0, 2.5)]
+    assert_png(plot_finetuning(rows, tmp_path / "ft.png", title="test"))
+    assert agg_calls == [FigureCanvasAgg]
+    with pytest.raises(ValueError, match="at least one row"):
+        plot_finetuning([], tmp_path / "bad.png")
+    with pytest.raises(ValueError, match=">= 0"):
+        plot_finetuning([(-1, 0.0, 1.0, 1.0, 0.0)], tmp_path / "bad.png")
+    assert not (tmp_path / "bad.png").exists()
