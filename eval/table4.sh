@@ -2,7 +2,7 @@
 # Generalisation study (issue 7): the GGIK paper's Table 4 protocol at an equal CPU budget per model, then
 # fine-tuning of the leave-one-robot-out model to its left-out robot. Run from the repository root.
 #
-#   bash eval/table4.sh                         # everything (about 80 minutes on 2 CPU cores)
+#   bash eval/table4.sh                         # everything (about 100 minutes on 2 CPU cores)
 #   STAGES="train_loo eval_loo" bash eval/table4.sh
 #
 # Models (same architecture and seed, STEPS steps of 128 examples, cosine schedule over them, at most MINUTES
