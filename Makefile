@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): $(VENV)/bin/python pyproject.toml constraints.txt
+$(STAMP): $(VENV)/bin/python pyproject.toml setup.py constraints.txt
 	$(PIP) install --quiet --upgrade pip -c constraints.txt
 	$(PIP) install --quiet -c constraints.txt torch==2.13.0
 	$(PIP) install --quiet -c constraints.txt -e ".[test,plot]"

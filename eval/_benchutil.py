@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 from ggik import ChainError, GGIKError, Robot, available_robots, random_robot
-from ggik.data import step_generator
-from ggik.report import command_line
+from ggik.rng import step_generator
+from ggik.evaluation.report import command_line
 
 _RANDOM = re.compile(r"^random(\d+)$")
 
@@ -43,7 +43,7 @@ def robot_from_arg(name: str, seed: int) -> Robot:
 
 def load_checkpoint_or_exit(path: str):
     """(model in eval mode, checkpoint dict) of a ``ggik train`` checkpoint; SystemExit with the reason otherwise."""
-    from ggik.training import load_model
+    from ggik.checkpoint import load_model
 
     try:
         return load_model(path)

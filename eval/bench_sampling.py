@@ -35,10 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _benchutil import busy_processes, default_robots, load_checkpoint_or_exit, robot_from_arg, script_command  # noqa: E402
 
 from ggik import RobotGraph  # noqa: E402
-from ggik.batch import GraphBatch  # noqa: E402
-from ggik.data import step_generator  # noqa: E402
-from ggik.inference import sample_joint_angles  # noqa: E402
-from ggik.report import Table  # noqa: E402
+from ggik.graph.batch import GraphBatch  # noqa: E402
+from ggik.rng import step_generator  # noqa: E402
+from ggik.ik.sampling import sample_joint_angles  # noqa: E402
+from ggik.evaluation.report import Table  # noqa: E402
 
 WARMUPS = 2
 DEFAULT_SAMPLES = [1, 4, 16, 64, 256, 1024]
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from tqdm import tqdm
 
-    from ggik.plots import plot_timing
+    from ggik.evaluation.plots import plot_timing
 
     robot_names = [f"random{d}" for d in dofs] + (default_robots() if args.robots is None else args.robots)
     if not robot_names:

@@ -45,11 +45,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _benchutil import busy_processes, default_robots, load_checkpoint_or_exit, robot_from_arg, script_command  # noqa: E402
 
 from ggik import GGIKError, Robot, RobotGraph  # noqa: E402
-from ggik.data import ProblemSet, step_generator  # noqa: E402
-from ggik.geometry import matrix_to_quat, pose_errors  # noqa: E402
-from ggik.inference import sample_joint_angles  # noqa: E402
-from ggik.refine import RefineConfig, lm_refine, slsqp_refine  # noqa: E402
-from ggik.report import Table  # noqa: E402
+from ggik.data import ProblemSet  # noqa: E402
+from ggik.rng import step_generator  # noqa: E402
+from ggik.kinematics.geometry import matrix_to_quat, pose_errors  # noqa: E402
+from ggik.ik.sampling import sample_joint_angles  # noqa: E402
+from ggik.ik.refine import RefineConfig, lm_refine, slsqp_refine  # noqa: E402
+from ggik.evaluation.report import Table  # noqa: E402
 
 COLUMNS = [
     "robot", "dof", "method", "mode", "goals", "starts per goal", "success [%]", "strict solutions per goal",

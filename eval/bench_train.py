@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from ggik.data import DataConfig, TrainingData
-from ggik.model import GGIKModel, ModelConfig
+from ggik.nn.cvae import GGIKModel, ModelConfig
 from ggik.nn.egnn import EGNN, EGNNLayer
 
 

@@ -18,7 +18,7 @@ import math
 import sys
 from pathlib import Path
 
-from ggik.evaluation import FAMILY_MEAN as MEAN
+from ggik.evaluation.generalisation import FAMILY_MEAN as MEAN
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from readme_tables import read_csv  # noqa: E402
@@ -47,7 +47,7 @@ def fmt(value: float, digits: int = 1) -> str:
 
 def budget(run: Path) -> dict:
     """steps, examples, wall and CPU minutes of ``run/last.pt``."""
-    from ggik.training import cpu_time, load_checkpoint
+    from ggik.checkpoint import cpu_time, load_checkpoint
 
     ckpt = load_checkpoint(run / "last.pt")
     cpu_s, _ = cpu_time(ckpt)
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         text += [f"Not run (no results): {', '.join(missing)}.", ""]
     table, rows_by_model = models_table(args.results, args.runs, names)
     text += [table, ""]
-    from ggik.plots import plot_finetuning, plot_study_distances
+    from ggik.evaluation.plots import plot_finetuning, plot_study_distances
 
     plot_study_distances({m: [(r["family"], num(r["distance to training set"]), num(r["pos best [mm]"]),
                                num(r["raw success 1cm&1deg [%]"]), num(r["LM iterations"]))

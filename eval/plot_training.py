@@ -44,7 +44,7 @@ def power_law_fit(val: list[dict], skip_examples: int = 0) -> tuple[float, float
 
 def budget(ckpt_path: Path) -> str:
     """One line: steps, examples and the CPU time of a run's checkpoint."""
-    from ggik.training import load_checkpoint, training_budget
+    from ggik.checkpoint import load_checkpoint, training_budget
 
     return f"{ckpt_path.parent.name}: {training_budget(load_checkpoint(ckpt_path))}"
 

@@ -18,10 +18,12 @@ from pathlib import Path
 import torch
 
 from ggik import Robot, RobotGraph
-from ggik.data import ProblemSet, step_generator
-from ggik.geometry import pose_errors
-from ggik.inference import sample_joint_angles, success_rate
-from ggik.training import load_model
+from ggik.data import ProblemSet
+from ggik.rng import step_generator
+from ggik.kinematics.geometry import pose_errors
+from ggik.ik.sampling import sample_joint_angles
+from ggik.ik.metrics import success_rate
+from ggik.checkpoint import load_model
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,7 +38,7 @@ def fmt(value: str | float, digits: int = 1) -> str:
 
 
 def budget(ckpt_path: Path) -> str:
-    from ggik.training import load_checkpoint, training_budget
+    from ggik.checkpoint import load_checkpoint, training_budget
 
     return f"Checkpoint `{ckpt_path}`: {training_budget(load_checkpoint(ckpt_path))}."
 

@@ -11,14 +11,12 @@ Quick start::
     points = graph.realize(q)                    # (4, 18, 3) GGIK point sets
     q_back = graph.joint_angles(points, T)       # (4, 7), same EE poses
 """
-from .errors import ChainError, GGIKError, GraphError, URDFError
-from .graph import PartialGraph, RobotGraph
-from .model import GGIKModel, ModelConfig
-from .random_robots import random_robot, randomize_links
-from .robot import Robot, available_robots
-from .solver import GGIK, IKResult
-
-__version__ = "0.1.0"
+from ggik.errors import ChainError, GGIKError, GraphError, URDFError
+from ggik.graph import PartialGraph, RobotGraph
+from ggik.ik import GGIK, IKResult
+from ggik.kinematics import Robot, available_robots, random_robot, randomize_links
+from ggik.nn.cvae import GGIKModel, ModelConfig
+from ggik.version import __version__
 
 __all__ = [
     "Robot",

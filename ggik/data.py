@@ -14,26 +14,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import torch
 
-from .batch import GraphBatch
-from .errors import GGIKError
-from .fileio import atomic_write, load_torch_file
-from .graph import RobotGraph
-from .random_robots import random_robot, randomize_links
-from .robot import Robot, available_robots
+from ggik.graph.batch import GraphBatch
+from ggik.errors import GGIKError
+from ggik.fileio import atomic_write, load_torch_file
+from ggik.graph.robot_graph import RobotGraph
+from ggik.kinematics.random_robots import random_robot, randomize_links
+from ggik.kinematics.robot import Robot, available_robots
+from ggik.rng import PROBLEM_GOALS, step_generator
 
-__all__ = ["DataConfig", "TrainingData", "ProblemSet", "step_generator", "robot_from_entry", "robot_entry",
-           "merge_training_sets"]
+__all__ = ["DataConfig", "TrainingData", "ProblemSet", "robot_from_entry", "robot_entry", "merge_training_sets"]
 
 PROBLEM_SET_FORMAT = "ggik-problems/1"
-
-
-def step_generator(*keys: int) -> torch.Generator:
-    """A torch generator seeded from integer keys (e.g. seed, step, rank) through numpy's SeedSequence."""
-    state = np.random.SeedSequence([int(k) for k in keys]).generate_state(1, np.uint64)[0]
-    return torch.Generator().manual_seed(int(state) & 0x7FFF_FFFF_FFFF_FFFF)
 
 
 @dataclass
@@ -177,7 +170,7 @@ class ProblemSet:
         """``per_robot`` problems for each robot, q uniform within the limits (all joints)."""
         if per_robot < 1 or not robots:
             raise GGIKError("a problem set needs at least one robot and one problem per robot")
-        g = step_generator(seed, 0x5E7)
+        g = step_generator(seed, PROBLEM_GOALS)
         dof_max = max(r.dof for r in robots)
         qs, Ts, idx = [], [], []
         for i, robot in enumerate(robots):

@@ -54,8 +54,8 @@ def load_torch_file(path: str | Path, expected_format: str | tuple[str, ...], wh
     """
     import torch
 
-    from . import __version__
-    from .errors import GGIKError
+    from ggik.version import __version__
+    from ggik.errors import GGIKError
 
     path = Path(path)
     if not path.is_file():

@@ -420,8 +420,9 @@ def orthogonal(gen: torch.Generator, det: float) -> torch.Tensor:
 @pytest.fixture(scope="session")
 def tiny_ckpt(tmp_path_factory) -> str:
     """``last.pt`` of 3 steps of ``train/configs/tiny.yaml`` (trained on panda + random 5/6-DOF robots); read-only."""
-    from ggik.config import from_dict, load_yaml
-    from ggik.training import TrainConfig, Trainer
+    from ggik.typed_config import from_dict, load_yaml
+    from ggik.training.config import TrainConfig
+    from ggik.training.trainer import Trainer
 
     run = tmp_path_factory.mktemp("tiny_run")
     cfg = from_dict(TrainConfig, {**load_yaml(str(REPO_ROOT / "train/configs/tiny.yaml")), "steps": 3})

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ggik.config import from_dict, load_yaml
-from ggik.training import TrainConfig, Trainer
+from ggik.typed_config import from_dict, load_yaml
+from ggik.training.config import TrainConfig
+from ggik.training.trainer import Trainer
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -146,7 +147,7 @@ def test_strict_validity_and_distinct_solutions():
     import torch
 
     from ggik import Robot
-    from ggik.refine import RefineConfig
+    from ggik.ik.refine import RefineConfig
 
     bench = load_script("bench_solvers")
     panda = Robot.from_name("panda")
@@ -182,7 +183,7 @@ def test_bench_train_variants_compute_the_same_model(tmp_path):
     sys.modules["bench_train"] = bench  # PyG's MessagePassing inspects its subclass's module
     spec.loader.exec_module(bench)
     from ggik.data import DataConfig, TrainingData
-    from ggik.model import GGIKModel, ModelConfig
+    from ggik.nn.cvae import GGIKModel, ModelConfig
 
     batch = TrainingData(DataConfig(robots={"panda": 1.0}, random_weight=1.0, batch_size=4)).batch(0)[0].to("cpu", torch.float64)
     cfg = ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=2, latent=4, prior_components=2, coord_gain=0.5)
@@ -240,7 +241,7 @@ def test_readme_budget_of_a_checkpoint_from_before_cpu_tracking(tiny_ckpt, tmp_p
     """Its whole wall time is untracked (as Trainer.resume counts it), not 0 CPU-hours and nothing else."""
     import torch
 
-    from ggik.training import load_checkpoint
+    from ggik.checkpoint import load_checkpoint
 
     ckpt = load_checkpoint(tiny_ckpt)
     del ckpt["cpu_s"], ckpt["cpu_untracked_wall_s"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ggik import available_robots
-from ggik.cli import main
+from ggik.cli.commands import main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -103,9 +103,9 @@ def test_demo_without_matplotlib_says_so(tmp_path, capsys, monkeypatch):
 
 def test_demo_counts_a_zero_weight_robot_as_unseen(tmp_path, capsys, monkeypatch):
     """A named robot kept with weight 0 (leave-one-out training) was not trained on, as in ggik eval generalisation."""
-    import ggik.solver
+    import ggik.ik.solver
 
-    original = ggik.solver.GGIK.pretrained.__func__
+    original = ggik.ik.solver.GGIK.pretrained.__func__
 
     def pretrained(cls, device="cpu"):
         solver = original(cls, device)
@@ -113,7 +113,7 @@ def test_demo_counts_a_zero_weight_robot_as_unseen(tmp_path, capsys, monkeypatch
         solver.checkpoint = {**solver.checkpoint, "training_robots": {**trained, "named": {**trained["named"], "panda": 0.0}}}
         return solver
 
-    monkeypatch.setattr(ggik.solver.GGIK, "pretrained", classmethod(pretrained))
+    monkeypatch.setattr(ggik.ik.solver.GGIK, "pretrained", classmethod(pretrained))
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # no figure: faster
     assert main(["demo", "--goals", "1", "--samples", "2", "--show", "1", "--out", str(tmp_path / "s.png")]) == 0
     out = capsys.readouterr().out

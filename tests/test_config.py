@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from ggik import GGIKError
-from ggik.config import ConfigError, apply_overrides, from_dict, load_yaml, merge, to_dict
+from ggik.typed_config import ConfigError, apply_overrides, from_dict, load_yaml, merge, to_dict
 from ggik.data import DataConfig
-from ggik.model import ModelConfig
-from ggik.training import OptimConfig, TrainConfig
+from ggik.nn.cvae import ModelConfig
+from ggik.training.config import OptimConfig, TrainConfig
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "train" / "configs"
 CONFIG_FILES = sorted(CONFIG_DIR.glob("*.yaml"))

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from ggik import GGIKError, Robot, RobotGraph, random_robot
-from ggik.cli import main
+from ggik.cli.commands import main
 from ggik.data import PROBLEM_SET_FORMAT, DataConfig, ProblemSet, TrainingData, robot_entry, robot_from_entry
 
 MIXED = dict(robots={"panda": 1.0, "ur10": 0.5}, random_weight=1.0, random_dofs=[4, 5], random_robots_per_batch=2,
@@ -71,7 +71,7 @@ def test_batch_mixes_dofs_with_correct_padding():
         assert (batch.num_joints[rows] == g.n).all()
         assert batch.node_mask[rows, :n_real].all() and not batch.node_mask[rows, n_real:].any()
         assert not batch.anchor_mask[rows, n_real:].any() and int(batch.anchor_mask[rows][0].sum()) == 6
-        assert (batch.pos[rows, n_real:] == 0).all() and (batch.pos_partial[rows, n_real:] == 0).all()
+        assert (batch.pos[rows, n_real:] == 0).all() and (batch.known_positions[rows, n_real:] == 0).all()
         assert not batch.known_mask[rows, n_real:].any() and not batch.known_mask[rows, :, n_real:].any()
         assert (batch.q[rows, g.n :] == 0).all()
     assert batch.pos.dtype == torch.float64
@@ -99,7 +99,7 @@ def test_goal_is_fk_of_q_and_points_are_the_realization():
         torch.testing.assert_close(batch.pos[rows, : g.num_nodes], g.realize(q), rtol=0, atol=1e-12)
         # the problem's goal anchors are the solution's p_n, q_n
         goal_nodes = slice(g.num_nodes - 2, g.num_nodes)
-        torch.testing.assert_close(batch.pos_partial[rows, goal_nodes], batch.pos[rows, goal_nodes], rtol=0, atol=1e-12)
+        torch.testing.assert_close(batch.known_positions[rows, goal_nodes], batch.pos[rows, goal_nodes], rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,13 @@ import pytest
 import torch
 
 from ggik import Robot
-from ggik.cli import main
-from ggik.config import from_dict, load_yaml
-from ggik.evaluation import EvalConfig, accuracy_table, angle_mmd, limits_table, reference_solutions, seeding_table
-from ggik.geometry import pose_errors
-from ggik.training import TrainConfig, Trainer, load_model
+from ggik.cli.commands import main
+from ggik.typed_config import from_dict, load_yaml
+from ggik.evaluation.tables import EvalConfig, accuracy_table, angle_mmd, limits_table, reference_solutions, seeding_table
+from ggik.kinematics.geometry import pose_errors
+from ggik.training.config import TrainConfig
+from ggik.training.trainer import Trainer
+from ggik.checkpoint import load_model
 
 F64 = torch.float64
 
@@ -120,16 +122,16 @@ def test_ggik_eval_without_a_model_is_a_clear_error(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------- generalisation
 from ggik import GGIKError, available_robots  # noqa: E402
 from ggik.data import TrainingData  # noqa: E402
-from ggik.evaluation import (  # noqa: E402
+from ggik.checkpoint import training_set  # noqa: E402
+from ggik.evaluation.generalisation import (  # noqa: E402
     FAMILY_MEAN,
     generalisation_points,
     generalisation_table,
     structure_lengths,
-    training_set,
 )
-from ggik.graph import RobotGraph  # noqa: E402
-from ggik.model import GGIKModel  # noqa: E402
-from ggik.random_robots import randomize_links  # noqa: E402
+from ggik.graph.robot_graph import RobotGraph  # noqa: E402
+from ggik.nn.cvae import GGIKModel  # noqa: E402
+from ggik.kinematics.random_robots import randomize_links  # noqa: E402
 
 TINY_GEN = EvalConfig(problems=2, samples=2, seed=0)
 #: panda and ur10 trained, kuka_lwr listed with weight 0 (so unseen), random 6-DOF robots trained
@@ -237,7 +239,7 @@ def test_training_set_from_checkpoint_or_config():
     cfg = from_dict(TrainConfig, load_yaml("train/configs/tiny.yaml"))
     described = TrainingData(cfg.data).describe()
     assert training_set({"training_robots": described}) == described
-    from ggik.config import to_dict
+    from ggik.typed_config import to_dict
 
     assert training_set({"config": to_dict(cfg)}) == described  # a file without training_robots
     with pytest.raises(GGIKError, match="cannot tell which robots are unseen"):

@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from ggik.cli import main
-from ggik.evaluation import FAMILY_MEAN
+from ggik.cli.commands import main
+from ggik.evaluation.generalisation import FAMILY_MEAN
 
 from test_bench_scripts import load_script
 

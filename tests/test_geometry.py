@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from ggik import geometry as geo
+from ggik.kinematics import geometry as geo
 
 F64 = torch.float64
 

@@ -13,8 +13,8 @@ import torch
 from conftest import HAND_URDFS
 
 from ggik import Robot, RobotGraph
-from ggik import geometry as geo
-from ggik.graph import classical_mds
+from ggik.kinematics import geometry as geo
+from ggik.graph.robot_graph import classical_mds
 
 F64 = torch.float64
 BATCH = 32
@@ -38,9 +38,9 @@ def test_known_distances_are_those_of_the_complete_graph(graph_case, rng):
     D = graph.distances(P)
     problem = graph.partial(T)
     known = graph.known_mask
-    torch.testing.assert_close(problem.distances[:, known], D[:, known], rtol=0, atol=1e-9)
-    assert (problem.distances[:, ~known] == 0).all()
-    torch.testing.assert_close(problem.distances, problem.distances.transpose(-1, -2), rtol=0, atol=0)
+    torch.testing.assert_close(problem.known_distances[:, known], D[:, known], rtol=0, atol=1e-9)
+    assert (problem.known_distances[:, ~known] == 0).all()
+    torch.testing.assert_close(problem.known_distances, problem.known_distances.transpose(-1, -2), rtol=0, atol=0)
 
 
 def test_constant_known_distances_do_not_depend_on_q(graph_case, rng):
@@ -53,7 +53,7 @@ def test_constant_known_distances_do_not_depend_on_q(graph_case, rng):
     constant |= constant.T.clone()
     D = graph.distances(P)
     torch.testing.assert_close(D[:, constant], home[constant].expand(BATCH, -1), rtol=0, atol=1e-9)
-    torch.testing.assert_close(graph.partial(T).distances[:, constant], home[constant].expand(BATCH, -1), rtol=0, atol=1e-9)
+    torch.testing.assert_close(graph.partial(T).known_distances[:, constant], home[constant].expand(BATCH, -1), rtol=0, atol=1e-9)
     # The goal-dependent (anchor-goal) distances do change with q (the test above is not vacuous).
     goal = graph.known_mask & ~constant
     assert (D[:, goal].std(0) > 1e-6).any()
@@ -254,18 +254,18 @@ def test_pyg_masks_and_partial_distances(graph_case, rng):
     ei = data.edge_index
     N = graph.num_nodes
     assert data.num_nodes == N and ei.shape == (2, N * (N - 1))
-    assert torch.equal(data.partial_mask, graph.known_mask[ei[0], ei[1]])
-    assert int(data.partial_mask.sum()) == 2 * len(graph.edge_kind)
-    mask = data.partial_mask[:, None]
+    assert torch.equal(data.known_mask, graph.known_mask[ei[0], ei[1]])
+    assert int(data.known_mask.sum()) == 2 * len(graph.edge_kind)
+    mask = data.known_mask[:, None]
     torch.testing.assert_close(data.dist, (data.pos[ei[0]] - data.pos[ei[1]]).norm(dim=-1, keepdim=True), rtol=0, atol=0)
-    torch.testing.assert_close(data.dist_partial, torch.where(mask, data.dist, torch.zeros_like(data.dist)), rtol=0, atol=1e-9)
+    torch.testing.assert_close(data.known_distances, torch.where(mask, data.dist, torch.zeros_like(data.dist)), rtol=0, atol=1e-9)
     anchors = data.anchor_mask[:, None]
-    torch.testing.assert_close(data.pos_partial, torch.where(anchors, data.pos, torch.zeros_like(data.pos)), rtol=0, atol=1e-9)
+    torch.testing.assert_close(data.known_positions, torch.where(anchors, data.pos, torch.zeros_like(data.pos)), rtol=0, atol=1e-9)
     # A problem-only example (T_goal) carries the same partial information and no solution.
     problem = graph.to_pyg(T_goal=robot.fk(q))
     assert "q" not in problem and "pos" not in problem and "dist" not in problem
-    torch.testing.assert_close(problem.dist_partial, data.dist_partial, rtol=0, atol=1e-12)
-    torch.testing.assert_close(problem.pos_partial, data.pos_partial, rtol=0, atol=1e-12)
+    torch.testing.assert_close(problem.known_distances, data.known_distances, rtol=0, atol=1e-12)
+    torch.testing.assert_close(problem.known_positions, data.known_positions, rtol=0, atol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------- (8) limits
@@ -337,7 +337,7 @@ def test_tool_frame_rotated_and_offset_from_the_last_axis(rng):
     q, P, T = solved(robot, graph, rng, n=200)
     assert_same_pose(robot.fk(graph.joint_angles(P, T)), T)
     problem = graph.partial(T)
-    torch.testing.assert_close(problem.positions[:, -2:], P[:, -2:], rtol=0, atol=1e-12)
+    torch.testing.assert_close(problem.known_positions[:, -2:], P[:, -2:], rtol=0, atol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------- (10) anchors
@@ -346,12 +346,12 @@ def test_partial_graph_anchors(graph_case, rng):
     q, P, T = solved(robot, graph, rng)
     problem = graph.partial(T)
     N = graph.num_nodes
-    assert problem.positions.shape == (BATCH, N, 3) and problem.distances.shape == (BATCH, N, N)
+    assert problem.known_positions.shape == (BATCH, N, 3) and problem.known_distances.shape == (BATCH, N, N)
     assert torch.equal(problem.anchor_mask, graph.anchor_mask) and torch.equal(problem.known_mask, graph.known_mask)
     base = torch.tensor([[0.0, 0, 0], [1, 0, 0], [0, -1, 0], [0, 0, 1]], dtype=F64)
-    torch.testing.assert_close(problem.positions[:, :4], base.expand(BATCH, 4, 3), rtol=0, atol=0)
-    torch.testing.assert_close(problem.positions[:, -2:], P[:, -2:], rtol=0, atol=1e-12)
-    assert (problem.positions[:, ~graph.anchor_mask] == 0).all()
+    torch.testing.assert_close(problem.known_positions[:, :4], base.expand(BATCH, 4, 3), rtol=0, atol=0)
+    torch.testing.assert_close(problem.known_positions[:, -2:], P[:, -2:], rtol=0, atol=1e-12)
+    assert (problem.known_positions[:, ~graph.anchor_mask] == 0).all()
     # The goal is F_n in the graph frame, and it does not depend on the roll of the last joint.
     torch.testing.assert_close(problem.goal, graph.frames(q)[:, -1], rtol=0, atol=1e-12)
     torch.testing.assert_close(graph.T_base_graph @ problem.goal @ graph.T_tool, T, rtol=0, atol=1e-12)

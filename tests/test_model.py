@@ -2,6 +2,8 @@
 and prior sampling of padded batches (problems sampled jointly = each problem sampled alone)."""
 from __future__ import annotations
 
+import operator
+
 from dataclasses import replace
 
 import pytest
@@ -9,9 +11,9 @@ import torch
 from conftest import orthogonal
 
 from ggik import Robot, RobotGraph, random_robot
-from ggik.batch import GraphBatch
-from ggik.geometry import matrix_to_rotvec
-from ggik.model import GGIKModel, ModelConfig
+from ggik.graph.batch import GraphBatch
+from ggik.kinematics.geometry import matrix_to_rotvec
+from ggik.nn.cvae import GGIKModel, ModelConfig
 
 F64 = torch.float64
 TOL = 1e-10
@@ -80,7 +82,7 @@ def transform_batch(batch: GraphBatch, R: torch.Tensor, t: torch.Tensor, move_go
     T = torch.eye(4, dtype=F64).repeat(batch.batch_size, 1, 1)
     T[:, :3, :3], T[:, :3, 3] = R, t
     known = batch.anchor_mask[..., None]
-    changes = dict(pos_partial=torch.where(known, apply(batch.pos_partial, R, t), 0.0))
+    changes = dict(known_positions=torch.where(known, apply(batch.known_positions, R, t), 0.0))
     if batch.pos is not None:
         changes["pos"] = torch.where(batch.node_mask[..., None], apply(batch.pos, R, t), 0.0)
     if move_goal:
@@ -93,12 +95,12 @@ def test_transformed_batch_keeps_unknown_positions_zero(graphs):
     batch = solved_batch(graphs)
     R, t = random_motions("rotation+translation", batch.batch_size)
     moved = transform_batch(batch, R, t)
-    assert (moved.pos_partial[~batch.anchor_mask] == 0).all()
+    assert (moved.known_positions[~batch.anchor_mask] == 0).all()
     assert (moved.pos[~batch.node_mask] == 0).all()
     # The moved goal still matches the moved anchors p_n: node 2n + 2 is the origin of F_n.
     for b in range(batch.batch_size):
         n = int(batch.num_joints[b])
-        torch.testing.assert_close(moved.goal[b, :3, 3], moved.pos_partial[b, 2 * n + 2], rtol=0, atol=1e-12)
+        torch.testing.assert_close(moved.goal[b, :3, 3], moved.known_positions[b, 2 * n + 2], rtol=0, atol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------- equivariance
@@ -111,12 +113,13 @@ def test_encode_problem_invariant_features_equivariant_positions(graphs, kind, p
     a = model.encode_problem(batch)
     b = model.encode_problem(transform_batch(batch, R, t))
     real = batch.node_mask
-    assert (a["x_partial"] - model.initial_positions(batch))[real].abs().max() > 1e-2, "x~ must move (else trivial)"
-    for key in ("h0", "h_partial", "prior_logits", "prior_mu", "prior_log_std", "edge_attr"):
-        per_node = a[key].shape[:2] == real.shape  # the "graph" mixture's logits are (B, K)
+    assert (a.x_partial - model.initial_positions(batch))[real].abs().max() > 1e-2, "x~ must move (else trivial)"
+    for key in ("h0", "h_partial", "prior.logits", "prior.mu", "prior.log_std", "edge_attr"):
+        ta, tb = (operator.attrgetter(key)(e) for e in (a, b))
+        per_node = ta.shape[:2] == real.shape  # the "graph" mixture's logits are (B, K)
         sel = real if per_node else slice(None)
-        torch.testing.assert_close(b[key][sel], a[key][sel], rtol=0, atol=TOL, msg=f"{key} is not invariant")
-    torch.testing.assert_close(b["x_partial"][real], apply(a["x_partial"], R, t)[real], rtol=0, atol=TOL)
+        torch.testing.assert_close(tb[sel], ta[sel], rtol=0, atol=TOL, msg=f"{key} is not invariant")
+    torch.testing.assert_close(b.x_partial[real], apply(a.x_partial, R, t)[real], rtol=0, atol=TOL)
 
 
 @pytest.mark.parametrize("pin", list(PIN.values()), ids=list(PIN))
@@ -130,7 +133,7 @@ def test_decoder_is_equivariant(graphs, kind, pin):
     x = model.decode(z, pa, batch.node_mask)
     x_moved = model.decode(z, model.encode_problem(transform_batch(batch, R, t)), batch.node_mask)
     real = batch.node_mask
-    assert (x - pa["x_partial"])[real].abs().max() > 1e-2, "the decoder must move points (else trivial)"
+    assert (x - pa.x_partial)[real].abs().max() > 1e-2, "the decoder must move points (else trivial)"
     torch.testing.assert_close(x_moved[real], apply(x, R, t)[real], rtol=0, atol=TOL)
 
 
@@ -179,21 +182,21 @@ def test_pinned_anchors_stay_at_their_known_positions(graphs):
     batch = solved_batch(graphs)
     anchors = batch.anchor_mask
     problem = model.encode_problem(batch)
-    assert torch.equal(problem["x_partial"][anchors], batch.pos_partial[anchors])
+    assert torch.equal(problem.x_partial[anchors], batch.known_positions[anchors])
     torch.manual_seed(7)
     out = model(batch)
-    assert torch.equal(out["x"][anchors], batch.pos_partial[anchors])
+    assert torch.equal(out["x"][anchors], batch.known_positions[anchors])
     assert out["anchor_se"].max() < 1e-24, "the known anchors are reproduced (up to FK rounding of pos)"
     samples = model.sample(problem_batch(graphs)[0], 2, generator=torch.Generator().manual_seed(1))
     joint = problem_batch(graphs)[0]
-    assert torch.equal(samples[:, 0][joint.anchor_mask], joint.pos_partial[joint.anchor_mask])
+    assert torch.equal(samples[:, 0][joint.anchor_mask], joint.known_positions[joint.anchor_mask])
 
 
 def test_free_anchors_move(graphs):
     model = tiny_model(pin_anchors=False)
     batch = solved_batch(graphs)
     problem = model.encode_problem(batch)
-    assert (problem["x_partial"] - batch.pos_partial)[batch.anchor_mask].abs().max() > 1e-3
+    assert (problem.x_partial - batch.known_positions)[batch.anchor_mask].abs().max() > 1e-3
     torch.manual_seed(7)
     assert model(batch)["anchor_se"].min() > 1e-6
 
@@ -225,8 +228,8 @@ def test_goal_features_break_equivariance_and_nothing_else(graphs):
     a = model.encode_problem(batch)
 
     whole = model.encode_problem(transform_batch(batch, R, t, move_goal=True))
-    assert (whole["h_partial"] - a["h_partial"])[real].abs().max() > 1e-4
-    assert (whole["x_partial"] - apply(a["x_partial"], R, t))[real].abs().max() > 1e-6
+    assert (whole.h_partial - a.h_partial)[real].abs().max() > 1e-4
+    assert (whole.x_partial - apply(a.x_partial, R, t))[real].abs().max() > 1e-6
     torch.manual_seed(7)
     loss_a = model(batch)["free_se"]
     torch.manual_seed(7)
@@ -234,8 +237,8 @@ def test_goal_features_break_equivariance_and_nothing_else(graphs):
     assert (loss_a - loss_b).abs().max() > 1e-6
 
     coords_only = model.encode_problem(transform_batch(batch, R, t, move_goal=False))
-    torch.testing.assert_close(coords_only["h_partial"][real], a["h_partial"][real], rtol=0, atol=TOL)
-    torch.testing.assert_close(coords_only["x_partial"][real], apply(a["x_partial"], R, t)[real], rtol=0, atol=TOL)
+    torch.testing.assert_close(coords_only.h_partial[real], a.h_partial[real], rtol=0, atol=TOL)
+    torch.testing.assert_close(coords_only.x_partial[real], apply(a.x_partial, R, t)[real], rtol=0, atol=TOL)
 
 
 def test_default_model_ignores_the_goal_matrix(graphs):
@@ -245,7 +248,7 @@ def test_default_model_ignores_the_goal_matrix(graphs):
     batch = solved_batch(graphs)
     other = replace(batch, goal=batch.goal.flip(0))
     a, b = model.encode_problem(batch), model.encode_problem(other)
-    assert torch.equal(a["h_partial"], b["h_partial"]) and torch.equal(a["x_partial"], b["x_partial"])
+    assert torch.equal(a.h_partial, b.h_partial) and torch.equal(a.x_partial, b.x_partial)
 
 
 # ---------------------------------------------------------------------------------------------- sampling
@@ -310,16 +313,16 @@ def test_prior_log_prob_matches_explicit_mixture(graphs, mixture):
     problem = model.encode_problem(batch)
     z = torch.randn(batch.batch_size, batch.num_nodes, model.cfg.latent, generator=torch.Generator().manual_seed(2), dtype=F64)
     got = model.prior_log_prob(z, problem, batch.node_mask)
-    mu, ls = problem["prior_mu"], problem["prior_log_std"]
+    mu, ls = problem.prior.mu, problem.prior.log_std
     normal = torch.distributions.Normal(mu, ls.exp())
     logn = normal.log_prob(z[:, :, None, :]).sum(-1)  # (B, N, K)
     for b in range(batch.batch_size):
         real = batch.node_mask[b]
         if mixture == "graph":
-            log_pi = torch.log_softmax(problem["prior_logits"][b], -1)
+            log_pi = torch.log_softmax(problem.prior.logits[b], -1)
             want = torch.logsumexp(log_pi + logn[b][real].sum(0), -1)
         else:
-            log_pi = torch.log_softmax(problem["prior_logits"][b], -1)[real]
+            log_pi = torch.log_softmax(problem.prior.logits[b], -1)[real]
             want = torch.logsumexp(log_pi + logn[b][real], -1).sum()
         torch.testing.assert_close(got[b], want, rtol=0, atol=1e-10)
 
@@ -342,7 +345,7 @@ def brute_force_distance_se(x: torch.Tensor, batch: GraphBatch) -> torch.Tensor:
     for b in range(batch.batch_size):
         for i, j in batch.known_mask[b].nonzero().tolist():
             if i < j:
-                out[b] += ((x[b, i] - x[b, j]).norm() - batch.dist_partial[b, i, j]) ** 2
+                out[b] += ((x[b, i] - x[b, j]).norm() - batch.known_distances[b, i, j]) ** 2
     return out
 
 

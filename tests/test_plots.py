@@ -1,4 +1,4 @@
-"""ggik.plots: every figure is a valid PNG rendered by matplotlib's Agg canvas, written atomically."""
+"""ggik.evaluation.plots: every figure is a valid PNG rendered by matplotlib's Agg canvas, written atomically."""
 from __future__ import annotations
 
 import struct
@@ -13,8 +13,8 @@ pytest.importorskip("matplotlib", reason="matplotlib is not installed (pip insta
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
 from ggik import Robot  # noqa: E402
-from ggik.plots import plot_error_histograms, plot_solution_grid, plot_solutions, plot_timing  # noqa: E402
-from ggik.refine import lm_refine  # noqa: E402
+from ggik.evaluation.plots import plot_error_histograms, plot_solution_grid, plot_solutions, plot_timing  # noqa: E402
+from ggik.ik.refine import lm_refine  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -122,12 +122,12 @@ def test_an_existing_file_is_replaced_whole(tmp_path):
 
 
 def test_importing_ggik_plots_does_not_import_matplotlib():
-    code = "import sys, ggik.plots; assert 'matplotlib' not in sys.modules, 'matplotlib imported eagerly'"
+    code = "import sys, ggik.evaluation.plots; assert 'matplotlib' not in sys.modules, 'matplotlib imported eagerly'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
 def test_generalisation_plot(tmp_path, agg_calls):
-    from ggik.plots import plot_generalisation
+    from ggik.evaluation.plots import plot_generalisation
 
     points = [("unseen named", 0.13, 40.0, 100.0), ("unseen named", float("nan"), 10.0, 90.0),
               ("randomized r=0.2", 0.2, 60.0, 100.0), ("random 8-DOF", float("nan"), 0.0, 80.0)]
@@ -147,7 +147,7 @@ def test_generalisation_plot(tmp_path, agg_calls):
 
 
 def test_study_distances_plot(tmp_path, agg_calls):
-    from ggik.plots import plot_study_distances
+    from ggik.evaluation.plots import plot_study_distances
 
     points = {"loo": [("random 6-DOF", 0.3, 100.0, 0.0, 18.8), ("unseen named", 0.01, 194.0, 0.0, 14.0),
                       ("random 8-DOF", float("nan"), 133.0, 0.0, 14.6)],
@@ -160,7 +160,7 @@ def test_study_distances_plot(tmp_path, agg_calls):
 
 
 def test_finetuning_plot(tmp_path, agg_calls):
-    from ggik.plots import plot_finetuning
+    from ggik.evaluation.plots import plot_finetuning
 
     rows = [(0, 0.0, 210.0, 611.0, 0.0), (1024, 0.1, 188.0, 573.0, 0.0), (102400, 12.0, 166.0, 537.0, 2.5)]
     assert_png(plot_finetuning(rows, tmp_path / "ft.png", title="test"))

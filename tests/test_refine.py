@@ -13,8 +13,8 @@ from conftest import HAND_URDFS
 
 import ggik
 from ggik import Robot, random_robot
-from ggik.geometry import axis_angle_to_matrix, make_transform, pose_errors, rot_z
-from ggik.refine import RefineConfig, lm_refine, pose_residual, slsqp_objective, slsqp_refine
+from ggik.kinematics.geometry import axis_angle_to_matrix, make_transform, pose_errors, rot_z
+from ggik.ik.refine import RefineConfig, lm_refine, pose_residual, slsqp_objective, slsqp_refine
 
 F64 = torch.float64
 POS_TOL, ROT_TOL = 1e-3, 1e-2

@@ -9,7 +9,7 @@ import torch
 from conftest import HAND_URDFS, MIMIC_TAG, REFERENCE_FILES, shared_path
 
 from ggik import ChainError, Robot, random_robot, randomize_links
-from ggik import geometry as geo
+from ggik.kinematics import geometry as geo
 
 F64 = torch.float64
 

@@ -14,14 +14,15 @@ import pytest
 import torch
 from conftest import HAND_URDFS
 
-import ggik.solver
+import ggik.ik.solver
 from ggik import GGIK, GGIKError, GraphError, IKResult, Robot, random_robot
-from ggik.cli import main
-from ggik.config import apply_overrides, from_dict, load_yaml
-from ggik.geometry import make_transform, pose_errors, quat_to_matrix
-from ggik.inference import RawSamples
-from ggik.refine import RefineConfig, lm_refine, slsqp_refine
-from ggik.training import TrainConfig, Trainer
+from ggik.cli.commands import main
+from ggik.typed_config import apply_overrides, from_dict, load_yaml
+from ggik.kinematics.geometry import make_transform, pose_errors, quat_to_matrix
+from ggik.ik.sampling import RawSamples
+from ggik.ik.refine import RefineConfig, lm_refine, slsqp_refine
+from ggik.training.config import TrainConfig
+from ggik.training.trainer import Trainer
 
 F64 = torch.float64
 TINY = Path(__file__).resolve().parents[1] / "train" / "configs" / "tiny.yaml"
@@ -137,11 +138,12 @@ def test_lm_result_is_lm_refine_of_the_raw_samples(solver, panda):
 
 
 def spread_sampler(make_q):
-    """A stand-in for ggik.inference.sample_joint_angles: q = make_q(robot, P, S, generator), errors by FK."""
+    """A stand-in for ggik.ik.sampling.sample_joint_angles: q = make_q(robot, P, S, generator), errors by FK."""
 
     def sample(model, graph, T_goal, num_samples, generator=None, **kwargs):
-        q = make_q(graph.robot, T_goal.shape[0], num_samples, generator)
-        pos, rot = pose_errors(graph.robot.fk(q), T_goal[:, None])
+        goals = graph.goals(T_goal)
+        q = make_q(graph.robot, goals.shape[0], num_samples, generator)
+        pos, rot = pose_errors(graph.robot.fk(q), goals.in_base[:, None])
         return RawSamples(q=q, pos_err=pos, rot_err=rot, points=torch.zeros(q.shape[:2] + (graph.num_nodes, 3), dtype=F64))
 
     return sample
@@ -155,7 +157,7 @@ def test_lm_from_spread_samples_solves_nearly_every_panda_goal(solver, panda, mo
     def uniform(robot, P, S, generator):
         return robot.sample_q(P * S, generator).reshape(P, S, robot.dof)
 
-    monkeypatch.setattr(ggik.solver, "sample_joint_angles", spread_sampler(uniform))
+    monkeypatch.setattr(ggik.ik.solver, "sample_joint_angles", spread_sampler(uniform))
     T = goals(panda, 10, 3)
     res = solver.solve(panda, T, num_samples=16, refine="lm", generator=gen(4))
     check_result(res, panda, T, 10, 16)
@@ -187,7 +189,7 @@ def test_continuous_joints_count_as_within_limits_beyond_pi(solver, monkeypatch)
     def near_q_star(robot, P, S, generator):
         return q_star[:, None] + 0.05 * torch.randn(P, S, robot.dof, generator=generator, dtype=F64)
 
-    monkeypatch.setattr(ggik.solver, "sample_joint_angles", spread_sampler(near_q_star))
+    monkeypatch.setattr(ggik.ik.solver, "sample_joint_angles", spread_sampler(near_q_star))
     res = solver.solve(robot, T, num_samples=3, refine="lm", generator=gen())
     check_result(res, robot, T, 2, 3)
     assert res.success.all() and res.within_limits.all()

@@ -16,13 +16,16 @@ import pytest
 import torch
 
 from ggik import GGIKError, Robot, RobotGraph
-from ggik.batch import GraphBatch
-from ggik.cli import main
-from ggik.config import apply_overrides, from_dict, load_yaml
+from ggik.graph.batch import GraphBatch
+from ggik.cli.commands import main
+from ggik.typed_config import apply_overrides, from_dict, load_yaml
 from ggik.data import ProblemSet, TrainingData
-from ggik.model import GGIKModel
+from ggik.nn.cvae import GGIKModel
 from ggik.data import merge_training_sets
-from ggik.training import CHECKPOINT_FORMAT, TrainConfig, Trainer, beta_at, lr_factor, load_checkpoint, load_model
+from ggik.checkpoint import CHECKPOINT_FORMAT, load_checkpoint, load_model
+from ggik.training.config import TrainConfig
+from ggik.training.trainer import Trainer
+from ggik.training.schedules import beta_at, lr_factor
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "train" / "configs" / "tiny.yaml"
@@ -452,7 +455,7 @@ def test_merge_training_sets_rules():
 
 
 def test_init_from_a_weights_only_export(short_run, tmp_path):
-    import ggik.export as export  # not importorskip: a broken export module must fail this test, not skip it
+    import ggik.checkpoint as export  # not importorskip: a broken export module must fail this test, not skip it
     light = tmp_path / "weights.pt"
     export.export_checkpoint(short_run / "last.pt", light)
     trainer = Trainer(tiny_cfg("steps=1", "val.every=0"), tmp_path / "ft", progress=False)

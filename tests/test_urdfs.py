@@ -13,7 +13,7 @@ from conftest import REFERENCE_FILES, REPO_ROOT, shared_path
 
 import ggik
 from ggik import Robot
-from ggik import geometry as geo
+from ggik.kinematics import geometry as geo
 
 F64 = torch.float64
 

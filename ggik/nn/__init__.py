@@ -1,4 +1,4 @@
 """Neural-network building blocks of ggik (dense E(n)-equivariant graph layers)."""
-from .egnn import EGNN, EGNNLayer
+from ggik.nn.egnn import EGNN, EGNNLayer
 
 __all__ = ["EGNN", "EGNNLayer"]

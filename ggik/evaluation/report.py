@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .fileio import atomic_write_text
+from ggik.fileio import atomic_write_text
 
 __all__ = ["Table", "machine_description", "command_line"]
 

@@ -17,40 +17,20 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
-
 import torch
 
-from . import geometry as geo
-from ._consts import ConstCache
-from .errors import GraphError
-from .robot import Robot
+from ggik.kinematics import geometry as geo
+from ggik.kinematics.consts import ConstCache
+from ggik.errors import GraphError
+from ggik.graph.problem import Goals, PartialGraph
+from ggik.kinematics.robot import Robot
 
-__all__ = ["RobotGraph", "PartialGraph", "classical_mds", "NODE_TYPES", "EDGE_KINDS"]
+__all__ = ["RobotGraph", "PartialGraph", "Goals", "classical_mds", "NODE_TYPES", "EDGE_KINDS", "AXIS_LENGTH"]
 
 NODE_TYPES = ("base", "joint", "ee")  #: node type ids 0, 1, 2
 EDGE_KINDS = ("base", "structure", "bounded", "anchor_goal")  #: kinds of known edges in the partial graph
 AXIS_LENGTH = 1.0  #: L, distance from p_i to q_i [m]
 CONSTANT_TOL = 1e-9  #: a point closer than this to an axis [m] is on it (decides constant edges)
-
-
-@dataclass
-class PartialGraph:
-    """An IK problem as a partial graph (batched over leading dims ``...``).
-
-    Attributes:
-        positions: (..., N, 3) known node positions in the graph frame [m]; unknown nodes are 0.
-        distances: (..., N, N) known distances [m]; unknown entries are 0.
-        anchor_mask: (N,) bool, nodes with known positions (p0, x, y, q0, pn, qn).
-        known_mask: (N, N) bool, symmetric, edges with known distances.
-        goal: (..., 4, 4) pose of the last graph frame F_n in the graph frame.
-    """
-
-    positions: torch.Tensor
-    distances: torch.Tensor
-    anchor_mask: torch.Tensor
-    known_mask: torch.Tensor
-    goal: torch.Tensor
 
 
 def classical_mds(D: torch.Tensor, dim: int = 3) -> torch.Tensor:
@@ -112,8 +92,8 @@ class RobotGraph:
         N = self.num_nodes = 2 * n + 4
 
         zero = torch.zeros(n, dtype=torch.float64)
-        frames, T_ee = robot._joint_frames(zero)
-        axes = torch.as_tensor(robot._np["axes"])
+        frames, T_ee = robot.joint_frames(zero)
+        axes = robot.joint_axes
         ez = torch.tensor([0.0, 0.0, 1.0], dtype=torch.float64)
         J = frames.clone()
         J[:, :3, :3] = frames[:, :3, :3] @ geo.rotation_between(ez.expand(n, 3), axes)
@@ -262,18 +242,28 @@ class RobotGraph:
 
     # ------------------------------------------------------------------ problems
     def goal_in_graph(self, T_goal: torch.Tensor) -> torch.Tensor:
-        """EE goal poses in the base link frame (..., 4, 4) -> pose of F_n in the graph frame."""
+        """EE goal poses in the base link frame (..., 4, 4) -> pose of F_n in the graph frame (no checks)."""
         c = self._consts.get(T_goal.dtype, T_goal.device)
         return geo.invert_transform(c["T_base_graph"]) @ T_goal @ geo.invert_transform(c["T_tool"])
 
-    def partial(self, T_goal: torch.Tensor) -> PartialGraph:
-        """The IK problem for EE goal poses ``T_goal`` (..., 4, 4) in the base link frame.
+    def goals(self, T_goal: torch.Tensor | Goals) -> Goals:
+        """Check EE goal poses ``T_goal`` (..., 4, 4) in the base link frame and map them into the graph frame.
+
+        The one place where goals are checked: ``ValueError`` for a wrong shape, NaN/inf or a non-rigid pose.
+        A :class:`Goals` is returned as it is.
+        """
+        if isinstance(T_goal, Goals):
+            return T_goal
+        T_goal = geo.check_pose(T_goal, "T_goal")
+        return Goals(in_base=T_goal, in_graph=self.goal_in_graph(T_goal))
+
+    def partial(self, T_goal: torch.Tensor | Goals) -> PartialGraph:
+        """The IK problem for EE goal poses ``T_goal`` (..., 4, 4) in the base link frame (or checked :class:`Goals`).
 
         Raises ``ValueError`` for a wrong shape, NaN/inf or a non-rigid pose.
         """
-        T_goal = geo.check_pose(T_goal, "T_goal")
-        c = self._consts.get(T_goal.dtype, T_goal.device)
-        G = self.goal_in_graph(T_goal)
+        G = self.goals(T_goal).in_graph
+        c = self._consts.get(G.dtype, G.device)
         batch = G.shape[:-2]
         pos = torch.zeros(batch + (self.num_nodes, 3), dtype=G.dtype, device=G.device)
         pos[..., :4, :] = c["home"][:4]
@@ -284,62 +274,22 @@ class RobotGraph:
         goal_mask = goal_mask.to(G.device)
         D = torch.where(goal_mask, D_goal, c["D_const"].expand_as(D_goal))
         return PartialGraph(
-            positions=pos,
-            distances=D,
+            known_positions=pos,
+            known_distances=D,
             anchor_mask=self.anchor_mask.to(G.device),
             known_mask=self.known_mask.to(G.device),
             goal=G,
         )
 
     def to_pyg(self, q=None, T_goal=None):
-        """One example as a ``torch_geometric.data.Data`` (a problem, and its solution if ``q`` is given).
+        """One example as a ``torch_geometric.data.Data``: see :func:`ggik.graph.pyg.to_pyg`."""
+        from ggik.graph.pyg import to_pyg
 
-        Pass ``q`` (n,) for a solved example (``T_goal`` is then FK(q)), or ``T_goal`` (4, 4) alone for a
-        problem. Fields (N nodes, E = N (N - 1) directed edges; index tensors are named ``*_index`` so
-        that batches of robots with different DOF collate correctly):
-
-        ``edge_index`` (2, E) complete graph; ``partial_mask`` (E,) bool known edges; ``anchor_mask`` (N,);
-        ``node_type``, ``node_frame``, ``node_kind`` (N,) long; ``pos_partial`` (N, 3) known positions
-        (0 elsewhere); ``dist_partial`` (E, 1) known distances (0 elsewhere); ``goal`` (1, 4, 4) F_n in the
-        graph frame; ``T_goal`` (1, 4, 4) EE goal in the base link frame; ``num_joints``; and with ``q``:
-        ``pos`` (N, 3), ``dist`` (E, 1) and ``q`` (n,) (a batch concatenates them: split by ``num_joints``).
-        """
-        from torch_geometric.data import Data
-
-        if q is None and T_goal is None:
-            raise ValueError("to_pyg needs q (a solved example) or T_goal (a problem)")
-        if q is not None:
-            q = self.robot.check_q(q)
-            if q.ndim != 1:
-                raise ValueError(f"to_pyg takes one configuration q of shape ({self.n},), got {tuple(q.shape)}")
-            pos, T_goal = self.realize_with_pose(q)
-        elif T_goal.shape != (4, 4):
-            raise ValueError(f"to_pyg takes one goal pose of shape (4, 4), got {tuple(T_goal.shape)}")
-        problem = self.partial(T_goal)
-        ei = self.edge_index.to(T_goal.device)
-        data = Data(
-            edge_index=ei,
-            partial_mask=problem.known_mask[ei[0], ei[1]],
-            anchor_mask=problem.anchor_mask.clone(),
-            node_type=self.node_type.to(T_goal.device),
-            node_frame=self.node_frame.to(T_goal.device),
-            node_kind=self.node_kind.to(T_goal.device),
-            pos_partial=problem.positions,
-            dist_partial=problem.distances[ei[0], ei[1]][:, None],
-            goal=problem.goal[None],
-            T_goal=T_goal[None],
-            num_joints=self.n,
-            num_nodes=self.num_nodes,
-        )
-        if q is not None:
-            data.pos = pos
-            data.dist = torch.linalg.vector_norm(pos[ei[0]] - pos[ei[1]], dim=-1)[:, None]
-            data.q = q  # (n,): (1, n) rows of different n would not collate
-        return data
+        return to_pyg(self, q=q, T_goal=T_goal)
 
     # ------------------------------------------------------------------ solutions -> joint angles
-    def joint_angles(self, points: torch.Tensor, T_goal: torch.Tensor) -> torch.Tensor:
-        """Joint values (..., n) from (noisy) point sets (..., N, 3) and EE goals (..., 4, 4) (base frame).
+    def joint_angles(self, points: torch.Tensor, T_goal: torch.Tensor | Goals) -> torch.Tensor:
+        """Joint values (..., n) from (noisy) point sets (..., N, 3) and EE goals (..., 4, 4) (base frame, or :class:`Goals`).
 
         The sequential azimuth rule of GGIK, made robust:
         1. the generated base points (p0, x, y, q0) are fitted to their true positions by a proper
@@ -354,15 +304,14 @@ class RobotGraph:
         """
         if points.shape[-2:] != (self.num_nodes, 3):
             raise ValueError(f"points must have shape (..., {self.num_nodes}, 3), got {tuple(points.shape)}")
-        T_goal = geo.check_pose(T_goal, "T_goal")
+        goals = self.goals(T_goal)
         dtype, device = points.dtype, points.device
-        T_goal = T_goal.to(dtype)
         c = self._consts.get(dtype, device)
         if not torch.isfinite(points).all():
             raise ValueError("points contain NaN or inf")
         R, t = geo.kabsch(points[..., :4, :], c["home"][:4].expand(points.shape[:-2] + (4, 3)))
         P = (points @ R.transpose(-1, -2)) + t[..., None, :]
-        G = self.goal_in_graph(T_goal)
+        G = goals.in_graph.to(dtype)
         batch = torch.broadcast_shapes(P.shape[:-2], G.shape[:-2])
         T = torch.eye(4, dtype=dtype, device=device).expand(batch + (4, 4))
         thetas = []

@@ -22,9 +22,9 @@ from typing import Iterable, Sequence
 import numpy as np
 import torch
 
-from .errors import GGIKError
-from .fileio import atomic_write
-from .robot import Robot
+from ggik.errors import GGIKError
+from ggik.fileio import atomic_write
+from ggik.kinematics.robot import Robot
 
 __all__ = ["plot_solutions", "plot_solution_grid", "plot_error_histograms", "plot_timing", "plot_generalisation",
            "plot_study_distances", "plot_finetuning"]

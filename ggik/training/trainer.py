@@ -1,7 +1,6 @@
-"""Training the GGIK model: typed configuration, a resumable trainer, checkpoints, validation.
+"""The resumable trainer of the GGIK model: checkpoints, validation, metrics, DDP.
 
-* Configuration: :class:`TrainConfig` (dataclasses are the only source of defaults; YAML files in
-  ``train/configs`` and ``--set key=value`` only override).
+* Configuration: :class:`ggik.training.config.TrainConfig`.
 * Checkpoints: ``RUN_DIR/last.pt`` (always the newest), written atomically every
   ``checkpoint_every`` steps and at exit. A checkpoint holds the config, the ggik version, the
   training robots, model, optimiser, scheduler and every process's RNG state; the model can be
@@ -17,172 +16,31 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
 
-from . import __version__
-from .config import from_dict, to_dict
-from .data import DataConfig, ProblemSet, TrainingData, merge_training_sets, step_generator
-from .errors import GGIKError
-from .fileio import atomic_write, load_torch_file
-from .graph import RobotGraph
-from .inference import sample_joint_angles, success_rate
-from .model import GGIKModel, ModelConfig
-from .batch import GraphBatch
-from .random_robots import random_robot
-from .robot import Robot
+from ggik.checkpoint import CHECKPOINT_FORMAT, cpu_time, load_checkpoint, recorded_training_set
+from ggik.data import ProblemSet, TrainingData, merge_training_sets
+from ggik.errors import GGIKError
+from ggik.fileio import atomic_write
+from ggik.graph import GraphBatch, RobotGraph
+from ggik.ik.metrics import success_rate
+from ggik.ik.sampling import sample_joint_angles
+from ggik.kinematics import Robot, random_robot
+from ggik.nn.cvae import GGIKModel
+from ggik.rng import VALIDATION_ROBOTS, step_generator
+from ggik.training.config import TrainConfig
+from ggik.training.schedules import beta_at, lr_factor
+from ggik.typed_config import from_dict, merge, to_dict
+from ggik.version import __version__
 
-__all__ = [
-    "OptimConfig",
-    "LossConfig",
-    "ValConfig",
-    "TrainConfig",
-    "Trainer",
-    "load_checkpoint",
-    "load_model",
-    "config_for_init",
-    "training_budget",
-    "cpu_time",
-    "CHECKPOINT_FORMAT",
-    "WEIGHTS_FORMAT",
-]
-
-CHECKPOINT_FORMAT = "ggik-checkpoint/1"
-WEIGHTS_FORMAT = "ggik-weights/1"  #: weights-only export of a checkpoint (``ggik export``, :mod:`ggik.export`): loads, cannot resume
+__all__ = ["Trainer"]
 
 
-@dataclass
-class OptimConfig:
-    lr: float = 1e-3  #: peak learning rate of AdamW
-    weight_decay: float = 0.01
-    grad_clip: float = 1.0  #: max global gradient norm (0 = off)
-    warmup_steps: int = 100  #: linear warm-up from 0
-    schedule: str = "cosine"  #: "cosine" (to min_lr_ratio * lr at the last step) or "constant"
-    min_lr_ratio: float = 0.05
-
-
-@dataclass
-class LossConfig:
-    anchor_gain: float = 10.0  #: weight of the anchor squared error [1/m^2]
-    rec_gain: float = 1000.0  #: weight of the free-node squared error [1/m^2] (a Gaussian likelihood of sigma = 1/sqrt(2 rec_gain) = 2.2 cm)
-    beta: float = 1.0  #: final KL weight
-    beta_warmup_steps: int = 1000  #: beta rises linearly from 0 over these steps
-    kl_samples: int = 1  #: Monte-Carlo samples of the KL (the prior is a mixture)
-    prior_gain: float = 0.0  #: weight [1/m^2] of the known-distance error of a point set decoded from a prior sample (0 = off)
-
-
-@dataclass
-class ValConfig:
-    every: int = 500  #: validate every N steps (0 = never)
-    problems_per_robot: int = 50
-    samples: int = 32  #: samples per problem for raw success (best of S within 1 cm and 1 degree)
-    random_robots: int = 0  #: random robots added to the validation set (DOFs from data.random_dofs)
-    seed: int = 12345
-
-
-@dataclass
-class TrainConfig:
-    model: ModelConfig = field(default_factory=ModelConfig)
-    data: DataConfig = field(default_factory=DataConfig)
-    optim: OptimConfig = field(default_factory=OptimConfig)
-    loss: LossConfig = field(default_factory=LossConfig)
-    val: ValConfig = field(default_factory=ValConfig)
-    steps: int = 10000  #: total optimiser steps
-    checkpoint_every: int = 200
-    log_every: int = 10
-    bf16: bool = True  #: bfloat16 autocast for the matrix work (measured ~1.5x faster on AVX-512 CPUs)
-    threads: int = 0  #: torch CPU threads (0 = torch's default)
-    seed: int = 0  #: seed of model initialisation and of the training noise
-
-
-# ---------------------------------------------------------------------- checkpoints
-def load_checkpoint(path: str | Path) -> dict:
-    """Read and check a ggik checkpoint (CPU tensors): a full training checkpoint (``CHECKPOINT_FORMAT``)
-    or a weights-only export (``WEIGHTS_FORMAT``, no optimiser/scheduler/RNG state). Raises GGIKError
-    for corrupt/incompatible files."""
-    return load_torch_file(path, (CHECKPOINT_FORMAT, WEIGHTS_FORMAT), "checkpoint")
-
-
-def load_model(path: str | Path, device: str | torch.device = "cpu") -> tuple[GGIKModel, dict]:
-    """Rebuild the model of a checkpoint from the file alone. Returns (model in eval mode, checkpoint)."""
-    ckpt = load_checkpoint(path)
-    try:
-        cfg = from_dict(TrainConfig, ckpt["config"])
-        model = GGIKModel(cfg.model)
-        model.load_state_dict(ckpt["model"])
-    except (KeyError, RuntimeError, GGIKError) as exc:
-        raise GGIKError(f"{path}: checkpoint does not match this ggik version's model ({exc})") from None
-    return model.to(device).eval(), ckpt
-
-
-def cpu_time(ckpt: dict) -> tuple[float, float]:
-    """(``cpu_s``, ``cpu_untracked_wall_s``) of a checkpoint dict: the CPU time of its training process [s], and the
-    wall time [s] of the part of the run made before ggik tracked CPU time (all of ``wall_s`` for such a file)."""
-    if "cpu_s" not in ckpt:
-        return 0.0, float(ckpt.get("wall_s", 0.0))
-    return float(ckpt["cpu_s"]), float(ckpt.get("cpu_untracked_wall_s", 0.0))
-
-
-def _recorded_training_set(ckpt: dict) -> dict | None:
-    """A checkpoint's ``training_robots`` (or the set of its data config), None if it records neither."""
-    from .evaluation import training_set
-
-    try:
-        return training_set(ckpt)
-    except GGIKError:
-        return None
-
-
-def training_budget(ckpt: dict) -> str:
-    """One line of a checkpoint's training budget: steps, examples, wall time and CPU time (:func:`cpu_time`: all
-    threads of the training process)."""
-    cpu_s, untracked_s = cpu_time(ckpt)
-    extra = f" plus {untracked_s / 3600:.2f} h of wall time from before CPU time was tracked" if untracked_s else ""
-    return (f"{ckpt['step']:,} steps, {ckpt['examples']:,} training examples, {ckpt['wall_s'] / 3600:.2f} h of training "
-            f"wall time, {cpu_s / 3600:.2f} CPU-hours measured{extra}")
-
-
-def config_for_init(path: str | Path, data: dict) -> dict:
-    """The config dict ``data`` (overrides of :class:`TrainConfig`) with the model section of checkpoint ``path``.
-
-    A model section in ``data`` is merged over the checkpoint's; if it changes anything,
-    :meth:`Trainer.init_from` refuses the result with the differing keys.
-    """
-    from .config import merge
-
-    ckpt = load_checkpoint(path)
-    source = (ckpt.get("config") or {}).get("model")
-    if not isinstance(source, dict):
-        raise GGIKError(f"{path}: the checkpoint holds no model config")
-    return {**data, "model": merge(source, data.get("model") or {})}
-
-
-# ---------------------------------------------------------------------- schedules
-def lr_factor(step: int, cfg: TrainConfig) -> float:
-    o = cfg.optim
-    if step < o.warmup_steps:
-        return (step + 1) / o.warmup_steps
-    if o.schedule == "constant":
-        return 1.0
-    if o.schedule != "cosine":
-        raise GGIKError(f"optim.schedule must be 'cosine' or 'constant', got {o.schedule!r}")
-    t = min(1.0, (step - o.warmup_steps) / max(1, cfg.steps - o.warmup_steps))
-    return o.min_lr_ratio + (1 - o.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * t))
-
-
-def beta_at(step: int, cfg: LossConfig) -> float:
-    if cfg.beta_warmup_steps <= 0:
-        return cfg.beta
-    return cfg.beta * min(1.0, step / cfg.beta_warmup_steps)
-
-
-# ---------------------------------------------------------------------- trainer
 class Trainer:
     """Trains a :class:`GGIKModel` on :class:`TrainingData`; see the module docstring.
 
@@ -289,7 +147,7 @@ class Trainer:
             raise GGIKError(f"checkpoint was written by {len(rng)} processes, resuming with {self.world}: not an exact resume")
         torch.set_rng_state(rng[self.rank])
         self.init_source = ckpt.get("init_from")
-        self.trained_before = _recorded_training_set(ckpt)
+        self.trained_before = recorded_training_set(ckpt)
 
     def init_from(self, path: str | Path) -> dict:
         """Start this new run from the model weights of checkpoint ``path`` (full or weights-only).
@@ -320,15 +178,13 @@ class Trainer:
                             "examples": int(ckpt.get("examples", 0)), "ggik_version": ckpt.get("ggik_version")}
         if ckpt.get("init_from"):
             self.init_source["init_from"] = ckpt["init_from"]  # a chain of fine-tunings stays traceable
-        self.trained_before = _recorded_training_set(ckpt)  # a fine-tuned model has seen its source's robots too
+        self.trained_before = recorded_training_set(ckpt)  # a fine-tuned model has seen its source's robots too
         self._log({"kind": "init", "step": 0, "examples": 0, "init_from": self.init_source})
         return self.init_source
 
     @classmethod
     def resume(cls, run_dir: str | Path, overrides: dict | None = None, **kwargs) -> "Trainer":
         """A trainer that continues ``run_dir/last.pt`` (``overrides`` may change e.g. ``steps``)."""
-        from .config import merge
-
         ckpt = load_checkpoint(Path(run_dir) / "last.pt")
         if ckpt["format"] != CHECKPOINT_FORMAT:
             raise GGIKError(f"{Path(run_dir) / 'last.pt'} is a weights-only export ({ckpt['format']}: no optimiser, "
@@ -394,7 +250,7 @@ class Trainer:
             else:
                 v = self.cfg.val
                 robots = [Robot.from_name(n) for n in self.cfg.data.robots]
-                g = step_generator(v.seed, 0xDA7A)
+                g = step_generator(v.seed, VALIDATION_ROBOTS)
                 dofs = self.cfg.data.random_dofs or [7]
                 robots += [random_robot(dofs[i % len(dofs)], g, name=f"val_random{i}") for i in range(v.random_robots)]
                 self._val_set = ProblemSet.generate(robots, v.problems_per_robot, v.seed)

@@ -10,22 +10,18 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, replace
-from importlib import resources
 from pathlib import Path
 
 import torch
 
-from .errors import GGIKError
-from .geometry import check_pose
-from .graph import RobotGraph
-from .inference import sample_joint_angles
-from .model import GGIKModel
-from .refine import RefineConfig, lm_refine, slsqp_refine
-from .robot import Robot
+from ggik.checkpoint import PRETRAINED_CHECKPOINT, load_model, load_model_or_shipped, recorded_training_set
+from ggik.graph import RobotGraph
+from ggik.ik.refine import RefineConfig, lm_refine, slsqp_refine
+from ggik.ik.sampling import sample_joint_angles
+from ggik.kinematics import Robot
+from ggik.nn.cvae import GGIKModel
 
 __all__ = ["GGIK", "IKResult", "PRETRAINED_CHECKPOINT"]
-
-PRETRAINED_CHECKPOINT = "ggik_default.pt"  #: file name of the shipped model inside ggik/weights/
 
 
 @dataclass
@@ -83,28 +79,26 @@ class GGIK:
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu") -> "GGIK":
-        """A solver from a checkpoint written by ``ggik train`` (GGIKError if corrupt or incompatible)."""
-        from .training import load_model
-
+        """A solver from a checkpoint written by ``ggik train`` or ``ggik export`` (GGIKError if corrupt or incompatible)."""
         model, ckpt = load_model(path, device)
         return cls(model, ckpt, device)
 
     @classmethod
     def pretrained(cls, device: str | torch.device = "cpu") -> "GGIK":
         """The model shipped inside the package: ``ggik/weights/ggik_default.pt``, a weights-only export
-        (``ggik export``, :mod:`ggik.export`) of the default multi-robot training run."""
-        ref = resources.files("ggik").joinpath("weights", PRETRAINED_CHECKPOINT)
-        if not ref.is_file():
-            raise GGIKError(
-                f"no pretrained model is shipped with this ggik version (ggik/weights/{PRETRAINED_CHECKPOINT} is missing); "
-                "train one with `ggik train --config train/configs/default.yaml` and use GGIK.load(RUN_DIR/last.pt)"
-            )
-        with resources.as_file(ref) as path:
-            return cls.load(path, device)
+        (``ggik export``, :func:`ggik.checkpoint.export_checkpoint`) of the default multi-robot training run."""
+        return cls.load_or_pretrained(None, device)
+
+    @classmethod
+    def load_or_pretrained(cls, path: str | Path | None, device: str | torch.device = "cpu") -> "GGIK":
+        """:meth:`load` of ``path``, or :meth:`pretrained` when ``path`` is None (what ``--ckpt`` means in every command)."""
+        model, ckpt = load_model_or_shipped(path, device)
+        return cls(model, ckpt, device)
 
     @property
     def training_robots(self) -> dict:
-        return self.checkpoint.get("training_robots", {})
+        """What the model was trained on (:func:`ggik.checkpoint.training_set`; {} for a model without a checkpoint)."""
+        return recorded_training_set(self.checkpoint) or {}
 
     def _graph(self, robot: Robot) -> RobotGraph:
         if robot not in self._graphs:
@@ -136,19 +130,17 @@ class GGIK:
             T_goal = T_goal[None]
         if T_goal.ndim != 3 or T_goal.shape[-2:] != (4, 4):
             raise ValueError(f"T_goal must have shape (4, 4) or (B, 4, 4), got {tuple(T_goal.shape)}")
-        T_goal = check_pose(T_goal.to(torch.float64), "T_goal")
         graph = self._graph(robot)
-        raw = sample_joint_angles(self.model, graph, T_goal, num_samples, generator=generator)
+        goals = graph.goals(T_goal.to(torch.float64))  # checked and mapped into the graph frame once
+        raw = sample_joint_angles(self.model, graph, goals, num_samples, generator=generator)
         q, pos, rot = raw.q, raw.pos_err, raw.rot_err
         cfg = self.config
         if refine is not None:
             fn = lm_refine if refine == "lm" else slsqp_refine
-            q, info = fn(robot, T_goal[:, None], q, cfg)
+            q, info = fn(robot, goals.in_base[:, None], q, cfg)
             pos, rot = info.pos_err, info.rot_err
         success = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
-        lo, hi = robot.lower.to(q), robot.upper.to(q)
-        within = (((q >= lo - 1e-9) & (q <= hi + 1e-9)) | ~robot.limited).all(-1)
-        return _sort_best_first(q, pos, rot, success, within, cfg.pos_tol, cfg.rot_tol)
+        return _sort_best_first(q, pos, rot, success, robot.within_limits(q), cfg.pos_tol, cfg.rot_tol)
 
     def with_tolerances(self, pos_tol: float, rot_tol: float) -> "GGIK":
         """A solver sharing this model with other success tolerances [m, rad]."""

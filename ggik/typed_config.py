@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from .errors import GGIKError
+from ggik.errors import GGIKError
 
 __all__ = ["ConfigError", "from_dict", "to_dict", "merge", "load_yaml", "apply_overrides"]
 

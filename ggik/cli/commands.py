@@ -9,11 +9,10 @@ from pathlib import Path
 
 import torch
 
-from .errors import GGIKError
-from .fileio import atomic_write_text
-from .geometry import matrix_to_quat, pose_errors
-from .graph import RobotGraph
-from .robot import Robot, available_robots
+from ggik.errors import GGIKError
+from ggik.fileio import atomic_write_text
+from ggik.graph import RobotGraph
+from ggik.kinematics import Robot, available_robots
 
 __all__ = ["main", "load_robot"]
 
@@ -83,33 +82,16 @@ def _cmd_graph_show(args: argparse.Namespace) -> int:
 DEMO_ROBOTS = ("panda", "ur10")  #: training robots of the demo; a random 7-DOF robot is added as the unseen one
 
 
-def _distinct(q: torch.Tensor, keep: torch.Tensor, unbounded: torch.Tensor, limit: int, tol: float = 0.1) -> list[int]:
-    """Indices of up to ``limit`` rows of ``q`` (S, dof), in order, among those with ``keep``, each at least
-    ``tol`` [rad] (joint-space norm, unbounded joints wrapped) from the rows taken before it."""
-    taken: list[int] = []
-    for k in range(q.shape[0]):
-        if not bool(keep[k]):
-            continue
-        if taken:
-            d = q[taken] - q[k]
-            d = torch.where(unbounded, torch.atan2(torch.sin(d), torch.cos(d)), d)
-            if float(d.norm(dim=-1).min()) < tol:
-                continue
-        taken.append(k)
-        if len(taken) == limit:
-            break
-    return taken
-
-
 def _cmd_demo(args: argparse.Namespace) -> int:
     import importlib.util
     import math
     import time
 
-    from .evaluation import _trained_named
-    from .inference import success_rate
-    from .random_robots import random_robot
-    from .solver import GGIK, PRETRAINED_CHECKPOINT
+    from ggik.checkpoint import PRETRAINED_CHECKPOINT, trained_named_robots
+    from ggik.ik import GGIK
+    from ggik.ik.metrics import distinct_solutions as _distinct
+    from ggik.ik.metrics import success_rate
+    from ggik.kinematics import random_robot
 
     if args.goals < 1 or args.samples < 1 or args.show < 1:
         raise GGIKError(f"--goals, --samples and --show must be at least 1, got {args.goals}, {args.samples}, {args.show}")
@@ -121,7 +103,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     solver = GGIK.pretrained()
     ck, tol = solver.checkpoint, solver.config
     trained = ck.get("training_robots", {})
-    named, rand = _trained_named(trained), trained.get("random") or {}  # named: weight > 0 (0 = left out)
+    named, rand = trained_named_robots(trained), trained.get("random") or {}  # named: weight > 0 (0 = left out)
     print(f"ggik demo: the shipped model (ggik/weights/{PRETRAINED_CHECKPOINT}, {solver.model.num_parameters():,} parameters, "
           f"trained {ck.get('step', '?')} steps on {ck.get('examples', 0):,} examples)")
     print(f"{args.goals} reachable goals per robot (FK of random joint values within the limits, seed {args.seed}), "
@@ -187,7 +169,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("matplotlib") is None:
         print("no figure: matplotlib is not installed (pip install 'ggik[plot]', which `make demo` does)")
     else:
-        from .plots import plot_solution_grid
+        from ggik.evaluation.plots import plot_solution_grid
 
         out = plot_solution_grid(panels_raw + panels_lm, args.out, ncols=len(cases),
                                  title=f"ggik demo (seed {args.seed}): best distinct raw samples (top) and LM-refined solutions (bottom)")
@@ -199,8 +181,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_train(args: argparse.Namespace) -> int:
     import time
 
-    from .config import apply_overrides, from_dict, load_yaml
-    from .training import TrainConfig, Trainer, config_for_init
+    from ggik.typed_config import apply_overrides, from_dict, load_yaml
+    from ggik.checkpoint import config_for_init
+    from ggik.training.config import TrainConfig
+    from ggik.training.trainer import Trainer
 
     if args.resume and args.init:
         raise GGIKError("--init starts a new run from a checkpoint's weights, --resume continues a run: give one of them")
@@ -211,7 +195,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
             raise GGIKError("--resume continues a run with its own config; use --set to change e.g. steps")
         trainer = Trainer.resume(args.resume, overrides, **common)
     else:
-        from .config import merge
+        from ggik.typed_config import merge
 
         data = merge(load_yaml(args.config), overrides) if args.config else overrides
         if args.init:
@@ -238,8 +222,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_data_make(args: argparse.Namespace) -> int:
-    from .data import ProblemSet
-    from .random_robots import random_robot
+    from ggik.data import ProblemSet
+    from ggik.kinematics.random_robots import random_robot
 
     robots = [load_robot(spec) for spec in (args.robots or [])]
     g = torch.Generator().manual_seed(args.seed)
@@ -253,7 +237,7 @@ def _cmd_data_make(args: argparse.Namespace) -> int:
 
 
 def _cmd_data_show(args: argparse.Namespace) -> int:
-    from .data import ProblemSet
+    from ggik.data import ProblemSet
 
     problems = ProblemSet.load(args.file)
     print(f"{args.file}: {len(problems)} problems, seed {problems.seed}")
@@ -264,7 +248,7 @@ def _cmd_data_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from .training import load_model, training_budget
+    from ggik.checkpoint import load_model, training_budget
 
     model, ckpt = load_model(args.checkpoint)
     print(f"checkpoint {args.checkpoint}")
@@ -280,7 +264,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from .export import export_checkpoint
+    from ggik.checkpoint import export_checkpoint
 
     payload = export_checkpoint(args.checkpoint, args.output)
     size = Path(args.output).stat().st_size
@@ -290,8 +274,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
-    from .geometry import make_transform, quat_to_matrix
-    from .solver import GGIK
+    from ggik.kinematics.geometry import make_transform, quat_to_matrix
+    from ggik.ik.solver import GGIK
 
     if (args.robot is None) == (args.urdf is None):
         raise GGIKError("give exactly one of --robot NAME or --urdf FILE")
@@ -328,8 +312,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from .evaluation import EvalConfig, accuracy_table, limits_table, seeding_table
-    from .solver import GGIK
+    from ggik.evaluation.tables import EvalConfig, accuracy_table, limits_table, seeding_table
+    from ggik.ik.solver import GGIK
 
     solver = GGIK.load(args.ckpt) if args.ckpt else GGIK.pretrained()
     names = args.robots or available_robots()
@@ -348,8 +332,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval_generalisation(args: argparse.Namespace) -> int:
-    from .evaluation import EvalConfig, generalisation_points, generalisation_table, training_set
-    from .solver import GGIK
+    from ggik.checkpoint import training_set
+    from ggik.evaluation.generalisation import generalisation_points, generalisation_table
+    from ggik.evaluation.tables import EvalConfig
+    from ggik.ik.solver import GGIK
 
     solver = GGIK.load(args.ckpt) if args.ckpt else GGIK.pretrained()
     training = training_set(solver.checkpoint)
@@ -364,7 +350,7 @@ def _cmd_eval_generalisation(args: argparse.Namespace) -> int:
     print(md.read_text())
     print(f"wrote {md} and {csv}")
     if args.figure:
-        from .plots import plot_generalisation
+        from ggik.evaluation.plots import plot_generalisation
 
         points = [(family, dist, raw, refined) for family, _, dist, raw, refined in generalisation_points(table)]
         png = plot_generalisation(points, out / "generalisation.png",

@@ -5,12 +5,12 @@ from dataclasses import dataclass
 
 import torch
 
-from .batch import GraphBatch
-from .geometry import pose_errors
-from .graph import RobotGraph
-from .model import GGIKModel
+from ggik.graph import GraphBatch, Goals
+from ggik.kinematics.geometry import pose_errors
+from ggik.graph.robot_graph import RobotGraph
+from ggik.nn.cvae import GGIKModel
 
-__all__ = ["RawSamples", "sample_joint_angles", "success_rate"]
+__all__ = ["RawSamples", "sample_joint_angles"]
 
 
 @dataclass
@@ -33,13 +33,14 @@ class RawSamples:
 def sample_joint_angles(
     model: GGIKModel,
     graph: RobotGraph,
-    T_goal: torch.Tensor,
+    T_goal: torch.Tensor | Goals,
     num_samples: int,
     generator: torch.Generator | None = None,
     graphs_per_pass: int = 128,
     bf16: bool = True,
 ) -> RawSamples:
-    """Sample ``num_samples`` solutions for each goal (P, 4, 4) of one robot; errors by FK in float64.
+    """Sample ``num_samples`` solutions for each goal (P, 4, 4) of one robot (base-link frame, or checked
+    :class:`Goals`); errors by FK in float64.
 
     Goals go through the network in chunks of about ``graphs_per_pass`` decoded graphs (goals x samples):
     on a CPU, passes whose edge tensors stay cache-sized ran 2-3x faster than one huge pass. ``bf16``:
@@ -47,23 +48,17 @@ def sample_joint_angles(
     errors are always float64.
     """
     param = next(model.parameters())
-    T_goal = T_goal.to(torch.float64)
+    goals = graph.goals(T_goal.to(torch.float64) if isinstance(T_goal, torch.Tensor) else T_goal).to(torch.float64, "cpu")
     chunk = max(1, graphs_per_pass // max(1, int(num_samples)))
     qs, pts = [], []
-    for start in range(0, T_goal.shape[0], chunk):
-        T = T_goal[start : start + chunk]
+    for start in range(0, goals.shape[0], chunk):
+        T = goals[start : start + chunk]
         batch = GraphBatch.from_graph(graph, T_goal=T).to(device=param.device, dtype=param.dtype)
         with torch.autocast(param.device.type, dtype=torch.bfloat16, enabled=bf16):
             points = model.sample(batch, num_samples, generator=generator)
         points = points.to(device="cpu", dtype=torch.float64)
-        qs.append(graph.joint_angles(points, T[:, None].cpu()))
+        qs.append(graph.joint_angles(points, T[:, None]))
         pts.append(points)
     q = torch.cat(qs)
-    pos, rot = pose_errors(graph.robot.fk(q), T_goal[:, None].cpu())
+    pos, rot = pose_errors(graph.robot.fk(q), goals.in_base[:, None])
     return RawSamples(q=q, pos_err=pos, rot_err=rot, points=torch.cat(pts))
-
-
-def success_rate(pos_err: torch.Tensor, rot_err: torch.Tensor, pos_tol: float = 0.01, rot_tol_deg: float = 1.0) -> float:
-    """Fraction of problems (rows) with at least one sample within both tolerances (m, degrees)."""
-    ok = (pos_err < pos_tol) & (rot_err < torch.deg2rad(torch.tensor(rot_tol_deg, dtype=rot_err.dtype)))
-    return ok.any(-1).to(torch.float64).mean().item()

@@ -17,10 +17,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import torch
 
-from . import geometry as geo
-from ._consts import ConstCache
-from .errors import ChainError
-from .urdf import SUPPORTED_JOINT_TYPES, JointSpec, read_urdf
+from ggik.kinematics import geometry as geo
+from ggik.kinematics.consts import ConstCache
+from ggik.errors import ChainError
+from ggik.kinematics.urdf import SUPPORTED_JOINT_TYPES, JointSpec, read_urdf
 
 __all__ = ["Robot", "available_robots"]
 
@@ -379,6 +379,26 @@ class Robot:
             frames.append(F.expand(q.shape[:-1] + (4, 4)) if T is None else F)
             T = F @ M[..., k, :, :]
         return torch.stack(frames, dim=-3), T @ c["tool"]
+
+    def joint_frames(self, q) -> tuple[torch.Tensor, torch.Tensor]:
+        """Frames of the moving joints *before* their own motion (..., n_moving, 4, 4) and the EE pose (..., 4, 4),
+        both in the base-link frame, for joint values q (..., dof). Joint k turns about :attr:`joint_axes` [k]
+        expressed in its frame."""
+        return self._joint_frames(self.check_q(q))
+
+    @property
+    def joint_axes(self) -> torch.Tensor:
+        """(n_moving, 3) float64 unit axes of the moving joints, each in its own joint frame (:meth:`joint_frames`)."""
+        return torch.as_tensor(self._np["axes"], dtype=torch.float64).clone()
+
+    def within_limits(self, q, tol: float = 1e-9) -> torch.Tensor:
+        """(...,) bool: every joint of q (..., dof) [rad or m] within [lower - tol, upper + tol]; continuous joints
+        always count as within. The one within-limits rule of the solver, the evaluation and the benchmarks."""
+        q = torch.as_tensor(q)
+        if q.ndim == 0 or q.shape[-1] != self.dof:
+            raise ValueError(f"{self.name}: q must have shape (..., {self.dof}), got {tuple(q.shape)}")
+        lo, hi = self.lower.to(q), self.upper.to(q)
+        return (((q >= lo - tol) & (q <= hi + tol)) | ~self.limited.to(q.device)).all(-1)
 
     def fk(self, q) -> torch.Tensor:
         """End-effector pose (..., 4, 4) in the base-link frame for joint values q (..., dof).

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import URDFError
+from ggik.errors import URDFError
 
 __all__ = ["JointSpec", "UrdfModel", "read_urdf", "SUPPORTED_JOINT_TYPES"]
 

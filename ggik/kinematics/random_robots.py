@@ -14,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from .robot import Robot
+from ggik.kinematics.robot import Robot
 
 __all__ = ["random_robot", "randomize_links"]
 

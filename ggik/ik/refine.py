@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .geometry import check_pose, matrix_to_rotvec, pose_errors
-from .robot import Robot
+from ggik.kinematics.geometry import check_pose, matrix_to_rotvec, pose_errors
+from ggik.kinematics.robot import Robot
 
 __all__ = ["RefineConfig", "RefineInfo", "lm_refine", "slsqp_refine", "slsqp_objective", "pose_residual"]
 

@@ -19,11 +19,11 @@ distance_se(decode(z ~ prior))``: a point set decoded from a prior sample must s
 distances. That term needs no true solution; it trains the prior and decoder on exactly what sampling
 uses, where the ELBO only reaches them through the posterior.
 
-What the model gets as input, and why (differences from the reference, ggik_spec.md section 3):
+What the model gets as input, and why (and where it departs from the reference implementation of GGIK):
 
 * **Node roles.** Type (base/joint/EE), kind (p/q/x/y), and the joint index counted from the base and
   from the end effector (one-hot, clipped). With type + goal only, 16 of 18 nodes have identical inputs
-  and a prototype never left the "average arm" loss (``model_notes``); roles fixed that at once. Counting
+  and a prototype never left the "average arm" loss (measured on a CPU prototype: the loss of predicting each node's mean position); roles fixed that at once. Counting
   from both ends keeps the features meaningful for robots of other DOF.
 * **Coordinates stay in R^3.** The reference lifts coordinates with an MLP, which breaks equivariance.
   Here every graph network is exactly E(3)-equivariant: anchors enter as coordinates, distances as
@@ -47,16 +47,16 @@ What the model gets as input, and why (differences from the reference, ggik_spec
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import torch
 from torch import nn
 
-from .batch import GraphBatch
-from .geometry import matrix_to_rotvec
-from .nn import EGNN
+from ggik.graph.batch import GraphBatch
+from ggik.kinematics.geometry import matrix_to_rotvec
+from ggik.nn import EGNN
 
-__all__ = ["ModelConfig", "GGIKModel"]
+__all__ = ["ModelConfig", "GGIKModel", "ProblemEncoding", "MixturePrior"]
 
 
 @dataclass
@@ -92,6 +92,52 @@ def _normal_log_prob(z: torch.Tensor, mu: torch.Tensor, log_std: torch.Tensor) -
     return (-0.5 * ((z - mu) * torch.exp(-log_std)) ** 2 - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
 
 
+@dataclass
+class MixturePrior:
+    """The prior p(z | G~) of a batch of B problems: a mixture of K diagonal Gaussians over Z-dim latents.
+
+    Attributes:
+        logits: (B, N, K) mixture logits per node ("node" mixture) or (B, K) per graph ("graph" mixture).
+        mu: (B, N, K, Z) component means; log_std: (B, N, K, Z) component log standard deviations.
+    """
+
+    logits: torch.Tensor
+    mu: torch.Tensor
+    log_std: torch.Tensor
+
+
+@dataclass
+class ProblemEncoding:
+    """Everything the model computes from the problem (partial graph) alone, once per problem.
+
+    Attributes (B problems, N nodes, D features):
+        h0: (B, N, D) embedded node-role features; h_partial: (B, N, D) partial-encoder features h~.
+        x_partial: (B, N, 3) partial-encoder positions x~ [m, graph frame], where the decoder starts.
+        edge_attr: (B, N, N, 2) known distance [m] (0 if unknown) and known flag.
+        movable: (B, N) bool, nodes whose positions the networks may change.
+        frame: (B, 3, 3) anchor-frame axes (:meth:`GGIKModel.anchor_frame`).
+        prior: the mixture prior p(z | G~), or None in a copy made for decoding only.
+    """
+
+    h0: torch.Tensor
+    h_partial: torch.Tensor
+    x_partial: torch.Tensor
+    edge_attr: torch.Tensor
+    movable: torch.Tensor
+    frame: torch.Tensor
+    prior: MixturePrior | None = None
+
+    def repeat_for_samples(self, num_samples: int) -> "ProblemEncoding":
+        """The decoder inputs of each problem repeated ``num_samples`` times: (B, ...) -> (B * S, ...),
+        problem-major (rows b * S .. b * S + S - 1 are problem b); the prior is left out."""
+        S = int(num_samples)
+
+        def tile(t: torch.Tensor) -> torch.Tensor:
+            return t[:, None].expand(t.shape[0], S, *t.shape[1:]).reshape(t.shape[0] * S, *t.shape[1:])
+
+        return ProblemEncoding(**{f.name: tile(getattr(self, f.name)) for f in fields(self) if f.name != "prior"})
+
+
 class GGIKModel(nn.Module):
     """The GGIK CVAE. All tensors are dense and padded (:class:`GraphBatch`).
 
@@ -115,7 +161,7 @@ class GGIKModel(nn.Module):
     def node_features(self, batch: GraphBatch) -> torch.Tensor:
         """Invariant node inputs (B, N, F): type, kind, index from base / from EE, anchor flag [, goal]."""
         c = self.cfg
-        dtype = batch.pos_partial.dtype
+        dtype = batch.known_positions.dtype
         from_base = batch.node_frame.clamp(max=c.max_index)
         from_end = (batch.num_joints[:, None] - batch.node_frame).clamp(min=0, max=c.max_index)
         parts = [
@@ -134,12 +180,12 @@ class GGIKModel(nn.Module):
     @staticmethod
     def initial_positions(batch: GraphBatch) -> torch.Tensor:
         """(B, N, 3): anchors at their known positions; other nodes of frame i at p0 + (i / n)(p_n - p0)."""
-        p0 = batch.pos_partial[:, 0, :]
+        p0 = batch.known_positions[:, 0, :]
         last = (2 * batch.num_joints + 2)[:, None, None].expand(-1, 1, 3)
-        pn = torch.gather(batch.pos_partial, 1, last)[:, 0, :]  # p_n is node 2n + 2
+        pn = torch.gather(batch.known_positions, 1, last)[:, 0, :]  # p_n is node 2n + 2
         frac = (batch.node_frame.to(p0.dtype) / batch.num_joints[:, None].to(p0.dtype))[..., None]
         guess = p0[:, None, :] + frac * (pn - p0)[:, None, :]
-        return torch.where(batch.anchor_mask[..., None], batch.pos_partial, guess * batch.node_mask[..., None])
+        return torch.where(batch.anchor_mask[..., None], batch.known_positions, guess * batch.node_mask[..., None])
 
     @staticmethod
     def anchor_frame(batch: GraphBatch) -> torch.Tensor:
@@ -148,18 +194,18 @@ class GGIKModel(nn.Module):
         They are equivariant vectors (the identity in the graph frame), which lets a coordinate update
         place a node anywhere with three invariant coefficients.
         """
-        p0, x, y, q0 = batch.pos_partial[:, 0], batch.pos_partial[:, 1], batch.pos_partial[:, 2], batch.pos_partial[:, 3]
+        p0, x, y, q0 = batch.known_positions[:, 0], batch.known_positions[:, 1], batch.known_positions[:, 2], batch.known_positions[:, 3]
         return torch.stack([x - p0, p0 - y, q0 - p0], 1)
 
     @staticmethod
     def edge_attr(batch: GraphBatch) -> torch.Tensor:
         """(B, N, N, 2): known distance [m] (0 if unknown) and the known flag."""
-        known = batch.known_mask.to(batch.dist_partial.dtype)
-        return torch.stack([batch.dist_partial * known, known], -1)
+        known = batch.known_mask.to(batch.known_distances.dtype)
+        return torch.stack([batch.known_distances * known, known], -1)
 
     # ------------------------------------------------------------------ networks
-    def encode_problem(self, batch: GraphBatch) -> dict[str, torch.Tensor]:
-        """Everything that depends on the problem only: h0, h~ (B, N, D), x~ (B, N, 3), edge attrs, prior."""
+    def encode_problem(self, batch: GraphBatch) -> ProblemEncoding:
+        """Everything that depends on the problem only (:class:`ProblemEncoding`): h0, h~, x~, edge attrs, prior."""
         h0 = self.embed(self.node_features(batch))
         ea = self.edge_attr(batch)
         if self.cfg.prior_mixture not in ("graph", "node"):
@@ -170,23 +216,18 @@ class GGIKModel(nn.Module):
                                     frame if self.cfg.anchor_frame else None)
         K, Z = self.cfg.prior_components, self.cfg.latent
         raw = self.prior(h_p).view(*h_p.shape[:2], K, 1 + 2 * Z)
-        return dict(
-            h0=h0,
-            h_partial=h_p,
-            x_partial=x_p,
-            edge_attr=ea,
-            movable=movable,
-            frame=frame,
-            prior_logits=self._mixture_logits(raw[..., 0], batch.node_mask),  # (B, N, K) or (B, K)
-            prior_mu=raw[..., 1 : 1 + Z],  # (B, N, K, Z)
-            prior_log_std=raw[..., 1 + Z :].clamp(self.cfg.min_log_std, self.cfg.max_log_std),
+        prior = MixturePrior(
+            logits=self._mixture_logits(raw[..., 0], batch.node_mask),  # (B, N, K) or (B, K)
+            mu=raw[..., 1 : 1 + Z],  # (B, N, K, Z)
+            log_std=raw[..., 1 + Z :].clamp(self.cfg.min_log_std, self.cfg.max_log_std),
         )
+        return ProblemEncoding(h0=h0, h_partial=h_p, x_partial=x_p, edge_attr=ea, movable=movable, frame=frame, prior=prior)
 
-    def decode(self, z: torch.Tensor, problem: dict[str, torch.Tensor], node_mask: torch.Tensor) -> torch.Tensor:
+    def decode(self, z: torch.Tensor, problem: ProblemEncoding, node_mask: torch.Tensor) -> torch.Tensor:
         """Positions (B, N, 3) from latents z (B, N, Z) and the problem encoding."""
-        h = self.dec_in(torch.cat([z, problem["h_partial"], problem["h0"]], -1))
-        frame = problem["frame"] if self.cfg.anchor_frame else None
-        _, x = self.decoder(h, problem["x_partial"], problem["edge_attr"], node_mask, problem["movable"], frame)
+        h = self.dec_in(torch.cat([z, problem.h_partial, problem.h0], -1))
+        frame = problem.frame if self.cfg.anchor_frame else None
+        _, x = self.decoder(h, problem.x_partial, problem.edge_attr, node_mask, problem.movable, frame)
         return x
 
     def _mixture_logits(self, node_logits: torch.Tensor, node_mask: torch.Tensor) -> torch.Tensor:
@@ -195,16 +236,16 @@ class GGIKModel(nn.Module):
         m = node_mask[..., None].to(node_logits.dtype)
         return (node_logits * m).sum(1) / m.sum(1).clamp(min=1.0)  # (B, K): mean over real nodes
 
-    def prior_log_prob(self, z: torch.Tensor, problem: dict[str, torch.Tensor], node_mask: torch.Tensor) -> torch.Tensor:
+    def prior_log_prob(self, z: torch.Tensor, problem: ProblemEncoding, node_mask: torch.Tensor) -> torch.Tensor:
         """log p(z | G~) of whole graphs, z (..., B, N, Z) -> (..., B).
 
         "node" mixture: each node is an independent mixture, log p = sum_n logsumexp_k(...).
         "graph" mixture: one component k for all nodes of a sample (a global solution mode, e.g. elbow up
         or down), log p = logsumexp_k(log pi_k + sum_n log N(z_n; mu_nk, sigma_nk)).
         """
-        logp = _normal_log_prob(z[..., None, :], problem["prior_mu"], problem["prior_log_std"])  # (..., B, N, K)
+        logp = _normal_log_prob(z[..., None, :], problem.prior.mu, problem.prior.log_std)  # (..., B, N, K)
         mask = node_mask[..., None].to(logp.dtype)
-        log_pi = torch.log_softmax(problem["prior_logits"], -1)
+        log_pi = torch.log_softmax(problem.prior.logits, -1)
         if self.cfg.prior_mixture == "node":
             return (torch.logsumexp(log_pi + logp, -1) * node_mask.to(logp.dtype)).sum(-1)
         return torch.logsumexp(log_pi + (logp * mask).sum(-2), -1)
@@ -220,8 +261,8 @@ class GGIKModel(nn.Module):
         if batch.pos is None:
             raise ValueError("GGIKModel.forward needs solved examples (batch.pos); use sample() for problems")
         problem = self.encode_problem(batch)
-        h_full, _ = self.enc_full(problem["h0"], batch.pos, problem["edge_attr"], batch.node_mask)
-        raw = self.posterior(torch.cat([h_full, problem["h_partial"]], -1))
+        h_full, _ = self.enc_full(problem.h0, batch.pos, problem.edge_attr, batch.node_mask)
+        raw = self.posterior(torch.cat([h_full, problem.h_partial], -1))
         Z = self.cfg.latent
         mu, log_std = raw[..., :Z], raw[..., Z:].clamp(self.cfg.min_log_std, self.cfg.max_log_std)
         eps = torch.randn((max(kl_samples, 1),) + mu.shape, dtype=mu.dtype, device=mu.device)
@@ -258,9 +299,9 @@ class GGIKModel(nn.Module):
         diff = x[:, :, None, :] - x[:, None, :, :]
         dist = torch.sqrt((diff**2).sum(-1).clamp_min(1e-20))  # no infinite gradient at coincident points
         known = batch.known_mask.to(x.dtype)
-        return 0.5 * (((dist - batch.dist_partial.to(x.dtype)) * known) ** 2).sum((-1, -2))
+        return 0.5 * (((dist - batch.known_distances.to(x.dtype)) * known) ** 2).sum((-1, -2))
 
-    def _prior_latents(self, problem: dict[str, torch.Tensor], u: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
+    def _prior_latents(self, problem: ProblemEncoding, u: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
         """Prior latents (B, S, N, Z) from uniforms u (B, S, N) (mixture component) and normals eps (B, S, N, Z).
 
         With the "graph" mixture the component of a sample is drawn with ``u[b, s, 0]``. Differentiable in
@@ -269,13 +310,13 @@ class GGIKModel(nn.Module):
         B, S, N = u.shape
         Z = self.cfg.latent
         if self.cfg.prior_mixture == "node":
-            cdf = torch.cumsum(torch.softmax(problem["prior_logits"], -1), -1)[:, None, :, :]  # (B, 1, N, K)
+            cdf = torch.cumsum(torch.softmax(problem.prior.logits, -1), -1)[:, None, :, :]  # (B, 1, N, K)
         else:  # one component per sample, drawn with the uniform of its first node
-            cdf = torch.cumsum(torch.softmax(problem["prior_logits"], -1), -1)[:, None, None, :]  # (B, 1, 1, K)
+            cdf = torch.cumsum(torch.softmax(problem.prior.logits, -1), -1)[:, None, None, :]  # (B, 1, 1, K)
             u = u[..., :1].expand(B, S, N)
         comp = (u[..., None] > cdf).sum(-1).clamp(max=self.cfg.prior_components - 1)  # (B, S, N)
-        mu = problem["prior_mu"][:, None].expand(B, S, N, -1, -1)
-        ls = problem["prior_log_std"][:, None].expand(B, S, N, -1, -1)
+        mu = problem.prior.mu[:, None].expand(B, S, N, -1, -1)
+        ls = problem.prior.log_std[:, None].expand(B, S, N, -1, -1)
         idx = comp[..., None, None].expand(B, S, N, 1, Z)
         return torch.gather(mu, 3, idx)[..., 0, :] + torch.exp(torch.gather(ls, 3, idx)[..., 0, :]) * eps
 
@@ -301,7 +342,7 @@ class GGIKModel(nn.Module):
         if S < 1:
             raise ValueError(f"num_samples must be >= 1, got {num_samples}")
         problem = self.encode_problem(batch)
-        dtype, device = problem["h0"].dtype, problem["h0"].device
+        dtype, device = problem.h0.dtype, problem.h0.device
         if noise is None:
             noise = {
                 "u": torch.rand((B, S, N), generator=generator, dtype=dtype, device=device),
@@ -312,11 +353,8 @@ class GGIKModel(nn.Module):
             raise ValueError(f"noise must have u {(B, S, N)} and eps {(B, S, N, Z)}, got {tuple(u.shape)}, {tuple(eps.shape)}")
         z = self._prior_latents(problem, u, eps)  # (B, S, N, Z)
 
-        def tile(t: torch.Tensor) -> torch.Tensor:  # (B, ...) -> (B * S, ...), problem-major
-            return t[:, None].expand(B, S, *t.shape[1:]).reshape(B * S, *t.shape[1:])
-
-        tiled = {k: tile(problem[k]) for k in ("h0", "h_partial", "x_partial", "edge_attr", "movable", "frame")}
-        x = self.decode(z.reshape(B * S, N, Z), tiled, tile(batch.node_mask))
+        node_mask = batch.node_mask[:, None].expand(B, S, N).reshape(B * S, N)
+        x = self.decode(z.reshape(B * S, N, Z), problem.repeat_for_samples(S), node_mask)
         return x.view(B, S, N, 3)
 
     def num_parameters(self) -> int:

@@ -1,0 +1,39 @@
+"""Named random streams: every seeded draw of ggik comes from ``step_generator(seed, KEY, ...)``.
+
+A stream is a torch generator seeded from a tuple of integers through numpy's ``SeedSequence``, so that
+(seed, step, rank) of a training batch, or (seed, what, robot) of an evaluation, give independent,
+reproducible streams without any state to save. The second key says *what* the stream is for; these
+constants name them. Their values are fixed forever: changing one changes every number measured with it.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+__all__ = ["step_generator"]
+
+# -- data and training
+PROBLEM_GOALS = 0x5E7  #: goal configurations of a ProblemSet (and of the generalisation families' robots)
+VALIDATION_ROBOTS = 0xDA7A  #: random robots of a training run's validation set
+# -- evaluation suite (ggik eval)
+ACCURACY_SAMPLES = 1  #: model samples of the accuracy table
+ACCURACY_REFERENCE = 2  #: random starts of the reference solutions (MMD)
+SEEDING_SAMPLES = 3  #: model samples used as LM/SLSQP seeds
+SEEDING_STARTS = 4  #: random starts of LM/SLSQP
+LIMITS_SAMPLES = 5  #: model samples of the joint-limits table
+GENERALISATION_SAMPLES = 6  #: model samples of the generalisation table
+RANDOM_FAMILY = 0x6E7  #: robots of the random families of the generalisation table
+# -- benchmarks (eval/ scripts)
+SOLVERS_GGIK_SAMPLES = 10  #: model samples of the solver benchmark
+SOLVERS_RANDOM_STARTS = 20  #: random starts of the solver benchmark
+SOLVERS_SINGLE_START = 21  #: single random starts (first-solution timing) of the solver benchmark
+BENCH_RANDOM_ROBOT = 0xD0F  #: random robots of the benchmarks
+SAMPLING_GOALS = 0x60A1  #: goals of the sampling-time benchmark
+SAMPLING_NOISE = 0x5A  #: model noise of the sampling-time benchmark
+RAW_SUCCESS_BASELINE = 0xBA5E  #: uniform random configurations, the baseline of the raw-success script
+
+
+def step_generator(*keys: int) -> torch.Generator:
+    """A CPU torch generator seeded from integer keys (e.g. seed, stream, step, rank) through numpy's SeedSequence."""
+    state = np.random.SeedSequence([int(k) for k in keys]).generate_state(1, np.uint64)[0]
+    return torch.Generator().manual_seed(int(state) & 0x7FFF_FFFF_FFFF_FFFF)

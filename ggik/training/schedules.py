@@ -1,0 +1,30 @@
+"""Schedules of a training run, as pure functions of the step: learning-rate factor and KL weight."""
+from __future__ import annotations
+
+import math
+
+from ggik.errors import GGIKError
+from ggik.training.config import LossConfig, TrainConfig
+
+__all__ = ["lr_factor", "beta_at"]
+
+
+def lr_factor(step: int, cfg: TrainConfig) -> float:
+    """Factor of the peak learning rate at ``step``: linear warm-up from 0, then cosine decay to
+    ``min_lr_ratio`` at ``cfg.steps`` (or constant)."""
+    o = cfg.optim
+    if step < o.warmup_steps:
+        return (step + 1) / o.warmup_steps
+    if o.schedule == "constant":
+        return 1.0
+    if o.schedule != "cosine":
+        raise GGIKError(f"optim.schedule must be 'cosine' or 'constant', got {o.schedule!r}")
+    t = min(1.0, (step - o.warmup_steps) / max(1, cfg.steps - o.warmup_steps))
+    return o.min_lr_ratio + (1 - o.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * t))
+
+
+def beta_at(step: int, cfg: LossConfig) -> float:
+    """KL weight at ``step``: rises linearly from 0 to ``cfg.beta`` over ``beta_warmup_steps``."""
+    if cfg.beta_warmup_steps <= 0:
+        return cfg.beta
+    return cfg.beta * min(1.0, step / cfg.beta_warmup_steps)
