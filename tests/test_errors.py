@@ -159,6 +159,27 @@ def test_link_with_two_parents():
         Robot.from_urdf(text)
 
 
+CYCLE = """<robot name="cyc"><link name="a"/><link name="b"/><link name="c"/>
+<joint name="j1" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+<joint name="j2" type="revolute"><parent link="b"/><child link="c"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+<joint name="j3" type="revolute"><parent link="c"/><child link="a"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+@pytest.mark.parametrize("links", [{}, {"base_link": "a"}, {"base_link": "a", "ee_link": "c"}, {"ee_link": "b"}])
+def test_joints_forming_a_cycle_are_named(links):
+    with pytest.raises(ChainError, match=r"joints \['j\d', 'j\d', 'j\d'\] form a cycle .* is its own ancestor; a URDF must be a tree") as err:
+        Robot.from_urdf(CYCLE, **links)
+    assert all(f"'{j}'" in str(err.value) for j in ("j1", "j2", "j3"))
+
+
+def test_a_cycle_beside_a_valid_chain_is_refused_too():
+    extra = ('<link name="x"/><link name="y"/><joint name="jx" type="fixed"><parent link="x"/><child link="y"/></joint>'
+             '<joint name="jy" type="fixed"><parent link="y"/><child link="x"/></joint>\n</robot>')
+    with pytest.raises(ChainError, match=r"joints \['j[xy]', 'j[xy]'\] form a cycle"):
+        Robot.from_urdf(edit("</robot>", extra))
+
+
 def test_unknown_robot_name():
     with pytest.raises(ChainError, match=r"unknown robot 'ur5'; shipped robots: irb140, kr16_2, kuka_lwr, lbr_iiwa, panda"):
         Robot.from_name("ur5")

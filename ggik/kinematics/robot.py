@@ -20,27 +20,12 @@ import torch
 from ggik.kinematics import geometry as geo
 from ggik.kinematics.consts import ConstCache
 from ggik.errors import ChainError
+from ggik.kinematics.chains import dh_chain, np_transform, serial_chain
 from ggik.kinematics.urdf import SUPPORTED_JOINT_TYPES, JointSpec, read_urdf
 
 __all__ = ["Robot", "available_robots"]
 
 _MOVING = ("revolute", "continuous", "prismatic")
-
-
-def _np_transform(R: np.ndarray | None = None, t: Sequence[float] | None = None) -> np.ndarray:
-    T = np.eye(4)
-    if R is not None:
-        T[:3, :3] = R
-    if t is not None:
-        T[:3, 3] = t
-    return T
-
-
-def _np_rot(axis: str, angle: float) -> np.ndarray:
-    c, s = math.cos(angle), math.sin(angle)
-    if axis == "x":
-        return np.array([[1, 0, 0], [0, c, -s], [0, s, c]], dtype=np.float64)
-    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]], dtype=np.float64)  # z
 
 
 def _fmt(x: float) -> str:
@@ -171,62 +156,7 @@ class Robot:
                 unsupported joint types or limits on the chain.
         """
         model = read_urdf(path_or_xml)
-        src = model.source
-        parent_joint: dict[str, JointSpec] = {}
-        children: dict[str, list[JointSpec]] = {}
-        for j in model.joints:
-            if j.child in parent_joint:
-                raise ChainError(f"{src}: link {j.child!r} is the child of two joints; a URDF must be a tree")
-            parent_joint[j.child] = j
-            children.setdefault(j.parent, []).append(j)
-        links = list(model.links)
-
-        def unknown(link: str, role: str) -> ChainError:
-            shown = ", ".join(links[:40]) + (" ..." if len(links) > 40 else "")
-            return ChainError(f"{src}: unknown {role} link {link!r}; links in the file: {shown}")
-
-        if base_link is None:
-            roots = [link for link in links if link not in parent_joint]
-            if len(roots) != 1:
-                raise ChainError(f"{src}: cannot choose a base link, the file has {len(roots)} root links: {roots}")
-            base_link = roots[0]
-        elif base_link not in links:
-            raise unknown(base_link, "base")
-
-        if ee_link is None:
-            candidates = []
-            stack = [(base_link, False)]
-            while stack:
-                link, moved = stack.pop()
-                kids = children.get(link, [])
-                if not kids and moved:
-                    candidates.append(link)
-                for j in kids:
-                    stack.append((j.child, moved or j.type != "fixed"))
-            if not candidates:
-                raise ChainError(f"{src}: no movable joint below base link {base_link!r}")
-            if len(candidates) > 1:
-                raise ChainError(
-                    f"{src}: the end-effector link is ambiguous below {base_link!r}; pass ee_link= one of "
-                    f"{sorted(candidates)}"
-                )
-            ee_link = candidates[0]
-        elif ee_link not in links:
-            raise unknown(ee_link, "end-effector")
-
-        chain: list[JointSpec] = []
-        link = ee_link
-        while link != base_link:
-            if link not in parent_joint:
-                raise ChainError(
-                    f"{src}: base link {base_link!r} is not an ancestor of end-effector link {ee_link!r} "
-                    f"(the path up from {ee_link!r} ends at the root {link!r})"
-                )
-            chain.append(parent_joint[link])
-            link = parent_joint[link].parent
-        if not chain:
-            raise ChainError(f"{src}: base link and end-effector link are the same link {base_link!r}")
-        return cls(chain[::-1], name=model.name, source=src)
+        return cls(serial_chain(model, base_link, ee_link), name=model.name, source=model.source)
 
     @classmethod
     def from_dh(
@@ -247,41 +177,8 @@ class Robot:
         Links are ``base_link``, ``link_1`` .. ``link_n`` and the EE link ``ee_link`` (frame n).
         Limits default to [-pi, pi].
         """
-        n = len(a)
-        if not (len(d) == n and len(alpha) == n) or n == 0:
-            raise ChainError(f"from_dh: a, d and alpha must be non-empty and of equal length, got {len(a)}, {len(d)}, {len(alpha)}")
-        theta_offset = [0.0] * n if theta_offset is None else list(theta_offset)
-        lower = [-math.pi] * n if lower is None else list(lower)
-        upper = [math.pi] * n if upper is None else list(upper)
-        for seq, what in ((theta_offset, "theta_offset"), (lower, "lower"), (upper, "upper")):
-            if len(seq) != n:
-                raise ChainError(f"from_dh: {what} must have {n} entries, got {len(seq)}")
-        values = [float(v) for seq in (a, d, alpha, theta_offset, lower, upper) for v in seq]
-        if not all(math.isfinite(v) for v in values):
-            raise ChainError("from_dh: DH parameters and limits must be finite numbers")
-        link = ["base_link"] + [f"link_{i + 1}" for i in range(n)]
-        z = np.array([0.0, 0.0, 1.0])
-        joints = []
-        if modified:
-            for i in range(n):
-                origin = (
-                    _np_transform(t=(a[i], 0.0, 0.0)) @ _np_transform(_np_rot("x", alpha[i]))
-                    @ _np_transform(t=(0.0, 0.0, d[i])) @ _np_transform(_np_rot("z", theta_offset[i]))
-                )
-                joints.append(JointSpec(f"joint_{i + 1}", "revolute", link[i], link[i + 1], origin, z, lower[i], upper[i]))
-            tool = np.eye(4)
-        else:
-            const = [
-                _np_transform(_np_rot("z", theta_offset[i])) @ _np_transform(t=(0.0, 0.0, d[i]))
-                @ _np_transform(t=(a[i], 0.0, 0.0)) @ _np_transform(_np_rot("x", alpha[i]))
-                for i in range(n)
-            ]
-            for i in range(n):
-                origin = np.eye(4) if i == 0 else const[i - 1]
-                joints.append(JointSpec(f"joint_{i + 1}", "revolute", link[i], link[i + 1], origin, z, lower[i], upper[i]))
-            tool = const[-1]
-        joints.append(JointSpec("ee_joint", "fixed", link[n], "ee_link", tool, np.array([1.0, 0.0, 0.0])))
-        return cls(joints, name=name or f"dh{n}")
+        joints = dh_chain(a, d, alpha, theta_offset, modified, lower, upper)
+        return cls(joints, name=name or f"dh{len(a)}")
 
     @classmethod
     def from_name(cls, name: str) -> "Robot":
@@ -332,7 +229,7 @@ class Robot:
             deps = np.nonzero(row)[0]
             if len(deps) and all(c in locked_cols for c in deps):
                 value = float(sum(row[c] * full[self.joint_names[c]] for c in deps) + b[k - 1])
-                motion = _np_transform(t=j.axis * value) if j.type == "prismatic" else _np_transform(
+                motion = np_transform(t=j.axis * value) if j.type == "prismatic" else np_transform(
                     geo.axis_angle_to_matrix(torch.from_numpy(j.axis), torch.tensor(value, dtype=torch.float64)).numpy()
                 )
                 new.append(replace(j, type="fixed", origin=j.origin @ motion, mimic=None, lower=None, upper=None))

@@ -1,0 +1,140 @@
+"""The package's layering, enforced: each module imports only from its own layer or the layers below it.
+
+Every import is checked, those inside functions included (a lazy import is still a dependency). Also: no
+module imports the package root (``ggik/__init__.py`` is the public facade, above everything), no module
+imports a private (underscore) name from another module or reaches into another module's private attributes,
+no module is much longer than 400 lines, and no docstring or comment cites a file outside the repository.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ggik"
+
+#: bottom to top; a module belongs to the first entry that is its name or a package above it
+LAYERS: list[tuple[str, ...]] = [
+    ("ggik.errors", "ggik.version", "ggik.fileio", "ggik.typed_config", "ggik.rng"),
+    ("ggik.kinematics",),
+    ("ggik.graph",),
+    ("ggik.data",),
+    ("ggik.nn",),
+    ("ggik.checkpoint",),
+    ("ggik.ik",),
+    ("ggik.training",),
+    ("ggik.evaluation",),
+    ("ggik.cli",),
+]
+MAX_LINES = 420
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def layer_of(name: str) -> int:
+    for level, members in enumerate(LAYERS):
+        if any(name == m or name.startswith(m + ".") for m in members):
+            return level
+    raise KeyError(name)
+
+
+def imported_modules(tree: ast.AST, name: str) -> list[tuple[int, str]]:
+    """(line, ggik module) of every import in a module's tree, relative imports resolved."""
+    package = name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "ggik"]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            if base.split(".")[0] != "ggik":
+                continue
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                out.append((node.lineno, sub if sub in MODULES else base))
+    return out
+
+
+def test_every_module_has_a_layer():
+    missing = [m for m in MODULES if m != "ggik" and not any(m == x or m.startswith(x + ".") for layer in LAYERS for x in layer)]
+    assert not missing, f"modules outside every layer (add them to LAYERS): {missing}"
+
+
+@pytest.mark.parametrize("name", [m for m in MODULES if m != "ggik"])
+def test_imports_follow_the_layers(name):
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    mine = layer_of(name)
+    bad = []
+    for line, target in imported_modules(tree, name):
+        if target == "ggik":
+            bad.append(f"line {line}: imports the package root (the public facade); import the defining module")
+        elif layer_of(target) > mine:
+            bad.append(f"line {line}: {target} (layer {layer_of(target)}) is above {name} (layer {mine})")
+    assert not bad, f"{name}:\n" + "\n".join(bad)
+
+
+def own_private_names(tree: ast.AST) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return {n for n in names if n.startswith("_")}
+
+
+@pytest.mark.parametrize("name", list(MODULES))
+def test_no_private_names_across_modules(name):
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    own = own_private_names(tree)
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ggik"):
+            bad += [f"line {node.lineno}: imports {a.name} from {node.module}" for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")]
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            base = node.value
+            if isinstance(base, ast.Name) and base.id in ("self", "cls"):
+                continue
+            if node.attr in own:
+                continue  # this module's own private member (e.g. another instance of its class)
+            if isinstance(base, ast.Name) and base.id in ("torch", "np", "sys", "os"):
+                continue
+            bad.append(f"line {node.lineno}: .{node.attr}")
+    assert not bad, f"{name} uses private names of other modules:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("name", list(MODULES))
+def test_modules_stay_small(name):
+    lines = MODULES[name].read_text(encoding="utf-8").count("\n")
+    assert lines <= MAX_LINES, f"{name} has {lines} lines (at most about 400: split it by job)"
+
+
+@pytest.mark.parametrize("name", list(MODULES))
+def test_nothing_cites_files_outside_the_repo(name):
+    text = MODULES[name].read_text(encoding="utf-8")
+    for outside in ("../shared", "ggik_spec", "model_notes", "robots.md", "bench_layers"):
+        assert outside not in text, f"{name} cites {outside!r}, which users do not have: explain the reasoning instead"
+
+
+def test_the_layering_test_sees_function_level_imports():
+    tree = ast.parse("def f():\n    from ggik.cli import main\n")
+    MODULES.setdefault("ggik.kinematics._probe", PACKAGE / "kinematics" / "_probe.py")
+    try:
+        assert (2, "ggik.cli") in imported_modules(tree, "ggik.kinematics._probe")
+    finally:
+        MODULES.pop("ggik.kinematics._probe")
