@@ -13,12 +13,21 @@ Tests ask for one robot at a time through the indirectly parametrised fixtures `
 ``random_case``, ``hand_robot``, ``kin_robot`` (every robot, for kinematics) and ``graph_case`` (every
 robot the GGIK graph accepts, with its :class:`ggik.RobotGraph`); each case has a readable test id.
 Robots and graphs are built once per session.
+
+Project reference material: ``../shared`` (next to the repo root; ``$GGIK_SHARED_DIR`` overrides it, e.g.
+``GGIK_SHARED_DIR=/nonexistent`` runs the suite as a fresh clone sees it) holds robots.md and the original
+URDFs in reference-urdfs/. It is never shipped: :func:`shared_path` skips a test with a reason when it is
+absent. The golden values of robots.md that tests check (FK check poses, the standard-DH tables of the GGIK
+accuracy experiment) are committed as ``tests/data/golden_fk.json`` (written by
+``tests/data/make_golden_fk.py``), so the fixtures ``fk_check_values`` and ``dh_tables`` need no ../shared.
 """
 from __future__ import annotations
 
+import importlib.util
+import json
 import math
+import os
 import random
-import re
 import zlib
 from pathlib import Path
 
@@ -30,7 +39,10 @@ import ggik
 from ggik import Robot, RobotGraph, random_robot, randomize_links
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DIR = REPO_ROOT.parent / "shared"
+#: ../shared (project reference material, not in a clone); GGIK_SHARED_DIR overrides it.
+SHARED_DIR = Path(os.environ.get("GGIK_SHARED_DIR") or REPO_ROOT.parent / "shared")
+GOLDEN_DIR = REPO_ROOT / "tests" / "data"
+GOLDEN_FK_JSON = GOLDEN_DIR / "golden_fk.json"
 
 # Names of our robots -> original files in ../shared/reference-urdfs.
 REFERENCE_FILES = {
@@ -82,58 +94,44 @@ def shared_dir() -> Path:
     return shared_path()
 
 
-# ---------------------------------------------------------------------------------------------- robots.md
-def _number(text: str) -> float:
-    """A number of robots.md: '0.5723', '−0.612', 'π', 'π/2', '−π/2' (unicode minus and pi)."""
-    text = text.strip().replace("\u2212", "-")
-    if "\u03c0" not in text:
-        return float(text)
-    sign = -1.0 if text.startswith("-") else 1.0
-    head, _, den = text.lstrip("-").partition("/")
-    mult = head.replace("\u03c0", "") or "1"
-    return sign * float(mult) * math.pi / (float(den) if den else 1.0)
+# ---------------------------------------------------------------------------------------------- golden values
+def load_golden_generator():
+    """The module tests/data/make_golden_fk.py (stdlib only), imported by path."""
+    spec = importlib.util.spec_from_file_location("make_golden_fk", GOLDEN_DIR / "make_golden_fk.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _numbers(text: str) -> list[float]:
-    return [_number(v) for v in text.strip().strip("[]").split(",")]
+@pytest.fixture(scope="session")
+def golden_fk() -> dict:
+    """tests/data/golden_fk.json: the golden values of robots.md, committed (no ../shared needed)."""
+    return json.loads(GOLDEN_FK_JSON.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="session")
 def robots_md() -> str:
-    """The text of ../shared/robots.md (skip when absent)."""
+    """The text of ../shared/robots.md (skip when absent); only to check golden_fk.json against it."""
     return shared_path("robots.md").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="session")
-def fk_check_values(robots_md) -> dict[str, list[tuple[list[float], list[float], list[float]]]]:
-    """Our robot name -> [(q, position xyz, quaternion wxyz)] parsed from the FK-check tables of robots.md."""
-    by_file = {f: name for name, f in REFERENCE_FILES.items()}
-    checks: dict[str, list] = {}
-    current = None
-    for line in robots_md.splitlines():
-        head = re.match(r"^## \d+\. .*?`([\w.]+\.urdf)`", line)
-        if head:
-            current = by_file[head.group(1)]
-            continue
-        row = re.match(r"^\| `(\[[^\]]*\])` \| ([^|]+) \| ([^|]+) \|\s*$", line)
-        if row and current is not None:
-            checks.setdefault(current, []).append(tuple(_numbers(g) for g in row.groups()))
-    assert set(checks) == set(REFERENCE_FILES), f"robots.md FK tables found for {sorted(checks)}"
+def fk_check_values(golden_fk) -> dict[str, list[tuple[list[float], list[float], list[float]]]]:
+    """Our robot name -> [(q, position xyz, quaternion wxyz)] of the FK-check tables of robots.md."""
+    checks = {
+        name: [(c["q"], c["position"], c["quaternion_wxyz"]) for c in rows]
+        for name, rows in golden_fk["fk_checks"].items()
+    }
+    assert set(checks) == set(REFERENCE_FILES), f"golden FK checks found for {sorted(checks)}"
     return checks
 
 
 @pytest.fixture(scope="session")
-def dh_tables(robots_md) -> dict[str, tuple[list[float], list[float], list[float]]]:
+def dh_tables(golden_fk) -> dict[str, tuple[list[float], list[float], list[float]]]:
     """Robot -> (a, d, alpha) of the standard-DH tables of the GGIK accuracy experiment in robots.md."""
-    section = robots_md.split("## Standard-DH robots", 1)[1]
-    tables = {}
-    for line in section.splitlines():
-        row = re.match(r"^\| ([^|]+?) \| (\d+) \| (\[[^\]]*\]) \| (\[[^\]]*\]) \| (\[[^\]]*\]) \|\s*$", line)
-        if row:
-            name, n, *cols = row.groups()
-            a, d, alpha = (_numbers(c) for c in cols)
-            assert len(a) == len(d) == len(alpha) == int(n), name
-            tables[name] = (a, d, alpha)
+    tables = {name: (t["a"], t["d"], t["alpha"]) for name, t in golden_fk["dh_tables"].items()}
+    for name, (a, d, alpha) in tables.items():
+        assert len(a) == len(d) == len(alpha), name
     return tables
 
 

@@ -331,7 +331,8 @@ def test_from_dh_limits_and_name():
 
 
 def test_ggik_dh_tables_of_robots_md(dh_tables, rng):
-    """The four standard-DH robots of the GGIK accuracy experiment load and match the numpy DH product."""
+    """The four standard-DH robots of the GGIK accuracy experiment (robots.md, committed in golden_fk.json)
+    load and match the numpy DH product."""
     assert set(dh_tables) == {"UR10", "KUKA iiwa", "Schunk LWA4D", "Schunk LWA4P"}
     for name, (a, d, alpha) in dh_tables.items():
         robot = Robot.from_dh(a, d, alpha, name=name)

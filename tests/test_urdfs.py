@@ -1,15 +1,20 @@
 """The nine shipped URDFs (urdfs/) against the original files and the FK check values of robots.md.
 
-The originals live in ../shared/reference-urdfs (project material, not shipped): these tests skip
-with a reason when ../shared is absent; the shipped robots themselves need nothing from it.
+The originals live in ../shared/reference-urdfs (project material, not shipped): the tests that read them
+skip with a reason when ../shared is absent; the shipped robots themselves need nothing from it. The FK
+check values of ../shared/robots.md are committed as tests/data/golden_fk.json (tests/data/make_golden_fk.py
+writes it), so they run everywhere; when robots.md is present the JSON is checked against it.
 """
 from __future__ import annotations
+
+import json
+import re
 
 import numpy as np
 import pytest
 import torch
 import yaml
-from conftest import REFERENCE_FILES, REPO_ROOT, shared_path
+from conftest import GOLDEN_FK_JSON, REFERENCE_FILES, REPO_ROOT, load_golden_generator, shared_path
 
 import ggik
 from ggik import Robot
@@ -65,7 +70,7 @@ def test_fk_matches_original_urdf_with_yourdfpy(name, rng):
 
 @pytest.mark.parametrize("name", list(REFERENCE_FILES))
 def test_fk_check_values_of_robots_md(name, fk_check_values):
-    """The two FK check poses per robot in robots.md: position 1e-6, quaternion (up to sign) 1e-6."""
+    """The two FK check poses per robot in robots.md (golden_fk.json): position 1e-6, quaternion (up to sign) 1e-6."""
     robot = Robot.from_name(name)
     checks = fk_check_values[name]
     assert len(checks) == 2
@@ -95,9 +100,29 @@ def test_original_file_gives_the_same_chain_by_default(name, rng):
     torch.testing.assert_close(ref.link_poses(q), ours.link_poses(q), rtol=0, atol=1e-12)
 
 
-def test_original_urdfs_read_as_text_and_path_alike(shared_dir):
+def test_golden_fk_json_matches_robots_md(robots_md):
+    """tests/data/golden_fk.json is what make_golden_fk.py makes of ../shared/robots.md today (no drift)."""
+    gen = load_golden_generator()
+    expected = gen.golden_from_robots_md(robots_md)
+    committed = GOLDEN_FK_JSON.read_text(encoding="utf-8")
+    assert json.loads(committed) == expected, "golden_fk.json is out of date: run tests/data/make_golden_fk.py"
+    assert committed == gen.dumps(expected), "golden_fk.json is not formatted by make_golden_fk.py: rerun it"
+    assert set(expected["fk_checks"]) == set(REFERENCE_FILES)
+    assert gen.ROBOT_OF_FILE == {f: name for name, f in REFERENCE_FILES.items()}
+
+
+def test_golden_fk_json_is_self_contained():
+    """The committed data names its source and the generator, and holds no absolute path."""
+    text = GOLDEN_FK_JSON.read_text(encoding="utf-8")
+    data = json.loads(text)
+    assert "robots.md" in data["source"] and "tests/data/make_golden_fk.py" in data["source"]
+    assert str(REPO_ROOT) not in text and not re.search(r'"(/|~|[A-Za-z]:)', text), "an absolute path in golden_fk.json"
+    assert set(data) == {"source", "fk_checks", "dh_tables"}
+
+
+def test_original_urdfs_read_as_text_and_path_alike():
     """An XML string and a path of the same file give the same robot."""
-    path = shared_dir / "reference-urdfs" / REFERENCE_FILES["kr16_2"]
+    path = reference_file("kr16_2")
     a = Robot.from_urdf(path)
     b = Robot.from_urdf(str(path))
     c = Robot.from_urdf(path.read_text(encoding="utf-8"))
