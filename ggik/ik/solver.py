@@ -16,6 +16,7 @@ import torch
 
 from ggik.checkpoint import PRETRAINED_CHECKPOINT, load_model, load_model_or_shipped, recorded_training_set
 from ggik.graph import RobotGraph
+from ggik.ik.dg_refine import DGConfig, dg_refine
 from ggik.ik.refine import RefineConfig, lm_refine, slsqp_refine
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot
@@ -67,14 +68,18 @@ class GGIK:
         checkpoint: the checkpoint dict it came from (for ``training_robots``, version), optional.
         device: where the model runs; FK, angle recovery and refinement run in float64 on the CPU.
         tolerances: :class:`RefineConfig` (``pos_tol`` [m], ``rot_tol`` [rad] define success).
+        dg: :class:`DGConfig`, the budget of ``refine="dg"`` (distance-geometric projection of the samples).
     """
 
+    REFINE_METHODS = (None, "lm", "slsqp", "dg", "dg+lm")  #: what ``solve(refine=...)`` takes
+
     def __init__(self, model: GGIKModel, checkpoint: dict | None = None, device: str | torch.device = "cpu",
-                 tolerances: RefineConfig | None = None) -> None:
+                 tolerances: RefineConfig | None = None, dg: DGConfig | None = None) -> None:
         self.model = model.to(device).eval()
         self.checkpoint = checkpoint or {}
         self.device = torch.device(device)
         self.config = tolerances or RefineConfig()
+        self.dg_config = dg or DGConfig()
         self._graphs: weakref.WeakKeyDictionary[Robot, RobotGraph] = weakref.WeakKeyDictionary()
 
     @classmethod
@@ -115,14 +120,16 @@ class GGIK:
     ) -> IKResult:
         """IK solutions for goals ``T_goal`` (4, 4) or (B, 4, 4): EE poses in ``robot``'s base-link frame.
 
-        ``refine``: None (raw model samples), "lm" (batched Levenberg-Marquardt from every sample) or
-        "slsqp" (scipy SLSQP from every sample, slower). All goals and samples go through the model in
-        one batched pass. Returns an :class:`IKResult` with B = number of goals, S = ``num_samples``.
+        ``refine``: None (raw model samples), "lm" (batched Levenberg-Marquardt in joint space from every
+        sample), "slsqp" (scipy SLSQP from every sample, slower), "dg" (every sampled point set projected
+        onto the problem's known distances by Gauss-Newton, :mod:`ggik.ik.dg_refine`, then angle recovery) or
+        "dg+lm" (LM from the "dg" result). All goals and samples go through the model in one batched pass.
+        Returns an :class:`IKResult` with B = number of goals, S = ``num_samples``.
         """
         if not isinstance(robot, Robot):
             raise TypeError(f"robot must be a ggik.Robot, got {type(robot).__name__}")
-        if refine not in (None, "lm", "slsqp"):
-            raise ValueError(f"refine must be None, 'lm' or 'slsqp', got {refine!r}")
+        if refine not in self.REFINE_METHODS:
+            raise ValueError(f"refine must be one of {self.REFINE_METHODS}, got {refine!r}")
         if int(num_samples) != num_samples or num_samples < 1:
             raise ValueError(f"num_samples must be a positive integer, got {num_samples!r}")
         T_goal = torch.as_tensor(T_goal)
@@ -135,8 +142,11 @@ class GGIK:
         raw = sample_joint_angles(self.model, graph, goals, num_samples, generator=generator)
         q, pos, rot = raw.q, raw.pos_err, raw.rot_err
         cfg = self.config
-        if refine is not None:
-            fn = lm_refine if refine == "lm" else slsqp_refine
+        if refine in ("dg", "dg+lm"):
+            projected = dg_refine(graph, raw.points, goals, self.dg_config)
+            q, pos, rot = projected.q, projected.pos_err, projected.rot_err
+        if refine in ("lm", "slsqp", "dg+lm"):
+            fn = slsqp_refine if refine == "slsqp" else lm_refine
             q, info = fn(robot, goals.in_base[:, None], q, cfg)
             pos, rot = info.pos_err, info.rot_err
         success = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)

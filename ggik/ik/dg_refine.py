@@ -1,0 +1,130 @@
+"""Distance-geometric refinement: project sampled point sets onto the problem's known distances.
+
+A GGIK sample is a point set X (N, 3) in the graph frame. The problem fixes the anchors (p0, x, y, q0 of
+the base, p_n, q_n of the goal) and the lengths d_ij of the known edges (robot structure and goal). The
+sample is a valid solution exactly when every known edge has its length; a raw sample misses by
+centimetres but lies mostly in the right basin. This refinement moves the free nodes (anchors stay) to
+minimise
+
+    f(X) = 1/2 sum_{known {i, j}} r_ij^2,   r_ij = |x_i - x_j|^2 - d_ij^2   [m^2]
+
+with damped Gauss-Newton steps on all samples at once: per sample the normal equations of the 3M free
+coordinates (M free nodes) are assembled in closed form (block (i, i) = sum_j 4 e_ij e_ij^T, block (i, j) =
+-4 e_ij e_ij^T, e_ij = x_i - x_j) and solved densely with a relative damping that shrinks 3x per step
+(1e-3 at first); every step is taken and the last iterate returned (measured from raw samples of the shipped model: refusing steps that raise f
+with adaptive damping, or returning the iterate of least f, converged far more slowly, since f is not
+monotone along the way into the solution's basin). Joint angles are then recovered from
+the projected point sets as from raw samples (:meth:`ggik.RobotGraph.joint_angles`). This is the local
+solver the GGIK authors seed with their samples, in point-set space instead of joint space: it needs no
+Jacobian of the kinematics and keeps the sample's configuration (elbow, wrist) while repairing it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ggik.graph import Goals, RobotGraph
+from ggik.kinematics.geometry import pose_errors
+
+__all__ = ["DGConfig", "DGResult", "project_point_sets", "dg_refine", "distance_cost"]
+
+
+@dataclass
+class DGConfig:
+    """Budget of the distance-geometric projection."""
+
+    iterations: int = 10  #: Gauss-Newton steps (each one batched dense solve of 3M x 3M per sample)
+    damping: float = 1e-3  #: damping of the first step, relative to the mean diagonal of J^T J
+    damping_decay: float = 3.0  #: the damping is divided by this after every step
+    tol: float = 1e-20  #: a sample stops when f(X) is below this [m^4] (distance errors ~1e-10 m)
+
+
+def _edge_mask(graph: RobotGraph) -> torch.Tensor:
+    """(N, N) bool, symmetric: known edges with at least one free node (edges between anchors are constant)."""
+    free = ~graph.anchor_mask
+    return graph.known_mask & (free[:, None] | free[None, :])
+
+
+def distance_cost(points: torch.Tensor, known_sq: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """f(X) = 1/4 sum over ordered known pairs of r_ij^2 (= 1/2 over edges) [m^4], points (..., N, 3) -> (...)."""
+    diff = points[..., :, None, :] - points[..., None, :, :]
+    r = ((diff**2).sum(-1) - known_sq) * mask
+    return 0.25 * (r**2).sum((-1, -2))
+
+
+@torch.no_grad()
+def project_point_sets(graph: RobotGraph, points: torch.Tensor, goals: torch.Tensor | Goals,
+                       cfg: DGConfig | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Move the free nodes of point sets ``points`` (P, S, N, 3) [m, graph frame] onto the known distances of the
+    problems ``goals`` (P goals, (P, 4, 4) in the base-link frame or :class:`Goals`); anchors are set to their
+    known positions. Returns (projected points (P, S, N, 3) float64, final cost f (P, S) [m^4])."""
+    cfg = cfg or DGConfig()
+    if points.ndim != 4 or points.shape[-2:] != (graph.num_nodes, 3):
+        raise ValueError(f"points must have shape (P, S, {graph.num_nodes}, 3), got {tuple(points.shape)}")
+    goals = graph.goals(goals)
+    if goals.shape != points.shape[:1]:
+        raise ValueError(f"{goals.shape[0] if len(goals.shape) else 0} goals for {points.shape[0]} groups of samples")
+    problem = graph.partial(goals.to(torch.float64))
+    X = points.to(torch.float64).clone()
+    anchors = problem.anchor_mask
+    X[:, :, anchors] = problem.known_positions[:, None, anchors]
+    free = (~anchors).nonzero()[:, 0]
+    M = free.numel()
+    mask = _edge_mask(graph).to(torch.float64)
+    known_sq = (problem.known_distances**2)[:, None]  # (P, 1, N, N) [m^2]
+    cost = distance_cost(X, known_sq, mask)
+    eye = torch.eye(3 * M, dtype=torch.float64)
+    for k in range(cfg.iterations):
+        active = cost > cfg.tol
+        if not bool(active.any()):
+            break
+        e = X[..., free, None, :] - X[..., None, :, :]  # (P, S, M, N, 3): x_i - x_j, i free
+        w = mask[free]  # (M, N)
+        r = ((e**2).sum(-1) - known_sq[..., free, :]) * w  # (P, S, M, N)
+        grad = 2.0 * (r[..., None] * e).sum(-2)  # J^T r per free node (P, S, M, 3)
+        diag = 4.0 * torch.einsum("psmnk,psmnl->psmkl", w[..., None] * e, e)  # sum_j 4 w_ij e_ij e_ij^T
+        e_ff = e[..., free, :]  # (P, S, M, M, 3)
+        H = -4.0 * w[:, free][..., None, None] * e_ff[..., :, :, None] * e_ff[..., :, None, :]  # (P, S, M, M, 3, 3)
+        idx = torch.arange(M)
+        H[..., idx, idx, :, :] = diag
+        H = H.transpose(-3, -2).reshape(*H.shape[:-4], 3 * M, 3 * M)
+        scale = torch.diagonal(H, dim1=-2, dim2=-1).mean(-1).clamp_min(1e-12)
+        A = H + (cfg.damping * cfg.damping_decay**-k * scale)[..., None, None] * eye
+        step = torch.linalg.solve(A, -grad.reshape(*grad.shape[:-2], 3 * M, 1))[..., 0].reshape(*grad.shape)
+        X = X.clone()
+        X[..., free, :] = X[..., free, :] + step * active[..., None, None]
+        cost = distance_cost(X, known_sq, mask)
+    return X, cost
+
+
+@dataclass
+class DGResult:
+    """Outcome of :func:`dg_refine` for P goals x S samples.
+
+    Attributes:
+        q: (P, S, dof) joint angles recovered from the projected point sets [rad].
+        pos_err: (P, S) EE position error [m]; rot_err: (P, S) rotation error [rad] (FK, float64).
+        cost: (P, S) final distance cost f [m^4]; points: (P, S, N, 3) projected point sets [m, graph frame].
+    """
+
+    q: torch.Tensor
+    pos_err: torch.Tensor
+    rot_err: torch.Tensor
+    cost: torch.Tensor
+    points: torch.Tensor
+
+
+def dg_refine(graph: RobotGraph, points: torch.Tensor, goals: torch.Tensor | Goals, cfg: DGConfig | None = None,
+              goals_per_pass: int = 16) -> DGResult:
+    """:func:`project_point_sets`, then joint angles and their FK errors, in passes of ``goals_per_pass`` goals
+    (the (S, N, N, 3, 3) blocks of a pass stay cache-sized)."""
+    goals = graph.goals(goals).to(torch.float64, "cpu")
+    parts = []
+    for start in range(0, points.shape[0], goals_per_pass):
+        g = goals[start : start + goals_per_pass]
+        X, cost = project_point_sets(graph, points[start : start + goals_per_pass].cpu(), g, cfg)
+        parts.append((graph.joint_angles(X, g[:, None]), cost, X))
+    q = torch.cat([p[0] for p in parts])
+    pos, rot = pose_errors(graph.robot.fk(q), goals.in_base[:, None])
+    return DGResult(q=q, pos_err=pos, rot_err=rot, cost=torch.cat([p[1] for p in parts]), points=torch.cat([p[2] for p in parts]))
