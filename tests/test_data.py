@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from ggik import GGIKError, Robot, RobotGraph, random_robot
-from ggik.cli.commands import main
+from ggik.cli import main
 from ggik.data import PROBLEM_SET_FORMAT, DataConfig, ProblemSet, TrainingData, robot_entry, robot_from_entry
 
 MIXED = dict(robots={"panda": 1.0, "ur10": 0.5}, random_weight=1.0, random_dofs=[4, 5], random_robots_per_batch=2,

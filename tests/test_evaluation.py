@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from ggik import Robot
-from ggik.cli.commands import main
+from ggik.cli import main
 from ggik.typed_config import from_dict, load_yaml
 from ggik.evaluation.tables import EvalConfig, accuracy_table, angle_mmd, limits_table, reference_solutions, seeding_table
 from ggik.kinematics.geometry import pose_errors

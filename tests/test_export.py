@@ -14,7 +14,7 @@ import torch
 import ggik.checkpoint
 from ggik import GGIK, GGIKError, Robot, RobotGraph, __version__
 from ggik.graph.batch import GraphBatch
-from ggik.cli.commands import main
+from ggik.cli import main
 from ggik.typed_config import apply_overrides, from_dict, load_yaml
 from ggik.checkpoint import MAX_EXPORT_BYTES, export_checkpoint
 from ggik.checkpoint import CHECKPOINT_FORMAT, WEIGHTS_FORMAT, load_checkpoint, load_model

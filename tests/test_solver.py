@@ -16,7 +16,7 @@ from conftest import HAND_URDFS
 
 import ggik.ik.solver
 from ggik import GGIK, GGIKError, GraphError, IKResult, Robot, random_robot
-from ggik.cli.commands import main
+from ggik.cli import main
 from ggik.typed_config import apply_overrides, from_dict, load_yaml
 from ggik.kinematics.geometry import make_transform, pose_errors, quat_to_matrix
 from ggik.ik.sampling import RawSamples
@@ -241,7 +241,7 @@ def test_bad_goals_and_arguments(solver, panda):
     for n in (0, -3, 2.5):
         with pytest.raises(ValueError, match=rf"num_samples must be a positive integer, got {n}"):
             solver.solve(panda, T, num_samples=n)
-    with pytest.raises(ValueError, match=r"refine must be None, 'lm' or 'slsqp', got 'xyz'"):
+    with pytest.raises(ValueError, match=r"refine must be one of \(None, 'lm', 'slsqp', 'dg', 'dg\+lm'\), got 'xyz'"):
         solver.solve(panda, T, num_samples=2, refine="xyz")
     with pytest.raises(TypeError, match="robot must be a ggik.Robot, got str"):
         solver.solve("panda", T, num_samples=2)

@@ -17,7 +17,7 @@ import torch
 
 from ggik import GGIKError, Robot, RobotGraph
 from ggik.graph.batch import GraphBatch
-from ggik.cli.commands import main
+from ggik.cli import main
 from ggik.typed_config import apply_overrides, from_dict, load_yaml
 from ggik.data import ProblemSet, TrainingData
 from ggik.nn.cvae import GGIKModel

@@ -1,0 +1,104 @@
+"""``ggik eval accuracy|seeding|limits|generalisation``: the evaluation suite, written as Markdown + CSV."""
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ggik.cli.robots import add_chain_args, resolve_robots
+from ggik.kinematics import available_robots
+
+__all__ = ["add_eval_parser", "cmd_eval", "cmd_eval_generalisation"]
+
+URDF_FILES = "every URDF file among --robots"  #: what --base/--ee apply to in these commands
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from ggik.evaluation.tables import EvalConfig, accuracy_table, limits_table, seeding_table
+    from ggik.ik.solver import GGIK
+
+    solver = GGIK.load_or_pretrained(args.ckpt)
+    robots = resolve_robots(args.robots or available_robots(), args.base, args.ee)
+    cfg = EvalConfig(problems=args.n, samples=args.samples, seed=args.seed, slsqp_problems=args.slsqp_goals,
+                     mmd_problems=min(args.mmd_goals, args.n))
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    make = {"accuracy": accuracy_table, "seeding": seeding_table, "limits": limits_table}[args.action]
+    extra = {"figures_dir": args.out_dir} if args.action == "accuracy" else {}
+    table = make(solver.model, robots, cfg, progress=not args.no_progress, **extra)
+    md, csv = table.write(Path(args.out_dir) / args.action, command="ggik " + shlex.join(args.argv), seed=args.seed)
+    print(md.read_text())
+    print(f"wrote {md} and {csv}")
+    return 0
+
+
+def cmd_eval_generalisation(args: argparse.Namespace) -> int:
+    from ggik.checkpoint import training_set
+    from ggik.evaluation.generalisation import generalisation_points, generalisation_table
+    from ggik.evaluation.tables import EvalConfig
+    from ggik.ik.solver import GGIK
+
+    solver = GGIK.load_or_pretrained(args.ckpt)
+    training = training_set(solver.checkpoint)
+    named = args.robots is not None or args.base or args.ee  # --base/--ee without --robots names no URDF: an error
+    robots = resolve_robots(args.robots or [], args.base, args.ee) if named else None
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    cfg = EvalConfig(problems=args.n, samples=args.samples, seed=args.seed)
+    table = generalisation_table(solver.model, training, cfg, robots=robots, dofs=args.dofs, scales=args.scales,
+                                 family_size=args.family_size, progress=not args.no_progress)
+    out = Path(args.out_dir)
+    md, csv = table.write(out / "generalisation", command="ggik " + shlex.join(args.argv), seed=args.seed)
+    print(md.read_text())
+    print(f"wrote {md} and {csv}")
+    if args.figure:
+        from ggik.evaluation.plots import plot_generalisation
+
+        points = [(family, dist, raw, refined) for family, _, dist, raw, refined in generalisation_points(table)]
+        png = plot_generalisation(points, out / "generalisation.png",
+                                  title=f"Success on robots outside the training set ({args.n} goals x {args.samples} samples)")
+        print(f"wrote {png}")
+    return 0
+
+
+def add_eval_parser(sub: Any) -> None:
+    """``ggik eval ...`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
+    ev = sub.add_parser("eval", help="evaluation suite (writes Markdown + CSV under eval/results/)")
+    ev_sub = ev.add_subparsers(dest="action", required=True)
+    for name, text in (("accuracy", "paper Table 1: raw sample errors, success, limits, diversity"),
+                       ("seeding", "paper Table 2: LM and SLSQP from random starts vs GGIK samples"),
+                       ("limits", "fraction of raw samples within joint limits, per joint")):
+        p = ev_sub.add_parser(name, help=text)
+        p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
+        p.add_argument("--robots", nargs="*", help="shipped robot names or URDF files (default: all shipped robots)")
+        add_chain_args(p, of=URDF_FILES)
+        p.add_argument("-n", type=int, default=2000, help="goals per robot")
+        p.add_argument("-s", "--samples", type=int, default=32, help="samples (and random starts) per goal")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--slsqp-goals", type=int, default=50, help="goals per robot given to SLSQP (slow)")
+        p.add_argument("--mmd-goals", type=int, default=200, help="goals per robot used for the MMD diversity score")
+        p.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+        p.add_argument("--out-dir", default="eval/results")
+        p.add_argument("--no-progress", action="store_true")
+        p.set_defaults(func=cmd_eval)
+    p = ev_sub.add_parser("generalisation", help="raw and refined success on robots outside the checkpoint's training set")
+    p.add_argument("ckpt", nargs="?", help="checkpoint, full or weights-only (default: the shipped model); its "
+                   "training_robots decide what is unseen")
+    p.add_argument("--robots", nargs="*", help="unseen robots: shipped names or URDF files (default: every urdfs/ robot "
+                   "not in the training set; none if given without names)")
+    add_chain_args(p, of=URDF_FILES)
+    p.add_argument("--dofs", nargs="*", type=int, default=[6, 7, 8], help="one family of random DH robots per DOF")
+    p.add_argument("--scales", nargs="*", type=float, default=[0.1, 0.2, 0.4],
+                   help="one family of randomize_links(training robot, r) per scale r")
+    p.add_argument("--family-size", type=int, default=10, help="robots per random family")
+    p.add_argument("-n", type=int, default=500, help="goals per robot")
+    p.add_argument("-s", "--samples", type=int, default=32, help="samples per goal (LM refines each)")
+    p.add_argument("--seed", type=int, default=0, help="seed of goals, samples and the random robots")
+    p.add_argument("--figure", action="store_true", help="also write OUT_DIR/generalisation.png (success vs distance)")
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    p.add_argument("--out-dir", default="eval/results")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_eval_generalisation)

@@ -1,0 +1,90 @@
+"""``ggik robot show``, ``ggik graph build`` and ``ggik graph show``: a robot's chain and its GGIK graph."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ggik.cli.robots import add_chain_args, resolve_robot
+from ggik.errors import GGIKError
+from ggik.fileio import atomic_write_text
+from ggik.graph import RobotGraph
+from ggik.kinematics import Robot, available_robots
+
+__all__ = ["add_robot_parser", "add_graph_parser", "cmd_robot_show", "cmd_graph_build", "cmd_graph_show"]
+
+
+def graph_status(robot: Robot) -> str:
+    """One line: the robot's GGIK graph, or why the graph cannot represent the chain."""
+    try:
+        graph = RobotGraph.from_robot(robot)
+    except GGIKError as exc:
+        return f"GGIK graph: this chain cannot be represented: {exc}"
+    return f"GGIK graph: {graph!r}"
+
+
+def cmd_robot_show(args: argparse.Namespace) -> int:
+    robot = resolve_robot(args.robot, args.base, args.ee)
+    print(robot.describe())
+    print(graph_status(robot))
+    return 0
+
+
+def cmd_graph_build(args: argparse.Namespace) -> int:
+    specs = available_robots() if args.all else args.robots
+    if not specs:
+        raise GGIKError("name at least one URDF or robot, or pass --all")
+    out = Path(args.output) if args.output else None
+    to_dir = out is not None and (len(specs) > 1 or args.all or out.is_dir())
+    for spec in specs:
+        robot = resolve_robot(spec, args.base, args.ee)
+        text = RobotGraph.from_robot(robot).to_json()
+        if out is None:
+            sys.stdout.write(text)
+        else:
+            target = out / f"{robot.name}.json" if to_dir else out
+            atomic_write_text(target, text)
+            print(f"wrote {target}")
+    return 0
+
+
+def cmd_graph_show(args: argparse.Namespace) -> int:
+    robot = resolve_robot(args.robot, args.base, args.ee)
+    graph = RobotGraph.from_robot(robot)
+    info = graph.to_dict()
+    print(repr(graph))
+    print(f"graph frame F0 in {robot.base_link}: translation {[round(v, 6) for v in graph.T_base_graph[:3, 3].tolist()]}")
+    print(f"{'node':>5} {'type':>5} {'anchor':>6}  home position in F0 [m]")
+    for node in info["nodes"]:
+        print(f"{node['name']:>5} {node['type']:>5} {str(node['anchor']):>6}  {node['home']}")
+    print("known edges:")
+    for kind in ("base", "structure", "bounded", "anchor_goal"):
+        edges = [e for e in info["known_edges"] if e["kind"] == kind]
+        listed = ", ".join(f"{e['u']}-{e['v']}" + ("" if e["length"] is None else f"={e['length']:.4f}") for e in edges)
+        print(f"  {kind} ({len(edges)}): {listed}")
+    return 0
+
+
+def add_robot_parser(sub: Any) -> None:
+    """``ggik robot show`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
+    robot = sub.add_parser("robot", help="inspect robots").add_subparsers(dest="action", required=True)
+    p = robot.add_parser("show", help="print the kinematic chain of a URDF or shipped robot")
+    p.add_argument("robot", help="URDF file or shipped robot name")
+    add_chain_args(p)
+    p.set_defaults(func=cmd_robot_show)
+
+
+def add_graph_parser(sub: Any) -> None:
+    """``ggik graph build`` and ``ggik graph show``."""
+    graph = sub.add_parser("graph", help="GGIK graphs").add_subparsers(dest="action", required=True)
+    p = graph.add_parser("build", help="write the graph of robots as JSON")
+    p.add_argument("robots", nargs="*", help="URDF files or shipped robot names")
+    p.add_argument("--all", action="store_true", help="every shipped robot")
+    p.add_argument("-o", "--output", help="output file, or folder (one <robot>.json each); default stdout")
+    add_chain_args(p)
+    p.set_defaults(func=cmd_graph_build)
+    p = graph.add_parser("show", help="print nodes and known edges of a robot's graph")
+    p.add_argument("robot", help="URDF file or shipped robot name")
+    add_chain_args(p)
+    p.set_defaults(func=cmd_graph_show)

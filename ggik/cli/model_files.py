@@ -1,0 +1,50 @@
+"""``ggik info`` and ``ggik export``: what a checkpoint holds, and its weights-only form."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_info_parser", "add_export_parser", "cmd_info", "cmd_export"]
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from ggik.checkpoint import load_model, training_budget
+
+    model, ckpt = load_model(args.checkpoint)
+    print(f"checkpoint {args.checkpoint}")
+    print(f"  ggik {ckpt['ggik_version']} (torch {ckpt.get('torch_version', '?')}), format {ckpt['format']}")
+    print(f"  step {ckpt['step']}, examples {ckpt['examples']:,}, processes {ckpt.get('world_size', 1)}")
+    print(f"  training budget: {training_budget(ckpt)}")
+    print(f"  parameters {model.num_parameters():,}")
+    print(f"  training robots: {json.dumps(ckpt['training_robots'])}")
+    if ckpt.get("init_from"):
+        print(f"  initialised from: {json.dumps(ckpt['init_from'])}")
+    print(f"  model config: {json.dumps(ckpt['config']['model'])}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from ggik.checkpoint import export_checkpoint
+
+    payload = export_checkpoint(args.checkpoint, args.output)
+    size = Path(args.output).stat().st_size
+    print(f"wrote {args.output}: {size / 2**20:.2f} MB, weights only ({payload['format']}), step {payload['step']}, "
+          f"{payload['examples']:,} examples, from {args.checkpoint} ({Path(args.checkpoint).stat().st_size / 2**20:.2f} MB)")
+    return 0
+
+
+def add_info_parser(sub: Any) -> None:
+    """``ggik info`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
+    p = sub.add_parser("info", help="what a checkpoint holds")
+    p.add_argument("checkpoint")
+    p.set_defaults(func=cmd_info)
+
+
+def add_export_parser(sub: Any) -> None:
+    """``ggik export`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
+    p = sub.add_parser("export", help="write the weights-only form of a checkpoint (what ggik ships; cannot be resumed)")
+    p.add_argument("checkpoint", help="a checkpoint written by ggik train, e.g. RUN_DIR/last.pt")
+    p.add_argument("output", help="output file, e.g. ggik/weights/ggik_default.pt")
+    p.set_defaults(func=cmd_export)
