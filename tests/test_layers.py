@@ -138,3 +138,25 @@ def test_the_layering_test_sees_function_level_imports():
         assert (2, "ggik.cli") in imported_modules(tree, "ggik.kinematics._probe")
     finally:
         MODULES.pop("ggik.kinematics._probe")
+
+
+@pytest.mark.parametrize("name", list(MODULES))
+def test_dotted_references_in_docstrings_resolve(name):
+    """Every ``ggik.x.y`` a module's text names in backticks exists (moved code leaves no dangling pointer)."""
+    import importlib
+    import re
+
+    bad = []
+    for ref in re.findall(r"`(ggik(?:\.[A-Za-z_]\w*)+)`", MODULES[name].read_text(encoding="utf-8")):
+        parts = ref.split(".")
+        for i in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            for attr in parts[i:]:
+                obj = getattr(obj, attr, None)
+            break
+        if obj is None:
+            bad.append(ref)
+    assert not bad, f"{name} names {bad}, which do not exist"

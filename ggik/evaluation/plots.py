@@ -282,7 +282,7 @@ def plot_generalisation(points: Iterable[Sequence], path: str | Path, title: str
 
     Args:
         points: ``(family, distance, raw success [%], refined success [%])`` per robot (e.g. from
-            :func:`ggik.evaluation.generalisation_points`); one colour and marker per family, in order of first
+            :func:`ggik.evaluation.generalisation.generalisation_points`); one colour and marker per family, in order of first
             appearance. Robots without a distance (NaN) cannot be placed: they are left out and counted on the figure.
         path: output ``.png``.
     Returns the path written.

@@ -151,7 +151,7 @@ class Robot:
             ee_link: last link; default the one leaf below ``base_link`` reached through a movable
                 joint (an error lists the candidates when there are several).
         Raises:
-            URDFError: the document cannot be read (see :func:`ggik.urdf.read_urdf`).
+            URDFError: the document cannot be read (see :func:`ggik.kinematics.urdf.read_urdf`).
             ChainError: unknown links, a base that is not an ancestor of the EE, no movable joint,
                 unsupported joint types or limits on the chain.
         """
