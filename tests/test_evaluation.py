@@ -13,7 +13,7 @@ from ggik.typed_config import from_dict, load_yaml
 from ggik.evaluation.tables import EvalConfig, accuracy_table, angle_mmd, limits_table, reference_solutions, seeding_table
 from ggik.kinematics.geometry import pose_errors
 from ggik.training.config import TrainConfig
-from ggik.training.trainer import Trainer
+
 from ggik.checkpoint import load_model
 
 F64 = torch.float64

@@ -1,4 +1,5 @@
-"""eval/generalisation_summary.py on the real outputs of `ggik train` / `ggik eval` for a tiny model."""
+"""The summary of the generalisation study (ggik.evaluation.generalisation_study, run by eval/generalisation_summary.py)
+on the real outputs of `ggik train` / `ggik eval` for a tiny model."""
 from __future__ import annotations
 
 import csv
@@ -7,12 +8,13 @@ import shutil
 
 import pytest
 
-from ggik.cli.commands import main
+from ggik.cli import main
 from ggik.evaluation.generalisation import FAMILY_MEAN
-
-from test_bench_scripts import load_script
+from ggik.evaluation.generalisation_study import MODELS, StudyFilesError, fmt, summarise_study
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="the summary draws figures (matplotlib)")
+
+COMMAND = "python eval/generalisation_summary.py --runs RUNS --results RESULTS --left-out ur10"
 
 
 def _rows(path) -> list[dict]:
@@ -39,28 +41,33 @@ def study(tiny_ckpt, tmp_path_factory):
     return runs, results
 
 
-def test_summary_tables_carry_the_measured_and_the_papers_numbers(study, capsys):
+def test_summary_tables_carry_the_measured_and_the_papers_numbers(study):
     runs, results = study
-    summary = load_script("generalisation_summary")
-    assert summary.main(["--runs", str(runs), "--results", str(results), "--left-out", "ur10"]) == 0
-    text = capsys.readouterr().out
-    assert text == (results / "README.md").read_text() + "\n"
+    text = summarise_study(runs, results, "ur10", list(MODELS), COMMAND)
+    assert text == (results / "README.md").read_text()
+    assert f"Made by `{COMMAND}` from the files of `bash eval/table4.sh`" in text
     assert "Not run (no results): loo_named, loo_wide, random." in text
     gen = {r["robot"]: r for r in _rows(results / "loo/generalisation.csv") if r["family"] == "unseen named"}
     iiwa = gen["lbr_iiwa"]
-    f = summary.fmt
-    assert (f"| loo | lbr_iiwa | {f(float(iiwa['raw success 1cm&1deg [%]']))} (77.2) | >= 90 | {f(float(iiwa['pos mean [mm]']))} | "
-            f"{f(float(iiwa['pos best [mm]']))} |") in text
+    assert (f"| loo | lbr_iiwa | {fmt(float(iiwa['raw success 1cm&1deg [%]']))} (77.2) | >= 90 | {fmt(float(iiwa['pos mean [mm]']))} | "
+            f"{fmt(float(iiwa['pos best [mm]']))} |") in text
     assert "| loo | ur10 | " in text and f"| loo | {FAMILY_MEAN} |" not in text
     assert "| loo | random 6-DOF |" in text and "| loo | randomized r=0.2 | 0.20 |" in text
     ft = _rows(results / "finetune_16/accuracy.csv")[0]
-    assert f"| 16 | 2 | " in text and f"| {f(float(ft['success 1cm&1deg [%]']))} | {f(float(ft['pos mean [mm]']))} |" in text
+    assert "| 16 | 2 | " in text and f"| {fmt(float(ft['success 1cm&1deg [%]']))} | {fmt(float(ft['pos mean [mm]']))} |" in text
     assert text.count("\n| 0 | 0 | 0.0 | 0.0 |") == 1, "the loo model itself is the 0-example row"
     for png in ("distance.png", "finetune.png"):
         assert (results / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_summary_without_results_is_a_clear_error(tmp_path):
-    summary = load_script("generalisation_summary")
-    with pytest.raises(SystemExit, match="run eval/table4.sh first"):
-        summary.main(["--runs", str(tmp_path), "--results", str(tmp_path)])
+    with pytest.raises(StudyFilesError, match="run eval/table4.sh first"):
+        summarise_study(tmp_path, tmp_path, "lbr_iiwa", list(MODELS), COMMAND)
+
+
+def test_summary_without_the_left_out_robot_is_a_clear_error(study, tmp_path):
+    runs, results = study
+    copy = tmp_path / "results"
+    shutil.copytree(results, copy)
+    with pytest.raises(StudyFilesError, match="finetune_0/accuracy.csv has no row for panda"):
+        summarise_study(runs, copy, "panda", ["loo"], COMMAND)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ggik.fileio import atomic_write_text
 
-__all__ = ["Table", "machine_description", "command_line"]
+__all__ = ["Table", "machine_description", "command_line", "read_csv"]
 
 
 def command_line(argv: list[str] | None = None) -> str:
@@ -85,3 +85,9 @@ class Table:
         md = atomic_write_text(stem.with_suffix(".md"), self.markdown(command or command_line(), seed))
         cs = atomic_write_text(stem.with_suffix(".csv"), self.csv())
         return md, cs
+
+
+def read_csv(path: str | Path) -> list[dict]:
+    """The rows of a result CSV written by :meth:`Table.write`, as dicts of strings keyed by column."""
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))

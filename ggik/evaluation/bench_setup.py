@@ -1,4 +1,9 @@
-"""Helpers shared by the benchmark scripts in eval/ (not part of the ggik package)."""
+"""What the benchmarks share: robots named on the command line, the checkpoint under test, the command that
+reproduces a run, and the other processes loading the machine while it ran (for the tables' notes).
+
+Every problem a benchmark cannot run as asked (unknown robot, missing checkpoint, bad option value) raises
+:class:`BenchmarkError`, whose message is what the benchmark scripts of ``eval/`` print when they exit.
+"""
 from __future__ import annotations
 
 import os
@@ -6,15 +11,28 @@ import re
 import time
 from pathlib import Path
 
-from ggik import ChainError, GGIKError, Robot, available_robots, random_robot
-from ggik.rng import step_generator
+from ggik import rng
+from ggik.checkpoint import load_model
+from ggik.errors import ChainError, GGIKError
 from ggik.evaluation.report import command_line
+from ggik.kinematics import Robot, available_robots, random_robot
+from ggik.nn.cvae import GGIKModel
+from ggik.rng import step_generator
+
+__all__ = ["BenchmarkError", "script_command", "default_robots", "robot_from_arg", "load_bench_model", "busy_processes"]
 
 _RANDOM = re.compile(r"^random(\d+)$")
 
 
+class BenchmarkError(GGIKError):
+    """A benchmark that cannot run as asked; the message names the option or input at fault."""
+
+
 def script_command(script: str, argv: list[str] | None) -> str:
-    """The command that reproduces this run: ``python eval/NAME.py ARGS`` (also when main(argv) is called)."""
+    """The command that reproduces this run: ``python eval/NAME.py ARGS`` (also when ``main(argv)`` is called).
+
+    ``script`` is the script's path (``__file__``; shown relative to the working directory), ``argv`` its
+    arguments (None: ``sys.argv``, whose first entry is the script)."""
     return command_line(None if argv is None else [script] + list(argv))
 
 
@@ -25,30 +43,30 @@ def default_robots() -> list[str]:
 
 
 def robot_from_arg(name: str, seed: int) -> Robot:
-    """A shipped robot by name, or ``randomN``: a random N-DOF robot (:func:`ggik.random_robot`, seeded).
+    """A shipped robot by name, or ``randomN``: a random N-DOF robot (:func:`ggik.random_robot`, drawn from the
+    stream ``step_generator(seed, rng.BENCH_RANDOM_ROBOT, N)``).
 
-    Raises SystemExit with the list of shipped robots for an unknown name.
+    Raises :class:`BenchmarkError` (listing the shipped robots for an unknown name).
     """
     m = _RANDOM.match(name)
     if m:
         dof = int(m.group(1))
         if dof < 2:
-            raise SystemExit(f"{name}: a random robot needs at least 2 DOF")
-        return random_robot(dof, step_generator(seed, 0xD0F, dof), name=name)
+            raise BenchmarkError(f"{name}: a random robot needs at least 2 DOF")
+        return random_robot(dof, step_generator(seed, rng.BENCH_RANDOM_ROBOT, dof), name=name)
     try:
         return Robot.from_name(name)
     except ChainError as exc:  # lists the shipped robots
-        raise SystemExit(f"{exc} (or randomN for a random N-DOF robot)") from None
+        raise BenchmarkError(f"{exc} (or randomN for a random N-DOF robot)") from None
 
 
-def load_checkpoint_or_exit(path: str):
-    """(model in eval mode, checkpoint dict) of a ``ggik train`` checkpoint; SystemExit with the reason otherwise."""
-    from ggik.checkpoint import load_model
-
+def load_bench_model(path: str | Path) -> tuple[GGIKModel, dict]:
+    """(model in eval mode, checkpoint dict) of a ``ggik train`` checkpoint; :class:`BenchmarkError` (``--ckpt: ...``)
+    for a missing or unusable file."""
     try:
         return load_model(path)
     except (FileNotFoundError, GGIKError) as exc:
-        raise SystemExit(f"--ckpt: {exc}") from None
+        raise BenchmarkError(f"--ckpt: {exc}") from None
 
 
 def _cpu_ticks() -> dict[int, tuple[int, str]]:

@@ -1,0 +1,110 @@
+"""Training curves of ``ggik train`` runs: the records of ``RUN_DIR/metrics.jsonl``, a power-law fit of the
+validation error against examples seen, and a figure of loss terms and validation success.
+
+A run's records are JSON lines with a ``kind``: ``train`` records carry ``examples``, ``free_se`` [m^2] and ``kl``
+[nats]; ``val`` records carry ``examples`` and, per validation robot R, ``val/R/success`` (fraction) and
+``val/R/pos_err_best_m`` (best-of-S position error [m]).
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from ggik.checkpoint import load_checkpoint, training_budget
+
+__all__ = ["read_metrics", "mean_best_error", "power_law_fit", "power_law_lines", "run_budget_line", "plot_training_curves"]
+
+
+def read_metrics(run: str | Path) -> tuple[list[dict], list[dict]]:
+    """(train records, validation records) of ``run/metrics.jsonl``, in file order; other kinds (e.g. the ``init``
+    record of a fine-tuning run) are skipped."""
+    train, val = [], []
+    for line in (Path(run) / "metrics.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec["kind"] in ("train", "val"):
+            (train if rec["kind"] == "train" else val).append(rec)
+    return train, val
+
+
+def mean_best_error(record: dict) -> float:
+    """Validation best-of-S position error [m], averaged over the record's robots."""
+    errs = [v for k, v in record.items() if k.startswith("val/") and k.endswith("/pos_err_best_m")]
+    return sum(errs) / len(errs)
+
+
+def power_law_fit(val: list[dict], skip_examples: int = 0) -> tuple[float, float]:
+    """Least-squares fit of log(best-of-S error) = log(a) + b log(examples) over validation records.
+
+    Returns (a [m], b). Only records past ``skip_examples`` are used (the first ones are a different regime).
+    Raises ValueError with fewer than 3 such records.
+    """
+    pts = [(math.log(r["examples"]), math.log(mean_best_error(r))) for r in val if r["examples"] > skip_examples]
+    if len(pts) < 3:
+        raise ValueError(f"a power-law fit needs at least 3 validation records past {skip_examples} examples, got {len(pts)}")
+    n = len(pts)
+    mx, my = sum(x for x, _ in pts) / n, sum(y for _, y in pts) / n
+    b = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+    return math.exp(my - b * mx), b
+
+
+def power_law_lines(run: str | Path, skip_examples: int) -> list[str]:
+    """The report of :func:`power_law_fit` of a run's validation records: the law, the points used, the current
+    error, and (for a falling error) the examples at which the law would reach 10 mm."""
+    _, val = read_metrics(run)
+    a, b = power_law_fit(val, skip_examples)
+    used = [r for r in val if r["examples"] > skip_examples]
+    lines = [f"{run}: mean best-of-S error ~ {a:.3g} m * examples^{b:.3f} over {len(used)} validation points "
+             f"({used[0]['examples']:,}..{used[-1]['examples']:,} examples); now {1e3 * mean_best_error(used[-1]):.1f} mm"]
+    if b < 0:
+        lines.append(f"  extrapolated to 10 mm at {(0.01 / a) ** (1 / b):.3g} examples (an extrapolation, not a measurement)")
+    return lines
+
+
+def run_budget_line(ckpt_path: str | Path) -> str:
+    """One line: the run's folder name, then steps, examples and the CPU time of its checkpoint."""
+    ckpt_path = Path(ckpt_path)
+    return f"{ckpt_path.parent.name}: {training_budget(load_checkpoint(ckpt_path))}"
+
+
+def plot_training_curves(runs: list[str | Path], path: str | Path, dpi: int = 110) -> Path:
+    """Four panels against training examples seen, one curve per run (per run and robot for validation): free-node
+    squared error [m^2] and KL [nats] of the training records, validation success [%] and best-of-S position
+    error [mm]. A single run with a ``last.pt`` gets its training budget as the title. Writes the PNG at ``path``
+    (folders created) and returns it; needs matplotlib."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    runs = [Path(r) for r in runs]
+    fig = Figure(figsize=(18, 4))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, 4)
+    for run in runs:
+        train, val = read_metrics(run)
+        ex = [r["examples"] for r in train]
+        axes[0].plot(ex, [r["free_se"] for r in train], label=run.name)
+        axes[1].plot(ex, [r["kl"] for r in train], label=run.name)
+        if val:
+            vex = [r["examples"] for r in val]
+            robots = sorted({k.split("/")[1] for r in val for k in r if k.startswith("val/") and k.count("/") == 2})
+            for robot in robots:
+                lbl = f"{run.name}: {robot}" if len(runs) > 1 else robot
+                axes[2].plot(vex, [100 * r[f"val/{robot}/success"] for r in val], marker="o", label=lbl)
+                axes[3].plot(vex, [1e3 * r[f"val/{robot}/pos_err_best_m"] for r in val], marker="o", label=lbl)
+        if len(runs) == 1 and (run / "last.pt").is_file():
+            fig.suptitle(run_budget_line(run / "last.pt"), fontsize=9)
+    titles = ["free-node squared error [m^2] (train, posterior)", "KL [nats] (train)",
+              "validation success [%] (best of S, 1 cm & 1 deg)", "validation best-of-S position error [mm]"]
+    for ax, title in zip(axes, titles):
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("training examples seen")
+        ax.grid(alpha=0.3)
+    axes[0].set_yscale("log")
+    axes[3].set_yscale("log")
+    for ax in (axes[0], axes[2]):
+        ax.legend(fontsize=7)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    return path
