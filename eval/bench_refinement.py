@@ -7,13 +7,13 @@ Writes eval/results/refinement.md and .csv (ggik.evaluation.refinement_table).
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 
 import torch
 
 from ggik import GGIK
+from ggik.evaluation.bench_setup import script_command
 from ggik.evaluation.refinement_table import refinement_table
 from ggik.evaluation.tables import EvalConfig
 from ggik.kinematics import Robot
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = EvalConfig(problems=args.n, samples=args.samples, seed=args.seed)
     table = refinement_table(solver.model, [Robot.from_name(n) for n in args.robots], cfg, tuple(args.dg_iterations))
     table.notes.append(f"model: {args.ckpt or 'the shipped model (ggik/weights/ggik_default.pt)'}; {args.threads} torch thread(s).")
-    command = "python eval/bench_refinement.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = script_command(__file__, argv)
     md, _ = table.write(Path(args.out), command=command, seed=args.seed)
     print(md.read_text())
     return 0

@@ -9,13 +9,11 @@ position error and the wall time per goal, sampling included, all measured in th
 """
 from __future__ import annotations
 
-import time
-from typing import Callable
-
 import torch
 
 from ggik import rng
 from ggik.evaluation.report import Table
+from ggik.evaluation.solver_runs import timed
 from ggik.evaluation.tables import EvalConfig, evaluation_problems
 from ggik.graph import RobotGraph
 from ggik.ik.dg_refine import DGConfig, dg_refine
@@ -27,12 +25,6 @@ from ggik.nn.cvae import GGIKModel
 from ggik.rng import step_generator
 
 __all__ = ["refinement_table"]
-
-
-def _timed(fn: Callable[[], object]) -> tuple[object, float]:
-    t0 = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0
 
 
 def refinement_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, dg_iterations: tuple[int, ...] = (3, 5, 10),
@@ -52,7 +44,7 @@ def refinement_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, dg_
         graph = RobotGraph.from_robot(robot)
         P = T.shape[0]
         sample_joint_angles(model, graph, T[:1], cfg.samples)  # warm-up: one-off costs
-        raw, t_raw = _timed(lambda: sample_joint_angles(model, graph, T, cfg.samples,
+        raw, t_raw, _ = timed(lambda: sample_joint_angles(model, graph, T, cfg.samples,
                                                         generator=step_generator(cfg.seed, rng.SEEDING_SAMPLES)))
 
         def add(method: str, q: torch.Tensor, pos: torch.Tensor, rot: torch.Tensor, seconds: float) -> None:
@@ -65,16 +57,17 @@ def refinement_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, dg_
             return q, info.pos_err, info.rot_err
 
         add("raw samples", raw.q, raw.pos_err, raw.rot_err, t_raw)
-        for k in dg_iterations:
-            out, dt = _timed(lambda: dg_refine(graph, raw.points, T, DGConfig(iterations=k)))
+        longest = None  # (DG result, seconds) of the largest budget: the start of the DG + LM row
+        for k in sorted(dg_iterations):
+            out, dt, _ = timed(lambda: dg_refine(graph, raw.points, T, DGConfig(iterations=k)))
             add(f"samples + DG {k} it.", out.q, out.pos_err, out.rot_err, t_raw + dt)
-        k = max(dg_iterations)
-        (q, pos, rot), dt = _timed(lambda: lm(dg_refine(graph, raw.points, T, DGConfig(iterations=k)).q))
-        add(f"samples + DG {k} it. + LM", q, pos, rot, t_raw + dt)
-        (q, pos, rot), dt = _timed(lambda: lm(raw.q))
+            longest = (out, dt)
+        (q, pos, rot), dt, _ = timed(lambda: lm(longest[0].q))
+        add(f"samples + DG {max(dg_iterations)} it. + LM", q, pos, rot, t_raw + longest[1] + dt)
+        (q, pos, rot), dt, _ = timed(lambda: lm(raw.q))
         add("samples + LM", q, pos, rot, t_raw + dt)
         starts = robot.sample_q(P * cfg.samples, step_generator(cfg.seed, rng.SEEDING_STARTS)).view(P, cfg.samples, robot.dof)
-        (q, pos, rot), dt = _timed(lambda: lm(starts))
+        (q, pos, rot), dt, _ = timed(lambda: lm(starts))
         add("random starts + LM (no model)", q, pos, rot, dt)
     table.notes += [
         "Same goals (ggik.data.ProblemSet, the evaluation suite's seed) and the same samples for every row of a robot; "

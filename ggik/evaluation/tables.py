@@ -214,8 +214,7 @@ def limits_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, progres
     )
     for robot, _, T in tqdm(evaluation_problems(robots, cfg), desc="limits", disable=not progress):
         raw = sample_joint_angles(model, RobotGraph.from_robot(robot), T, cfg.samples, generator=step_generator(cfg.seed, rng.LIMITS_SAMPLES))
-        lo, hi = robot.lower.to(raw.q), robot.upper.to(raw.q)  # per joint: the rule of Robot.within_limits, unreduced
-        per_joint = (((raw.q >= lo - 1e-9) & (raw.q <= hi + 1e-9)) | ~robot.limited).double().mean((0, 1))
+        per_joint = robot.joints_within_limits(raw.q).double().mean((0, 1))
         cells = [100 * v for v in per_joint.tolist()] + ["" for _ in range(width - robot.dof)]
         table.add(robot.name, 100 * robot.within_limits(raw.q).double().mean().item(), *cells)
     table.notes.append("Continuous joints count as within limits. Angles are moved into the limits by 2 pi where possible.")

@@ -11,10 +11,11 @@ minimise
 with damped Gauss-Newton steps on all samples at once: per sample the normal equations of the 3M free
 coordinates (M free nodes) are assembled in closed form (block (i, i) = sum_j 4 e_ij e_ij^T, block (i, j) =
 -4 e_ij e_ij^T, e_ij = x_i - x_j) and solved densely with a relative damping that shrinks 3x per step
-(1e-3 at first); every step is taken and the last iterate returned (measured from raw samples of the shipped model: refusing steps that raise f
-with adaptive damping, or returning the iterate of least f, converged far more slowly, since f is not
-monotone along the way into the solution's basin). Joint angles are then recovered from
-the projected point sets as from raw samples (:meth:`ggik.RobotGraph.joint_angles`). This is the local
+(1e-3 at first); every step is taken and the last iterate returned. (The schedule was chosen in short,
+uncommitted probes on the shipped model's samples, where refusing steps that raise f, or returning the
+iterate of least f, converged more slowly: f is not monotone on the way into a solution's basin.
+``DGConfig.damping_decay = 1`` gives the fixed-damping variant for anyone who wants to re-measure.)
+Joint angles are then recovered from the projected point sets as from raw samples (:meth:`ggik.RobotGraph.joint_angles`). This is the local
 solver the GGIK authors seed with their samples, in point-set space instead of joint space: it needs no
 Jacobian of the kinematics and keeps the sample's configuration (elbow, wrist) while repairing it.
 """

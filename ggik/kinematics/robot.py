@@ -288,14 +288,18 @@ class Robot:
         """(n_moving, 3) float64 unit axes of the moving joints, each in its own joint frame (:meth:`joint_frames`)."""
         return torch.as_tensor(self._np["axes"], dtype=torch.float64).clone()
 
-    def within_limits(self, q, tol: float = 1e-9) -> torch.Tensor:
-        """(...,) bool: every joint of q (..., dof) [rad or m] within [lower - tol, upper + tol]; continuous joints
+    def joints_within_limits(self, q, tol: float = 1e-9) -> torch.Tensor:
+        """(..., dof) bool: each joint of q (..., dof) [rad or m] within [lower - tol, upper + tol]; continuous joints
         always count as within. The one within-limits rule of the solver, the evaluation and the benchmarks."""
         q = torch.as_tensor(q)
         if q.ndim == 0 or q.shape[-1] != self.dof:
             raise ValueError(f"{self.name}: q must have shape (..., {self.dof}), got {tuple(q.shape)}")
         lo, hi = self.lower.to(q), self.upper.to(q)
-        return (((q >= lo - tol) & (q <= hi + tol)) | ~self.limited.to(q.device)).all(-1)
+        return ((q >= lo - tol) & (q <= hi + tol)) | ~self.limited.to(q.device)
+
+    def within_limits(self, q, tol: float = 1e-9) -> torch.Tensor:
+        """(...,) bool: every joint of q (..., dof) within its limits (:meth:`joints_within_limits`)."""
+        return self.joints_within_limits(q, tol).all(-1)
 
     def fk(self, q) -> torch.Tensor:
         """End-effector pose (..., 4, 4) in the base-link frame for joint values q (..., dof).
