@@ -78,7 +78,7 @@ def load_model(path: str | Path, device: str | torch.device = "cpu") -> tuple[GG
     try:
         model = GGIKModel(from_dict(ModelConfig, ckpt["config"]["model"], "config.model"))
         model.load_state_dict(ckpt["model"])
-    except (KeyError, TypeError, RuntimeError, GGIKError) as exc:
+    except (KeyError, TypeError, ValueError, RuntimeError, GGIKError) as exc:
         raise GGIKError(f"{path}: checkpoint does not match this ggik version's model (ggik {__version__}; the file was "
                         f"written by ggik {ckpt.get('ggik_version', '?')}): {exc}") from None
     return model.to(device).eval(), ckpt

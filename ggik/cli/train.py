@@ -43,7 +43,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                       "new run: step 0, fresh optimiser and schedule")
     if trainer.rank == 0:
         print(f"run dir: {trainer.run_dir}  (model: {trainer.model.num_parameters():,} parameters, step {trainer.step}/{trainer.cfg.steps})")
-    last = trainer.train(max_minutes=args.max_minutes)
+    last = trainer.train(max_minutes=args.max_minutes, max_cpu_minutes=args.max_cpu_minutes)
     trainer.close()  # only after a clean finish: a barrier with a failed rank would hang (its error ends the job)
     if trainer.rank == 0:
         print(f"stopped at step {trainer.step}: {json.dumps(last)}")
@@ -63,5 +63,7 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
     p.add_argument("--wandb", default="disabled", choices=["disabled", "offline", "online"])
     p.add_argument("--max-minutes", type=float, help="stop (and checkpoint) after this much wall time")
+    p.add_argument("--max-cpu-minutes", type=float,
+                   help="stop (and checkpoint) when the run's CPU time, counted over all sittings, reaches this budget")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_train)

@@ -27,12 +27,12 @@ from ggik.fileio import atomic_write
 from ggik.kinematics.robot import Robot
 
 __all__ = ["plot_solutions", "plot_solution_grid", "plot_error_histograms", "plot_timing", "plot_generalisation",
-           "plot_study_distances", "plot_finetuning"]
+           "plot_study_distances", "plot_finetuning", "new_figure", "save_figure"]
 
 _DPI = 120
 
 
-def _figure(figsize: tuple[float, float]):
+def new_figure(figsize: tuple[float, float]):
     """A standalone Agg figure: (fig, canvas)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -44,7 +44,7 @@ def _figure(figsize: tuple[float, float]):
     return fig, canvas
 
 
-def _save(fig, canvas, path: str | Path) -> Path:
+def save_figure(fig, canvas, path: str | Path) -> Path:
     """Render ``fig`` on its Agg canvas and write it to ``path`` as PNG, atomically."""
     path = Path(path)
     if path.suffix.lower() != ".png":
@@ -83,9 +83,9 @@ def plot_solutions(robot: Robot, q, T_goal, path: str | Path, title: str | None 
     Returns the path written.
     """
     q, T = _check_solutions(robot, q, T_goal)
-    fig, canvas = _figure((6.4, 6.0))
+    fig, canvas = new_figure((6.4, 6.0))
     _draw_solutions(fig.add_subplot(projection="3d"), robot, q, T, title)
-    return _save(fig, canvas, path)
+    return save_figure(fig, canvas, path)
 
 
 def plot_solution_grid(panels: Sequence[tuple], path: str | Path, ncols: int | None = None, title: str | None = None) -> Path:
@@ -112,13 +112,13 @@ def plot_solution_grid(panels: Sequence[tuple], path: str | Path, ncols: int | N
     if ncols < 1:
         raise ValueError(f"ncols must be >= 1, got {ncols}")
     nrows = math.ceil(len(checked) / ncols)
-    fig, canvas = _figure((4.4 * ncols, 4.2 * nrows + (0.3 if title else 0.0)))
+    fig, canvas = new_figure((4.4 * ncols, 4.2 * nrows + (0.3 if title else 0.0)))
     for k, (robot, q, T, panel_title) in enumerate(checked):
         _draw_solutions(fig.add_subplot(nrows, ncols, k + 1, projection="3d"), robot, q, T, panel_title, small=True)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    return _save(fig, canvas, path)
+    return save_figure(fig, canvas, path)
 
 
 def _check_solutions(robot: Robot, q, T_goal) -> tuple[torch.Tensor, np.ndarray]:
@@ -222,13 +222,13 @@ def plot_error_histograms(pos_err, rot_err, path: str | Path, title: str | None 
         raise ValueError(f"pos_err and rot_err must be non-empty and of equal length, got {len(pos)} and {len(rot)}")
     if not (pos_tol > 0 and rot_tol_deg > 0):
         raise ValueError(f"tolerances must be positive, got pos_tol={pos_tol}, rot_tol_deg={rot_tol_deg}")
-    fig, canvas = _figure((10.0, 4.0))
+    fig, canvas = new_figure((10.0, 4.0))
     a1, a2 = fig.subplots(1, 2)
     _log_hist(a1, 1e3 * pos, 1e3 * pos_tol, "mm", "position error")
     _log_hist(a2, np.degrees(rot), rot_tol_deg, "deg", "rotation error")
     fig.suptitle(title or f"Errors of {len(pos)} solutions")
     fig.tight_layout()
-    return _save(fig, canvas, path)
+    return save_figure(fig, canvas, path)
 
 
 # ---------------------------------------------------------------------------------------------- timing
@@ -255,7 +255,7 @@ def plot_timing(rows: Iterable[Sequence], path: str | Path, title: str | None = 
         curves.setdefault(label, []).append((int(s), t))
     if not curves:
         raise ValueError("plot_timing needs at least one row with a measured time")
-    fig, canvas = _figure((11.0, 4.5))
+    fig, canvas = new_figure((11.0, 4.5))
     a1, a2 = fig.subplots(1, 2)
     colors = _colors(len(curves), qualitative=True)
     for (label, pts), c in zip(curves.items(), colors):
@@ -273,7 +273,7 @@ def plot_timing(rows: Iterable[Sequence], path: str | Path, title: str | None = 
     a2.legend(fontsize=7, loc="upper right", ncol=1 + len(curves) // 8)
     fig.suptitle(title or "Sampling time against the number of samples")
     fig.tight_layout()
-    return _save(fig, canvas, path)
+    return save_figure(fig, canvas, path)
 
 
 # ---------------------------------------------------------------------------------------------- generalisation
@@ -305,7 +305,7 @@ def plot_generalisation(points: Iterable[Sequence], path: str | Path, title: str
         placed.setdefault(family, []).append((dist, raw, refined))
     if not total:
         raise ValueError("plot_generalisation needs at least one point")
-    fig, canvas = _figure((11.0, 4.5))
+    fig, canvas = new_figure((11.0, 4.5))
     axes = fig.subplots(1, 2, sharey=True)
     markers = "osD^vP*Xh<>p"
     colors = _colors(len(placed), qualitative=True)
@@ -329,7 +329,7 @@ def plot_generalisation(points: Iterable[Sequence], path: str | Path, title: str
         axes[1].legend(fontsize=7, loc="lower left")
     fig.suptitle(title or "Success against distance from the training set")
     fig.tight_layout()
-    return _save(fig, canvas, path)
+    return save_figure(fig, canvas, path)
 
 
 def plot_study_distances(points: dict[str, Sequence[Sequence]], path: str | Path, title: str | None = None) -> Path:
@@ -345,7 +345,7 @@ def plot_study_distances(points: dict[str, Sequence[Sequence]], path: str | Path
     """
     if not points or not any(points.values()):
         raise ValueError("plot_study_distances needs at least one model with one robot")
-    fig, canvas = _figure((14.0, 4.4))
+    fig, canvas = new_figure((14.0, 4.4))
     axes = fig.subplots(1, 3)
     markers = "osD^vP*X"
     families = sorted({str(p[0]) for rows in points.values() for p in rows})
@@ -369,7 +369,7 @@ def plot_study_distances(points: dict[str, Sequence[Sequence]], path: str | Path
     fig.suptitle(title or "Robots outside the training set: colour = model, marker = family (robots without a distance "
                  "not shown)", fontsize=10)
     fig.tight_layout()
-    return _save(fig, canvas, path)
+    return save_figure(fig, canvas, path)
 
 
 def plot_finetuning(rows: Iterable[Sequence], path: str | Path, title: str | None = None) -> Path:
@@ -386,7 +386,7 @@ def plot_finetuning(rows: Iterable[Sequence], path: str | Path, title: str | Non
         raise ValueError("plot_finetuning needs at least one row")
     if (a[:, 0] < 0).any():
         raise ValueError(f"fine-tuning examples must be >= 0, got {a[:, 0].tolist()}")
-    fig, canvas = _figure((10.0, 4.3))
+    fig, canvas = new_figure((10.0, 4.3))
     ax1, ax2 = fig.subplots(1, 2)
     x = np.maximum(a[:, 0], 1.0)
     ax1.plot(x, a[:, 2], "o-", label="best of S")
@@ -405,4 +405,4 @@ def plot_finetuning(rows: Iterable[Sequence], path: str | Path, title: str | Non
             ax.annotate(f"{cpu:.1f} CPU-min", (xi, ax.get_ylim()[0]), fontsize=6, rotation=90, va="bottom")
     fig.suptitle(title or "Fine-tuning", fontsize=10)
     fig.tight_layout()
-    return _save(fig, canvas, path)
+    return save_figure(fig, canvas, path)

@@ -43,11 +43,23 @@ What the model gets as input, and why (and where it departs from the reference i
 * **Known anchors stay where they are** (``pin_anchors=True``): only the unknown nodes move in the
   partial encoder and the decoder, so the anchor term of the loss is zero by construction (it is
   still computed and logged, and matters with ``pin_anchors=False``).
+
+Variants of the recipe study (``eval/results/recipe``), all off by default so that older checkpoints load:
+
+* ``residual_inputs``: every decoder layer sees the known-distance residuals of its current positions as
+  edge inputs and may step along the distance cost's gradient (:class:`ggik.nn.EGNNLayer`).
+* ``gn_steps`` > 0: the last decoder stages follow the damped Gauss-Newton step of the known distances
+  with learned invariant coefficients (:class:`ggik.nn.decoders.GaussNewtonFollow`), interleaved with
+  the last EGNN layers (or after the node decoder).
+* ``latent_scope="graph"``: one latent of size Z per graph (a mixture prior of K components over it)
+  instead of one per node; the decoder sees the same z at every node. Internally it is a latent "node"
+  dimension of size L = 1, so the same code handles both.
+* ``decoder="node"``: :class:`ggik.nn.decoders.NodeDecoder`, per-node work per sample (``dec_layers``
+  hidden layers of width ``hidden``), the complete-graph work done once per problem.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 import torch
 from torch import nn
@@ -55,6 +67,8 @@ from torch import nn
 from ggik.graph.batch import GraphBatch
 from ggik.kinematics.geometry import matrix_to_rotvec
 from ggik.nn import EGNN
+from ggik.nn.decoders import GaussNewtonFollow, NodeDecoder
+from ggik.nn.encoding import MixturePrior, ProblemEncoding, mlp, normal_log_prob
 
 __all__ = ["ModelConfig", "GGIKModel", "ProblemEncoding", "MixturePrior"]
 
@@ -77,65 +91,27 @@ class ModelConfig:
     anchor_frame: bool = True  #: coordinate updates may also move along the axes of the anchors' base frame
     min_log_std: float = -6.0  #: clamp of predicted log standard deviations
     max_log_std: float = 2.0
+    decoder: str = "egnn"  #: "egnn" (dense EGNN over the complete graph per sample) or "node" (per-node MLP, NodeDecoder)
+    residual_inputs: bool = False  #: decoder layers see the known-distance residuals (and step along their gradient)
+    gn_steps: int = 0  #: learned-length Gauss-Newton moves at the end of the decoder (0 = none)
+    gn_init: float = 1.0  #: initial coefficient of those moves (1 = plain damped Gauss-Newton steps)
+    gn_damping: float = 1e-2  #: their damping, relative to the mean diagonal of J^T J
+    latent_scope: str = "node"  #: "node": a latent per node (reference); "graph": one latent per graph
+
+    def check(self) -> None:
+        """Raise ValueError on a setting no model can be built with."""
+        choices = {"prior_mixture": ("graph", "node"), "decoder": ("egnn", "node"), "latent_scope": ("graph", "node")}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"model.{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if self.decoder == "node" and not self.anchor_frame:
+            raise ValueError("model.decoder='node' places nodes along the anchor frame: it needs anchor_frame=True")
+        if self.gn_steps < 0 or (self.decoder == "egnn" and self.gn_steps > self.dec_layers):
+            raise ValueError(f"model.gn_steps must be in [0, dec_layers] for the EGNN decoder, got {self.gn_steps}")
 
     @property
     def node_features(self) -> int:
         return 3 + 4 + 2 * (self.max_index + 1) + 1 + (6 if self.goal_features else 0)
-
-
-def _mlp(inp: int, hidden: int, out: int) -> nn.Sequential:
-    return nn.Sequential(nn.Linear(inp, hidden), nn.LayerNorm(hidden), nn.SiLU(), nn.Linear(hidden, out))
-
-
-def _normal_log_prob(z: torch.Tensor, mu: torch.Tensor, log_std: torch.Tensor) -> torch.Tensor:
-    """log N(z; mu, diag(exp(log_std)^2)) summed over the last dim."""
-    return (-0.5 * ((z - mu) * torch.exp(-log_std)) ** 2 - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
-
-
-@dataclass
-class MixturePrior:
-    """The prior p(z | G~) of a batch of B problems: a mixture of K diagonal Gaussians over Z-dim latents.
-
-    Attributes:
-        logits: (B, N, K) mixture logits per node ("node" mixture) or (B, K) per graph ("graph" mixture).
-        mu: (B, N, K, Z) component means; log_std: (B, N, K, Z) component log standard deviations.
-    """
-
-    logits: torch.Tensor
-    mu: torch.Tensor
-    log_std: torch.Tensor
-
-
-@dataclass
-class ProblemEncoding:
-    """Everything the model computes from the problem (partial graph) alone, once per problem.
-
-    Attributes (B problems, N nodes, D features):
-        h0: (B, N, D) embedded node-role features; h_partial: (B, N, D) partial-encoder features h~.
-        x_partial: (B, N, 3) partial-encoder positions x~ [m, graph frame], where the decoder starts.
-        edge_attr: (B, N, N, 2) known distance [m] (0 if unknown) and known flag.
-        movable: (B, N) bool, nodes whose positions the networks may change.
-        frame: (B, 3, 3) anchor-frame axes (:meth:`GGIKModel.anchor_frame`).
-        prior: the mixture prior p(z | G~), or None in a copy made for decoding only.
-    """
-
-    h0: torch.Tensor
-    h_partial: torch.Tensor
-    x_partial: torch.Tensor
-    edge_attr: torch.Tensor
-    movable: torch.Tensor
-    frame: torch.Tensor
-    prior: MixturePrior | None = None
-
-    def repeat_for_samples(self, num_samples: int) -> "ProblemEncoding":
-        """The decoder inputs of each problem repeated ``num_samples`` times: (B, ...) -> (B * S, ...),
-        problem-major (rows b * S .. b * S + S - 1 are problem b); the prior is left out."""
-        S = int(num_samples)
-
-        def tile(t: torch.Tensor) -> torch.Tensor:
-            return t[:, None].expand(t.shape[0], S, *t.shape[1:]).reshape(t.shape[0] * S, *t.shape[1:])
-
-        return ProblemEncoding(**{f.name: tile(getattr(self, f.name)) for f in fields(self) if f.name != "prior"})
 
 
 class GGIKModel(nn.Module):
@@ -147,15 +123,21 @@ class GGIKModel(nn.Module):
     def __init__(self, cfg: ModelConfig | None = None) -> None:
         super().__init__()
         self.cfg = cfg = cfg or ModelConfig()
+        cfg.check()
         D, H, Z, K = cfg.dim, cfg.hidden, cfg.latent, cfg.prior_components
         self.embed = nn.Linear(cfg.node_features, D)
         F = 3 if cfg.anchor_frame else 0
         self.enc_partial = EGNN(D, H, 2, cfg.enc_layers, cfg.coord_gain, frame_vectors=F)
         self.enc_full = EGNN(D, H, 2, cfg.enc_layers, cfg.coord_gain, update_coords=False)  # only h is used
-        self.posterior = _mlp(2 * D, H, 2 * Z)
-        self.prior = _mlp(D, H, K * (1 + 2 * Z))
+        self.posterior = mlp(2 * D, H, 2 * Z)
+        self.prior = mlp(D, H, K * (1 + 2 * Z))
         self.dec_in = nn.Linear(Z + 2 * D, D)
-        self.decoder = EGNN(D, H, 2, cfg.dec_layers, cfg.coord_gain, features_out=False, frame_vectors=F)  # only x is used
+        if cfg.decoder == "egnn":  # only x is used
+            self.decoder = EGNN(D, H, 2, cfg.dec_layers, cfg.coord_gain, features_out=False, frame_vectors=F,
+                                residual_inputs=cfg.residual_inputs)
+        else:
+            self.decoder = NodeDecoder(D, H, cfg.dec_layers, F, cfg.coord_gain)
+        self.gn_follow = GaussNewtonFollow(D, cfg.gn_steps, cfg.gn_init, cfg.gn_damping) if cfg.gn_steps else None
 
     # ------------------------------------------------------------------ inputs
     def node_features(self, batch: GraphBatch) -> torch.Tensor:
@@ -215,19 +197,45 @@ class GGIKModel(nn.Module):
         h_p, x_p = self.enc_partial(h0, self.initial_positions(batch), ea, batch.node_mask, movable,
                                     frame if self.cfg.anchor_frame else None)
         K, Z = self.cfg.prior_components, self.cfg.latent
-        raw = self.prior(h_p).view(*h_p.shape[:2], K, 1 + 2 * Z)
+        raw = self.prior(self._to_latent_nodes(h_p, batch.node_mask))
+        raw = raw.view(*raw.shape[:2], K, 1 + 2 * Z)
         prior = MixturePrior(
-            logits=self._mixture_logits(raw[..., 0], batch.node_mask),  # (B, N, K) or (B, K)
-            mu=raw[..., 1 : 1 + Z],  # (B, N, K, Z)
+            logits=self._mixture_logits(raw[..., 0], self.latent_mask(batch.node_mask)),  # (B, L, K) or (B, K)
+            mu=raw[..., 1 : 1 + Z],  # (B, L, K, Z)
             log_std=raw[..., 1 + Z :].clamp(self.cfg.min_log_std, self.cfg.max_log_std),
         )
         return ProblemEncoding(h0=h0, h_partial=h_p, x_partial=x_p, edge_attr=ea, movable=movable, frame=frame, prior=prior)
 
+    def latent_mask(self, node_mask: torch.Tensor) -> torch.Tensor:
+        """(B, L) bool: the real latent nodes, the nodes themselves (per-node latents) or one per graph."""
+        if self.cfg.latent_scope == "node":
+            return node_mask
+        return torch.ones_like(node_mask[:, :1])
+
+    def _to_latent_nodes(self, h: torch.Tensor, node_mask: torch.Tensor) -> torch.Tensor:
+        """(B, N, C) node features -> (B, L, C): unchanged, or their mean over the real nodes (graph latent)."""
+        if self.cfg.latent_scope == "node":
+            return h
+        m = node_mask[..., None].to(h.dtype)
+        return (h * m).sum(1, keepdim=True) / m.sum(1, keepdim=True).clamp(min=1.0)
+
     def decode(self, z: torch.Tensor, problem: ProblemEncoding, node_mask: torch.Tensor) -> torch.Tensor:
-        """Positions (B, N, 3) from latents z (B, N, Z) and the problem encoding."""
+        """Positions (B, N, 3) from latents z (B, L, Z) and the problem encoding."""
+        z = z.expand(-1, node_mask.shape[1], -1) if z.shape[1] != node_mask.shape[1] else z
         h = self.dec_in(torch.cat([z, problem.h_partial, problem.h0], -1))
         frame = problem.frame if self.cfg.anchor_frame else None
-        _, x = self.decoder(h, problem.x_partial, problem.edge_attr, node_mask, problem.movable, frame)
+        x = problem.x_partial
+        dist, known = problem.edge_attr[..., 0], problem.edge_attr[..., 1]
+        gn = self.gn_follow
+        if self.cfg.decoder == "node":
+            x = self.decoder(h, x, frame, problem.movable)
+            return x if gn is None else gn(h, x, dist, known, problem.movable)
+        layers = self.decoder.layers
+        first_gn = len(layers) - (len(gn.coef) if gn is not None else 0)
+        for k, layer in enumerate(layers):  # the Gauss-Newton moves come before each of the last gn_steps layers
+            if k >= first_gn:
+                x = gn.step(k - first_gn, h, x, dist, known, problem.movable)
+            h, x = layer(h, x, problem.edge_attr, node_mask, problem.movable, frame)
         return x
 
     def _mixture_logits(self, node_logits: torch.Tensor, node_mask: torch.Tensor) -> torch.Tensor:
@@ -237,13 +245,13 @@ class GGIKModel(nn.Module):
         return (node_logits * m).sum(1) / m.sum(1).clamp(min=1.0)  # (B, K): mean over real nodes
 
     def prior_log_prob(self, z: torch.Tensor, problem: ProblemEncoding, node_mask: torch.Tensor) -> torch.Tensor:
-        """log p(z | G~) of whole graphs, z (..., B, N, Z) -> (..., B).
+        """log p(z | G~) of whole graphs, z (..., B, L, Z) -> (..., B); ``node_mask`` (B, L) marks the real latent nodes.
 
         "node" mixture: each node is an independent mixture, log p = sum_n logsumexp_k(...).
         "graph" mixture: one component k for all nodes of a sample (a global solution mode, e.g. elbow up
         or down), log p = logsumexp_k(log pi_k + sum_n log N(z_n; mu_nk, sigma_nk)).
         """
-        logp = _normal_log_prob(z[..., None, :], problem.prior.mu, problem.prior.log_std)  # (..., B, N, K)
+        logp = normal_log_prob(z[..., None, :], problem.prior.mu, problem.prior.log_std)  # (..., B, N, K)
         mask = node_mask[..., None].to(logp.dtype)
         log_pi = torch.log_softmax(problem.prior.logits, -1)
         if self.cfg.prior_mixture == "node":
@@ -262,16 +270,17 @@ class GGIKModel(nn.Module):
             raise ValueError("GGIKModel.forward needs solved examples (batch.pos); use sample() for problems")
         problem = self.encode_problem(batch)
         h_full, _ = self.enc_full(problem.h0, batch.pos, problem.edge_attr, batch.node_mask)
-        raw = self.posterior(torch.cat([h_full, problem.h_partial], -1))
+        raw = self.posterior(self._to_latent_nodes(torch.cat([h_full, problem.h_partial], -1), batch.node_mask))
         Z = self.cfg.latent
         mu, log_std = raw[..., :Z], raw[..., Z:].clamp(self.cfg.min_log_std, self.cfg.max_log_std)
         eps = torch.randn((max(kl_samples, 1),) + mu.shape, dtype=mu.dtype, device=mu.device)
-        zs = mu + torch.exp(log_std) * eps  # (kl_samples, B, N, Z)
+        zs = mu + torch.exp(log_std) * eps  # (kl_samples, B, L, Z)
         x = self.decode(zs[0], problem, batch.node_mask)
 
         mask = batch.node_mask.to(x.dtype)
-        log_q = (_normal_log_prob(zs, mu, log_std) * mask).sum(-1)  # (kl_samples, B)
-        kl = (log_q - self.prior_log_prob(zs, problem, batch.node_mask)).mean(0)
+        lat_mask = self.latent_mask(batch.node_mask)
+        log_q = (normal_log_prob(zs, mu, log_std) * lat_mask.to(x.dtype)).sum(-1)  # (kl_samples, B)
+        kl = (log_q - self.prior_log_prob(zs, problem, lat_mask)).mean(0)
         se = ((x - batch.pos) ** 2).sum(-1) * mask
         anchors = batch.anchor_mask.to(x.dtype)
         out = dict(
@@ -281,8 +290,8 @@ class GGIKModel(nn.Module):
             kl=kl,
         )
         if prior_samples:
-            B, N = batch.node_mask.shape
-            u = torch.rand((B, 1, N), dtype=mu.dtype, device=mu.device)
+            B, L = lat_mask.shape
+            u = torch.rand((B, 1, L), dtype=mu.dtype, device=mu.device)
             z = self._prior_latents(problem, u, torch.randn_like(mu)[:, None])[:, 0]
             out["prior_dist_se"] = self.distance_se(self.decode(z, problem, batch.node_mask), batch)
         return out
@@ -302,7 +311,7 @@ class GGIKModel(nn.Module):
         return 0.5 * (((dist - batch.known_distances.to(x.dtype)) * known) ** 2).sum((-1, -2))
 
     def _prior_latents(self, problem: ProblemEncoding, u: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
-        """Prior latents (B, S, N, Z) from uniforms u (B, S, N) (mixture component) and normals eps (B, S, N, Z).
+        """Prior latents (B, S, L, Z) from uniforms u (B, S, L) (mixture component) and normals eps (B, S, L, Z).
 
         With the "graph" mixture the component of a sample is drawn with ``u[b, s, 0]``. Differentiable in
         the prior's means and scales (reparameterisation); the component choice is not.
@@ -331,13 +340,14 @@ class GGIKModel(nn.Module):
         """``num_samples`` point sets per problem from the prior: (B, S, N, 3) in each graph frame [m].
 
         All B x S decodings run as one batch. The randomness is drawn per problem in a fixed layout,
-        ``noise = {"u": (B, S, N), "eps": (B, S, N, Z)}`` (uniform for the mixture component, standard
-        normal for the Gaussian; with the "graph" mixture the component of a sample is drawn with
-        ``u[b, s, 0]``), so problem b's samples depend only on its own slice: sampling
+        ``noise = {"u": (B, S, L), "eps": (B, S, L, Z)}`` (uniform for the mixture component, standard
+        normal for the Gaussian; L = N latent nodes, or 1 with ``latent_scope="graph"``; with the "graph"
+        mixture the component of a sample is drawn with ``u[b, s, 0]``), so problem b's samples depend only on its own slice: sampling
         problems jointly equals sampling each alone with the same noise. Pass ``noise`` to control it,
         or a ``generator`` to draw it.
         """
         B, N = batch.node_mask.shape
+        L = self.latent_mask(batch.node_mask).shape[1]
         S, Z = int(num_samples), self.cfg.latent
         if S < 1:
             raise ValueError(f"num_samples must be >= 1, got {num_samples}")
@@ -345,16 +355,16 @@ class GGIKModel(nn.Module):
         dtype, device = problem.h0.dtype, problem.h0.device
         if noise is None:
             noise = {
-                "u": torch.rand((B, S, N), generator=generator, dtype=dtype, device=device),
-                "eps": torch.randn((B, S, N, Z), generator=generator, dtype=dtype, device=device),
+                "u": torch.rand((B, S, L), generator=generator, dtype=dtype, device=device),
+                "eps": torch.randn((B, S, L, Z), generator=generator, dtype=dtype, device=device),
             }
         u, eps = noise["u"].to(dtype), noise["eps"].to(dtype)
-        if u.shape != (B, S, N) or eps.shape != (B, S, N, Z):
-            raise ValueError(f"noise must have u {(B, S, N)} and eps {(B, S, N, Z)}, got {tuple(u.shape)}, {tuple(eps.shape)}")
-        z = self._prior_latents(problem, u, eps)  # (B, S, N, Z)
+        if u.shape != (B, S, L) or eps.shape != (B, S, L, Z):
+            raise ValueError(f"noise must have u {(B, S, L)} and eps {(B, S, L, Z)}, got {tuple(u.shape)}, {tuple(eps.shape)}")
+        z = self._prior_latents(problem, u, eps)  # (B, S, L, Z)
 
         node_mask = batch.node_mask[:, None].expand(B, S, N).reshape(B * S, N)
-        x = self.decode(z.reshape(B * S, N, Z), problem.repeat_for_samples(S), node_mask)
+        x = self.decode(z.reshape(B * S, L, Z), problem.repeat_for_samples(S), node_mask)
         return x.view(B, S, N, 3)
 
     def num_parameters(self) -> int:

@@ -41,6 +41,11 @@ class EGNNLayer(nn.Module):
             equivariant vectors per graph (e.g. the axes of a frame built from known anchors) and
             ``c_f`` invariant coefficients (linear in h, small-gain start). Equivariance is kept as long
             as the vectors are computed from the inputs' coordinates.
+        residual_inputs: the layer also sees how far the current positions are from the known distances:
+            ``edge_attr`` must then be (known distance d_ij [m], known flag k_ij, ...); the residual
+            r_ij = (|x_i - x_j|^2 - d_ij^2) k_ij [m^2] is an extra edge input, and the coordinate update
+            gains a learned step along the gradient of the distance cost, ``g(h_i) sum_j r_ij (x_i - x_j) / N_i``
+            (``g`` invariant, linear in h, small-gain start).
 
     Shapes:
         h: (B, N, D); x: (B, N, 3); edge_attr: (B, N, N, edge_dim); node_mask: (B, N) bool;
@@ -60,14 +65,16 @@ class EGNNLayer(nn.Module):
         update_coords: bool = True,
         update_features: bool = True,
         frame_vectors: int = 0,
+        residual_inputs: bool = False,
     ) -> None:
         super().__init__()
         self.dim, self.hidden, self.edge_dim = dim, hidden, edge_dim
+        self.residual_inputs = residual_inputs
         self.update_coords, self.update_features = update_coords, update_features
         self.frame_vectors = frame_vectors if update_coords else 0
         self.lin_dst = nn.Linear(dim, hidden)  # A h_i (+ bias)
         self.lin_src = nn.Linear(dim, hidden, bias=False)  # B h_j
-        self.lin_edge = nn.Linear(1 + edge_dim, hidden, bias=False)  # c d + E a
+        self.lin_edge = nn.Linear(1 + edge_dim + int(residual_inputs), hidden, bias=False)  # c d + E a (+ r)
         if update_features:
             self.msg = nn.Sequential(nn.Linear(hidden, dim), nn.SiLU())
         if update_coords:
@@ -77,6 +84,9 @@ class EGNNLayer(nn.Module):
         if self.frame_vectors:
             self.frame_coef = nn.Linear(dim, self.frame_vectors, bias=False)
             nn.init.xavier_uniform_(self.frame_coef.weight, gain=coord_gain)
+        if residual_inputs and update_coords:
+            self.grad_coef = nn.Linear(dim, 1, bias=False)
+            nn.init.xavier_uniform_(self.grad_coef.weight, gain=coord_gain)
         if update_features:
             self.norm = nn.LayerNorm(dim)
             self.node = nn.Sequential(nn.Linear(2 * dim, hidden), nn.SiLU(), nn.Linear(hidden, dim))
@@ -98,7 +108,11 @@ class EGNNLayer(nn.Module):
 
         diff = x[:, :, None, :] - x[:, None, :, :]  # x_i - x_j, (B, N, N, 3)
         d2 = (diff * diff).sum(-1, keepdim=True)
-        pre = self.lin_dst(h)[:, :, None, :] + self.lin_src(h)[:, None, :, :] + self.lin_edge(torch.cat([d2, edge_attr], -1))
+        edge_in = [d2, edge_attr]
+        if self.residual_inputs:
+            r = (d2 - edge_attr[..., :1] ** 2) * edge_attr[..., 1:2]  # (B, N, N, 1) [m^2], 0 off the known edges
+            edge_in.append(r)
+        pre = self.lin_dst(h)[:, :, None, :] + self.lin_src(h)[:, None, :, :] + self.lin_edge(torch.cat(edge_in, -1))
         hid = nn.functional.silu(pre)  # (B, N, N, hidden)
 
         if self.update_coords:
@@ -107,6 +121,8 @@ class EGNNLayer(nn.Module):
             dx = (unit * w).sum(2) / deg
             if self.frame_vectors:
                 dx = dx + self.frame_coef(h) @ frame  # (B, N, F) @ (B, F, 3): invariant weights x equivariant vectors
+            if self.residual_inputs:
+                dx = dx + self.grad_coef(h) * (r * pair_f * diff).sum(2) / deg  # along the distance cost's gradient
             x = x + (dx if coord_mask is None else dx * coord_mask[..., None].to(dx.dtype))
         if self.update_features:
             m = self.msg(hid) * pair_f  # (B, N, N, D)
@@ -140,10 +156,12 @@ class EGNN(nn.Module):
         update_coords: bool = True,
         features_out: bool = True,
         frame_vectors: int = 0,
+        residual_inputs: bool = False,
     ) -> None:
         super().__init__()
         self.layers = nn.ModuleList(
-            EGNNLayer(dim, hidden, edge_dim, coord_gain, update_coords, features_out or k < layers - 1, frame_vectors)
+            EGNNLayer(dim, hidden, edge_dim, coord_gain, update_coords, features_out or k < layers - 1, frame_vectors,
+                      residual_inputs)
             for k in range(layers)
         )
         self.out_norm = nn.LayerNorm(dim) if features_out else nn.Identity()

@@ -31,6 +31,9 @@ class LossConfig:
     beta_warmup_steps: int = 1000  #: beta rises linearly from 0 over these steps
     kl_samples: int = 1  #: Monte-Carlo samples of the KL (the prior is a mixture)
     prior_gain: float = 0.0  #: weight [1/m^2] of the known-distance error of a point set decoded from a prior sample (0 = off)
+    rec_gain_final: float = 0.0  #: if > 0, rec_gain rises geometrically to this value over rec_gain_steps (a likelihood that tightens)
+    rec_gain_steps: int = 0  #: steps of that rise (the schedule of :func:`ggik.training.schedules.rec_gain_at`)
+    kl_free_nats: float = 0.0  #: free bits: a graph's KL below this many nats costs nothing (0 = off)
 
 
 @dataclass

@@ -6,7 +6,7 @@ import math
 from ggik.errors import GGIKError
 from ggik.training.config import LossConfig, TrainConfig
 
-__all__ = ["lr_factor", "beta_at"]
+__all__ = ["lr_factor", "beta_at", "rec_gain_at"]
 
 
 def lr_factor(step: int, cfg: TrainConfig) -> float:
@@ -28,3 +28,14 @@ def beta_at(step: int, cfg: LossConfig) -> float:
     if cfg.beta_warmup_steps <= 0:
         return cfg.beta
     return cfg.beta * min(1.0, step / cfg.beta_warmup_steps)
+
+
+def rec_gain_at(step: int, cfg: LossConfig) -> float:
+    """Weight of the free-node squared error at ``step`` [1/m^2]: ``rec_gain``, or with ``rec_gain_final`` > 0 a
+    geometric rise from ``rec_gain`` to ``rec_gain_final`` over ``rec_gain_steps`` steps (then constant)."""
+    if cfg.rec_gain_final <= 0:
+        return cfg.rec_gain
+    if cfg.rec_gain <= 0:
+        raise GGIKError(f"loss.rec_gain must be > 0 for a geometric rec_gain schedule, got {cfg.rec_gain}")
+    t = 1.0 if cfg.rec_gain_steps <= 0 else min(1.0, step / cfg.rec_gain_steps)
+    return cfg.rec_gain * (cfg.rec_gain_final / cfg.rec_gain) ** t

@@ -34,7 +34,7 @@ from ggik.kinematics import Robot, random_robot
 from ggik.nn.cvae import GGIKModel
 from ggik.rng import VALIDATION_ROBOTS, step_generator
 from ggik.training.config import TrainConfig
-from ggik.training.schedules import beta_at, lr_factor
+from ggik.training.schedules import beta_at, lr_factor, rec_gain_at
 from ggik.typed_config import from_dict, merge, to_dict
 from ggik.version import __version__
 
@@ -220,9 +220,10 @@ class Trainer:
         with self._autocast():
             out = net(batch, kl_samples=cfg.loss.kl_samples, prior_samples=cfg.loss.prior_gain > 0)
         anchor, free, kl = out["anchor_se"].float().mean(), out["free_se"].float().mean(), out["kl"].float().mean()
-        beta = beta_at(self.step, cfg.loss)
-        loss = cfg.loss.anchor_gain * anchor + cfg.loss.rec_gain * free + beta * kl
-        extra = {}
+        beta, rec_gain = beta_at(self.step, cfg.loss), rec_gain_at(self.step, cfg.loss)
+        kl_term = out["kl"].float().clamp(min=cfg.loss.kl_free_nats).mean() if cfg.loss.kl_free_nats > 0 else kl
+        loss = cfg.loss.anchor_gain * anchor + rec_gain * free + beta * kl_term
+        extra = {"rec_gain": rec_gain} if cfg.loss.rec_gain_final > 0 else {}
         if cfg.loss.prior_gain > 0:
             prior_dist = out["prior_dist_se"].float().mean()
             loss = loss + cfg.loss.prior_gain * prior_dist
@@ -311,8 +312,10 @@ class Trainer:
         self._wandb = wandb.init(project="ggik", dir=str(self.run_dir), mode=self.wandb_mode, config=to_dict(self.cfg), resume="allow")
 
     # ----- the loop
-    def train(self, max_minutes: float | None = None) -> dict:
-        """Run until ``cfg.steps``, ``max_minutes`` of wall time, or SIGTERM/SIGINT; checkpoint at exit.
+    def train(self, max_minutes: float | None = None, max_cpu_minutes: float | None = None) -> dict:
+        """Run until ``cfg.steps``, ``max_minutes`` of wall time (this call), ``max_cpu_minutes`` of the run's
+        CPU time (:attr:`cpu_s`, counted over all sittings: a resumed run stops at the same budget), or
+        SIGTERM/SIGINT; checkpoint at exit.
 
         Returns the last training record.
         """
@@ -326,12 +329,13 @@ class Trainer:
             (self.run_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
         self._start_wandb()
         deadline = None if max_minutes is None else time.monotonic() + 60.0 * max_minutes
+        cpu_budget = None if max_cpu_minutes is None else 60.0 * max_cpu_minutes
         self._stop_requested = False
         previous = self._install_stop_handlers()
         bar = tqdm(total=cfg.steps, initial=self.step, disable=not self.progress, unit="step", dynamic_ncols=True)
         window_t, window_ex, last = 0.0, 0, {}
         try:
-            while self.step < cfg.steps:
+            while self.step < cfg.steps and (cpu_budget is None or self.cpu_s < cpu_budget):
                 t0, c0 = time.perf_counter(), time.process_time()
                 stats = self.train_step()
                 dt = time.perf_counter() - t0

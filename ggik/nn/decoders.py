@@ -1,0 +1,78 @@
+"""Decoder stages of the GGIK model that are not plain EGNN layers.
+
+* :class:`NodeDecoder`: a per-node decoder. The edge work of a problem (the partial encoder's message passing
+  over the complete graph) is done once per goal; each sample then costs an MLP per node, whose output is
+  three invariant coefficients along the anchors' base-frame axes (equivariant vectors), added to the
+  partial encoder's position of the node. The work per sample is (S x N x hidden) instead of the EGNN
+  decoder's (S x N x N x hidden).
+* :class:`GaussNewtonFollow`: ``steps`` moves along the damped Gauss-Newton step of the known distances
+  (:func:`ggik.nn.distance_geometry.gauss_newton_step`), each scaled per node by an invariant coefficient
+  read from the node's features. The step is an input the network may follow or ignore; the coefficients
+  start at ``init`` (1 = a plain Gauss-Newton step) and are trained end to end.
+
+Both keep the known anchors fixed (only ``movable`` nodes move) and are exactly E(3)-equivariant.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ggik.nn.distance_geometry import gauss_newton_step
+
+__all__ = ["NodeDecoder", "GaussNewtonFollow"]
+
+
+class NodeDecoder(nn.Module):
+    """Positions from per-node features: x_i = x~_i + sum_f c_f(h_i) e_f, masked to the movable nodes.
+
+    Args:
+        dim: width D of the input features; hidden: MLP width; layers: hidden layers of the MLP (>= 1);
+        frame_vectors: F, the number of equivariant vectors per graph (3 anchor-frame axes).
+    Shapes: h (B, N, D), x_start (B, N, 3) [m], frame (B, F, 3), movable (B, N) bool -> (B, N, 3) [m].
+    """
+
+    def __init__(self, dim: int, hidden: int, layers: int, frame_vectors: int = 3, coord_gain: float = 1e-3) -> None:
+        super().__init__()
+        if layers < 1:
+            raise ValueError(f"the node decoder needs at least one hidden layer, got {layers}")
+        mods: list[nn.Module] = [nn.Linear(dim, hidden), nn.SiLU()]
+        for _ in range(layers - 1):
+            mods += [nn.Linear(hidden, hidden), nn.SiLU()]
+        self.body = nn.Sequential(*mods)
+        self.coef = nn.Linear(hidden, frame_vectors)
+        nn.init.xavier_uniform_(self.coef.weight, gain=coord_gain)
+        nn.init.zeros_(self.coef.bias)
+
+    def forward(self, h: torch.Tensor, x_start: torch.Tensor, frame: torch.Tensor, movable: torch.Tensor) -> torch.Tensor:
+        dx = self.coef(self.body(h)) @ frame  # (B, N, F) @ (B, F, 3)
+        return x_start + dx * movable[..., None].to(dx.dtype)
+
+
+class GaussNewtonFollow(nn.Module):
+    """``steps`` learned-length moves along the Gauss-Newton step of the known distances.
+
+    Args:
+        dim: feature width D; steps: number of moves T; init: initial coefficient (bias of the heads);
+        damping, max_step: of :func:`gauss_newton_step`.
+    Shapes: h (B, N, D), x (B, N, 3) [m], known_distances and known_mask (B, N, N), movable (B, N) -> (B, N, 3).
+    """
+
+    def __init__(self, dim: int, steps: int, init: float = 1.0, damping: float = 1e-2, max_step: float = 0.25) -> None:
+        super().__init__()
+        self.damping, self.max_step = damping, max_step
+        self.coef = nn.ModuleList(nn.Linear(dim, 1) for _ in range(steps))
+        for head in self.coef:
+            nn.init.zeros_(head.weight)
+            nn.init.constant_(head.bias, init)
+
+    def step(self, k: int, h: torch.Tensor, x: torch.Tensor, known_distances: torch.Tensor, known_mask: torch.Tensor,
+             movable: torch.Tensor) -> torch.Tensor:
+        """Move ``k`` of the sequence (so that decoders can interleave the moves with their own layers)."""
+        delta = gauss_newton_step(x, known_distances, known_mask, movable, self.damping, self.max_step)
+        return x + self.coef[k](h).to(x.dtype) * delta
+
+    def forward(self, h: torch.Tensor, x: torch.Tensor, known_distances: torch.Tensor, known_mask: torch.Tensor,
+                movable: torch.Tensor) -> torch.Tensor:
+        for k in range(len(self.coef)):
+            x = self.step(k, h, x, known_distances, known_mask, movable)
+        return x
