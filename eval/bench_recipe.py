@@ -16,7 +16,7 @@ import torch
 
 from ggik.evaluation.bench_setup import script_command
 from ggik.evaluation.recipe_curves import plot_recipe_curves
-from ggik.evaluation.recipe import PROTOCOLS, VARIANTS, recipe_rows, train_variant, write_recipe_table
+from ggik.evaluation.recipe import PROTOCOLS, VARIANTS, recipe_rows, retime_rows, train_variant, write_recipe_table
 from ggik.evaluation.tables import EvalConfig
 
 
@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=2, help="torch threads of the LM timings")
     ap.add_argument("--train-only", action="store_true", help="train, do not measure")
     ap.add_argument("--measure-only", action="store_true", help="measure the runs as they are")
+    ap.add_argument("--retime", action="store_true",
+                    help="only re-measure the sampling-time columns of the variants' rows in --out (run it alone)")
     ap.add_argument("--out", default="eval/results/recipe/recipe", help="output stem (.md and .csv)")
     ap.add_argument("--curves", help="also plot the training curves of every run of the protocol to this PNG")
     ap.add_argument("--no-progress", action="store_true")
@@ -47,6 +49,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
     cfg = EvalConfig(problems=args.n, samples=args.samples, seed=args.seed)
     command = script_command(__file__, argv)
+    if args.retime:
+        runs = {(args.protocol, v): args.checkpoint or Path(args.runs) / args.protocol / v / "last.pt" for v in args.variant}
+        md = write_recipe_table(args.out, retime_rows(args.out, runs, cfg), command, cfg)
+        print(md.read_text())
+        return 0
     for variant in args.variant:
         run = Path(args.runs) / args.protocol / variant
         if not args.measure_only and not args.checkpoint:

@@ -35,7 +35,7 @@ from ggik.nn.cvae import GGIKModel, ModelConfig
 from ggik.typed_config import from_dict, merge
 from ggik.version import __version__
 
-__all__ = [
+__all__ = ["transfer_weights", 
     "CHECKPOINT_FORMAT",
     "WEIGHTS_FORMAT",
     "MAX_EXPORT_BYTES",
@@ -119,6 +119,32 @@ def config_for_init(path: str | Path, data: dict) -> dict:
     if not isinstance(source, dict):
         raise GGIKError(f"{path}: the checkpoint holds no model config")
     return {**data, "model": merge(source, data.get("model") or {})}
+
+
+def transfer_weights(model: torch.nn.Module, source: dict[str, torch.Tensor]) -> dict[str, list[str]]:
+    """Load what fits of a state dict ``source`` into ``model`` (a warm start across architecture changes).
+
+    Per parameter or buffer of ``model``: a tensor of the same name and shape is copied (``copied``); one of the
+    same name and rank that is smaller in some dimensions is copied into the leading block, the rest set to
+    zero (``widened``: e.g. a linear layer with new input features appended at the end starts as the old
+    function); anything else keeps its fresh initialisation (``fresh``). Source tensors with no place in the model
+    are listed as ``dropped``. Returns those four lists of names.
+    """
+    state = model.state_dict()
+    report: dict[str, list[str]] = {"copied": [], "widened": [], "fresh": [], "dropped": sorted(set(source) - set(state))}
+    with torch.no_grad():
+        for name, target in state.items():
+            old = source.get(name)
+            if old is None or old.ndim != target.ndim or any(o > t for o, t in zip(old.shape, target.shape)):
+                report["fresh"].append(name)
+            elif old.shape == target.shape:
+                target.copy_(old)
+                report["copied"].append(name)
+            else:
+                target.zero_()
+                target[tuple(slice(0, n) for n in old.shape)] = old
+                report["widened"].append(name)
+    return report
 
 
 # ---------------------------------------------------------------------------------------------- what it says

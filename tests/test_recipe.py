@@ -10,7 +10,7 @@ import torch
 
 from ggik.checkpoint import load_checkpoint
 from ggik.errors import GGIKError
-from ggik.evaluation.recipe import COLUMNS, PROTOCOLS, VARIANTS, recipe_rows, train_variant, variant_config, write_recipe_table
+from ggik.evaluation.recipe import COLUMNS, PROTOCOLS, VARIANTS, recipe_rows, retime_rows, train_variant, variant_config, write_recipe_table
 from ggik.evaluation.report import read_csv
 from ggik.evaluation.tables import EvalConfig
 from ggik.nn.cvae import GGIKModel, ModelConfig
@@ -103,3 +103,70 @@ def test_rows_have_every_column_and_the_table_merges_rows(tmp_path):
     assert [(r["variant"], r["robot"]) for r in written] == [("baseline", "panda"), ("residual", "panda")]
     assert float(written[1]["raw 1cm&1deg [%]"]) == 12.5
     assert "cmd two" in stem.with_suffix(".md").read_text()
+    assert (tmp_path / "table_commands.txt").read_text().splitlines() == ["cmd one", "cmd two", "cmd two"]
+    retimed = retime_rows(stem, {("panda", "baseline"): run / "last.pt"}, cfg)
+    assert len(retimed) == 1 and set(retimed[0]) == set(COLUMNS)
+    assert retimed[0]["sample ms/goal 1 thr"] > 0 and retimed[0]["raw 1cm&1deg [%]"] == pytest.approx(row["raw 1cm&1deg [%]"])
+
+
+def test_cli_train_stops_at_a_cpu_budget(tmp_path, capsys):
+    from pathlib import Path
+
+    from ggik.cli import main
+
+    tiny = Path(__file__).resolve().parents[1] / "train" / "configs" / "tiny.yaml"
+    run = tmp_path / "run"
+    assert main(["train", "--config", str(tiny), "--set", "steps=1000000", "--out", str(run), "--max-cpu-minutes", "0.01",
+                 "--no-progress"]) == 0
+    ckpt = load_checkpoint(run / "last.pt")
+    assert 0 < ckpt["step"] < 1_000_000 and ckpt["cpu_s"] >= 0.6
+
+
+def test_transfer_weights_copies_widens_and_leaves_the_rest_fresh():
+    from ggik.checkpoint import transfer_weights
+
+    torch.manual_seed(0)
+    small = GGIKModel(ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=2, latent=4, prior_components=2))
+    big = GGIKModel(ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=2, latent=4, prior_components=2, residual_inputs=True))
+    source = {**small.state_dict(), "not.in.model": torch.zeros(3)}
+    report = transfer_weights(big, source)
+    assert report["dropped"] == ["not.in.model"]
+    assert {n for n in report["widened"]} == {f"decoder.layers.{k}.lin_edge.weight" for k in range(2)}
+    assert all("grad_coef" in n for n in report["fresh"]) and report["fresh"]
+    state = big.state_dict()
+    for name in report["copied"]:
+        assert torch.equal(state[name], source[name])
+    for name in report["widened"]:
+        old = source[name]
+        assert torch.equal(state[name][:, : old.shape[1]], old) and not state[name][:, old.shape[1]:].any()
+    # with the residual column zero and the residual step's gain tiny, the widened model starts as the old function
+    for name in report["fresh"]:
+        state[name].zero_()
+    big.load_state_dict(state)
+    gen = torch.Generator().manual_seed(1)
+    from ggik import Robot, RobotGraph
+    from ggik.graph.batch import GraphBatch
+    graph = RobotGraph.from_robot(Robot.from_name("panda"))
+    batch = GraphBatch.from_graph(graph, q=graph.robot.sample_q(3, gen)).to("cpu", torch.float32)
+    torch.manual_seed(2)
+    a = small.eval()(batch)["x"]
+    torch.manual_seed(2)
+    b = big.eval()(batch)["x"]
+    assert torch.allclose(a, b, atol=1e-5)
+
+
+def test_cli_partial_init_takes_what_fits(tmp_path, capsys):
+    from pathlib import Path
+
+    from ggik.cli import main
+
+    tiny = Path(__file__).resolve().parents[1] / "train" / "configs" / "tiny.yaml"
+    main(["train", "--config", str(tiny), "--set", "steps=2", "--out", str(tmp_path / "a"), "--no-progress"])
+    assert main(["train", "--config", str(tiny), "--set", "steps=2", "--init", str(tmp_path / "a" / "last.pt"),
+                 "--set", "model.residual_inputs=true", "--out", str(tmp_path / "b"), "--no-progress"]) != 0
+    assert "architecture differs" in capsys.readouterr().err
+    assert main(["train", "--config", str(tiny), "--set", "steps=2", "--init", str(tmp_path / "a" / "last.pt"), "--init-partial",
+                 "--set", "model.residual_inputs=true", "--out", str(tmp_path / "c"), "--no-progress"]) == 0
+    assert "partial initialisation" in capsys.readouterr().out
+    ckpt = load_checkpoint(tmp_path / "c" / "last.pt")
+    assert ckpt["config"]["model"]["residual_inputs"] is True and ckpt["init_from"]["transfer"]["widened"] == 2

@@ -18,6 +18,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     from ggik.training.trainer import Trainer
     from ggik.typed_config import apply_overrides, from_dict, load_yaml, merge
 
+    if args.init_partial and not args.init:
+        raise GGIKError("--init-partial goes with --init CKPT")
     if args.resume and args.init:
         raise GGIKError("--init starts a new run from a checkpoint's weights, --resume continues a run: give one of them")
     overrides = apply_overrides({}, args.set or [])
@@ -37,8 +39,10 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise GGIKError(f"{out} already holds a run (last.pt); use --resume {out} or another --out")
         trainer = Trainer(cfg, out, **common)
         if args.init:
-            src = trainer.init_from(args.init)
+            src = trainer.init_from(args.init, partial=args.init_partial)
             if trainer.rank == 0:
+                if "transfer" in src:
+                    print(f"partial initialisation: {src['transfer']} tensors (copied, widened, fresh, dropped)")
                 print(f"initialised from {src['path']} (step {src['step']}, {src['examples']:,} examples); "
                       "new run: step 0, fresh optimiser and schedule")
     if trainer.rank == 0:
@@ -60,6 +64,9 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument("--resume", metavar="RUN_DIR", help="continue RUN_DIR/last.pt exactly")
     p.add_argument("--init", metavar="CKPT", help="start a new run (step 0, fresh optimiser) from the weights of CKPT "
                    "(full or weights-only; its model config is taken), e.g. to fine-tune to a robot")
+    p.add_argument("--init-partial", action="store_true",
+                   help="with --init: the model config may differ (--set model.KEY=VALUE); weights that fit are taken, "
+                        "smaller ones are widened with zeros, the rest start fresh (ggik.checkpoint.transfer_weights)")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
     p.add_argument("--wandb", default="disabled", choices=["disabled", "offline", "online"])
     p.add_argument("--max-minutes", type=float, help="stop (and checkpoint) after this much wall time")

@@ -48,7 +48,7 @@ from ggik.rng import step_generator
 from ggik.typed_config import merge
 
 __all__ = ["BASE", "VARIANTS", "PROTOCOLS", "COLUMNS", "variant_config", "train_variant", "measure_run", "recipe_rows",
-           "write_recipe_table"]
+           "write_recipe_table", "retime_rows"]
 
 NAMED = ["ur10", "lbr_iiwa", "panda", "schunk_lwa4d", "schunk_lwa4p", "kuka_lwr", "irb140", "kr16_2", "puma560"]
 
@@ -72,10 +72,14 @@ VARIANTS: dict[str, dict] = {
     "free-bits": {"loss": {"kl_free_nats": 10.0}},
     "beta0.1": {"loss": {"beta": 0.1}},
     "rec-tighten": {"loss": {"rec_gain_final": 10000.0, "rec_gain_steps": 1500}},
-    "node": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "latent_scope": "graph"}},
-    "node-gn2": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "latent_scope": "graph", "gn_steps": 2}},
+    # a graph latent collapsed at once in the study (KL 0.4 nats by step 110): its variants keep 10 free nats
+    "graph-latent-fb": {"model": {"latent_scope": "graph"}, "loss": {"kl_free_nats": 10.0}},
+    "node": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "latent_scope": "graph"}, "loss": {"kl_free_nats": 10.0}},
+    "node-gn2": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "latent_scope": "graph", "gn_steps": 2},
+                 "loss": {"kl_free_nats": 10.0}},
     "node-node-latent": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256}},
-    "residual-graph": {"model": {"residual_inputs": True, "latent_scope": "graph"}},
+    "residual-gn2": {"model": {"residual_inputs": True, "gn_steps": 2}},
+    "graph-mixture": {"model": {"prior_mixture": "graph"}},
 }
 
 #: protocol -> (data overrides, robots measured)
@@ -211,6 +215,27 @@ def recipe_rows(run_dir: str | Path, protocol: str, variant: str, cfg: EvalConfi
     return rows
 
 
+def retime_rows(stem: str | Path, runs: dict[tuple[str, str], str | Path], cfg: EvalConfig) -> list[dict]:
+    """Re-measure only the sampling-time columns of existing rows (a quick pass to run alone on the machine, after
+    rows were measured beside training jobs). ``runs``: (protocol, variant) -> checkpoint. Returns the updated rows
+    (all robots of those variants); the caller writes them with :func:`write_recipe_table`."""
+    rows = read_csv(Path(stem).with_suffix(".csv"))
+    updated = []
+    for (protocol, variant), ckpt in runs.items():
+        model = load_model(ckpt)[0].float().eval()
+        for row in rows:
+            if (row["protocol"], row["variant"]) != (protocol, variant):
+                continue
+            robot = Robot.from_name(row["robot"])
+            (_, _, T), = evaluation_problems([robot], EvalConfig(problems=16, samples=cfg.samples, seed=cfg.seed))
+            graph = RobotGraph.from_robot(robot)
+            new = {k: _parse(v) for k, v in row.items()}
+            new["sample ms/goal 1 thr"] = _sampling_ms(model, graph, T, cfg.samples, 1)
+            new["sample ms/goal 2 thr"] = _sampling_ms(model, graph, T, cfg.samples, 2)
+            updated.append(new)
+    return updated
+
+
 def write_recipe_table(stem: str | Path, rows: list[dict], command: str, cfg: EvalConfig) -> Path:
     """Merge ``rows`` into the table ``stem``.md/.csv (replacing rows of the same protocol, variant and robot;
     rows of other variants are kept as written, with the command of their own runs in the notes)."""
@@ -231,8 +256,12 @@ def write_recipe_table(stem: str | Path, rows: list[dict], command: str, cfg: Ev
         "LM strict: 1 mm & 0.01 rad within the joint limits, some start; ms/goal of samples+LM includes sampling.",
         "sample ms/goal: GGIKModel.sample on 16 goals in passes of 128 decoded graphs, bf16, median of 5; timings are only comparable "
         "between rows measured alone on the machine.",
-        f"rows of other variants keep the numbers of their own runs; this file was last written by: {command}",
+        f"rows keep the numbers of the run that measured them; every command that wrote this table is listed in "
+        f"{stem.name}_commands.txt, in order (this file was last written by: {command}).",
     ]
+    log = stem.parent / f"{stem.name}_commands.txt"
+    previous = log.read_text(encoding="utf-8") if log.is_file() else ""
+    atomic_write_text(log, previous + command + "\n")
     md, _ = table.write(stem, command=command, seed=cfg.seed)
     return md
 

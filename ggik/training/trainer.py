@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from ggik.checkpoint import CHECKPOINT_FORMAT, cpu_time, load_checkpoint, recorded_training_set
+from ggik.checkpoint import CHECKPOINT_FORMAT, cpu_time, load_checkpoint, recorded_training_set, transfer_weights
 from ggik.data import ProblemSet, TrainingData, merge_training_sets
 from ggik.errors import GGIKError
 from ggik.fileio import atomic_write
@@ -34,6 +34,7 @@ from ggik.kinematics import Robot, random_robot
 from ggik.nn.cvae import GGIKModel
 from ggik.rng import VALIDATION_ROBOTS, step_generator
 from ggik.training.config import TrainConfig
+from ggik.training.signals import install_stop_handlers, restore_handlers
 from ggik.training.schedules import beta_at, lr_factor, rec_gain_at
 from ggik.typed_config import from_dict, merge, to_dict
 from ggik.version import __version__
@@ -149,11 +150,13 @@ class Trainer:
         self.init_source = ckpt.get("init_from")
         self.trained_before = recorded_training_set(ckpt)
 
-    def init_from(self, path: str | Path) -> dict:
+    def init_from(self, path: str | Path, partial: bool = False) -> dict:
         """Start this new run from the model weights of checkpoint ``path`` (full or weights-only).
 
         Only the weights are taken: optimiser, schedule, step and example counts stay fresh. The model
-        config of this trainer must equal the checkpoint's (:func:`config_for_init` builds one that does).
+        config of this trainer must equal the checkpoint's (:func:`config_for_init` builds one that does), unless
+        ``partial``: then the architecture may differ and whatever fits is taken (:func:`transfer_weights`; the
+        record's ``transfer`` counts copied, widened, fresh and dropped tensors).
         Records the source (path, its step and examples) in ``self.init_source``, in every checkpoint of
         this run (``init_from``) and as a ``kind`` = "init" metrics record. Returns that record.
         """
@@ -165,17 +168,27 @@ class Trainer:
         except (KeyError, TypeError, GGIKError) as exc:
             raise GGIKError(f"{path}: no usable model config in the checkpoint ({exc})") from None
         mine = to_dict(self.cfg.model)
-        if source != mine:
+        transfer = None
+        if partial:
+            transfer = transfer_weights(self.model, ckpt.get("model") or {})
+            if not transfer["copied"] and not transfer["widened"]:
+                raise GGIKError(f"cannot initialise from {path}: none of its weights fits this model")
+        elif source != mine:
             diff = ", ".join(f"model.{k}: {mine.get(k)!r} here, {source.get(k)!r} in the checkpoint"
                              for k in sorted(set(source) | set(mine)) if source.get(k) != mine.get(k))
             raise GGIKError(f"cannot initialise from {path}: the model architecture differs ({diff}); leave the model "
-                            "section out of --config/--set to take the checkpoint's")
-        try:
-            self.model.load_state_dict(ckpt["model"])
-        except (KeyError, RuntimeError) as exc:
-            raise GGIKError(f"{path}: its weights do not fit the model ({exc})") from None
+                            "section out of --config/--set to take the checkpoint's, or add --init-partial to take the weights "
+                            "that fit")
+        if not partial:
+            try:
+                self.model.load_state_dict(ckpt["model"])
+            except (KeyError, RuntimeError) as exc:
+                raise GGIKError(f"{path}: its weights do not fit the model ({exc})") from None
         self.init_source = {"path": str(path), "format": ckpt["format"], "step": int(ckpt.get("step", 0)),
                             "examples": int(ckpt.get("examples", 0)), "ggik_version": ckpt.get("ggik_version")}
+        if transfer is not None:
+            self.init_source["transfer"] = {k: len(v) for k, v in transfer.items()}
+            self.init_source["fresh"] = transfer["fresh"]
         if ckpt.get("init_from"):
             self.init_source["init_from"] = ckpt["init_from"]  # a chain of fine-tunings stays traceable
         self.trained_before = recorded_training_set(ckpt)  # a fine-tuned model has seen its source's robots too
@@ -331,7 +344,7 @@ class Trainer:
         deadline = None if max_minutes is None else time.monotonic() + 60.0 * max_minutes
         cpu_budget = None if max_cpu_minutes is None else 60.0 * max_cpu_minutes
         self._stop_requested = False
-        previous = self._install_stop_handlers()
+        previous = install_stop_handlers(self._request_stop)
         bar = tqdm(total=cfg.steps, initial=self.step, disable=not self.progress, unit="step", dynamic_ncols=True)
         window_t, window_ex, last = 0.0, 0, {}
         try:
@@ -366,7 +379,7 @@ class Trainer:
                     break
         finally:
             bar.close()
-            self._restore_handlers(previous)
+            restore_handlers(previous)
             self.save()
             if self._wandb is not None:
                 self._wandb.finish()
@@ -383,28 +396,8 @@ class Trainer:
             dist.destroy_process_group()
         self._owns_process_group = False
 
-    def _install_stop_handlers(self) -> dict:
-        """SIGTERM (cluster preemption, ``kill``) and SIGINT (Ctrl-C) finish the current step, checkpoint, stop."""
-        import signal
-        import threading
-
-        if threading.current_thread() is not threading.main_thread():
-            return {}
-
-        def request_stop(signum, frame):
-            self._stop_requested = True
-
-        previous = {}
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            previous[sig] = signal.signal(sig, request_stop)
-        return previous
-
-    @staticmethod
-    def _restore_handlers(previous: dict) -> None:
-        import signal
-
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    def _request_stop(self) -> None:
+        self._stop_requested = True
 
     def _stop_now(self, deadline: float | None) -> bool:
         """True when the time budget is spent or a stop signal arrived (agreed by all ranks under DDP)."""
