@@ -13,7 +13,7 @@ Quick start::
 """
 from ggik.errors import ChainError, GGIKError, GraphError, URDFError
 from ggik.graph import PartialGraph, RobotGraph
-from ggik.ik import GGIK, IKResult
+from ggik.ik import GGIK, IKResult, PathConfig, PathResult
 from ggik.kinematics import Robot, available_robots, random_robot, randomize_links
 from ggik.nn.cvae import GGIKModel, ModelConfig
 from ggik.version import __version__
@@ -23,6 +23,8 @@ __all__ = [
     "RobotGraph",
     "GGIK",
     "IKResult",
+    "PathConfig",
+    "PathResult",
     "GGIKModel",
     "ModelConfig",
     "PartialGraph",

@@ -1,7 +1,7 @@
 """Exceptions raised by ggik. All derive from :class:`GGIKError` and from ``ValueError``."""
 from __future__ import annotations
 
-__all__ = ["GGIKError", "URDFError", "ChainError", "GraphError"]
+__all__ = ["GGIKError", "URDFError", "ChainError", "GraphError", "PathFileError"]
 
 
 class GGIKError(ValueError):
@@ -18,3 +18,8 @@ class ChainError(GGIKError):
 
 class GraphError(GGIKError):
     """A chain the GGIK point-set graph cannot represent (e.g. an unlocked prismatic joint)."""
+
+
+class PathFileError(GGIKError):
+    """A path (waypoint) or trajectory file that cannot be read: wrong column count, a non-number, NaN, a non-unit
+    quaternion, no rows."""

@@ -31,6 +31,8 @@ BENCH_RANDOM_ROBOT = 0xD0F  #: random robots of the benchmarks
 SAMPLING_GOALS = 0x60A1  #: goals of the sampling-time benchmark
 SAMPLING_NOISE = 0x5A  #: model noise of the sampling-time benchmark
 RAW_SUCCESS_BASELINE = 0xBA5E  #: uniform random configurations, the baseline of the raw-success script
+PATH_SUITE = 0x9A7  #: home configurations and shapes of the path-following suite (eval/make_paths.py)
+PATH_BENCH = 0x9A8  #: random starts and model noise of the path-following benchmark (ggik eval paths)
 
 
 def step_generator(*keys: int) -> torch.Generator:

@@ -248,7 +248,7 @@ def test_solve_urdf_with_ee_and_shipped_robot_with_links(tiny_ckpt, two_arms, ca
 def test_python_m_ggik_cli_help():
     run = subprocess.run([sys.executable, "-m", "ggik.cli", "--help"], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.startswith("usage: ggik ") and "{robot,graph,train,data,solve,eval,info,export,demo}" in run.stdout
+    assert run.stdout.startswith("usage: ggik ") and "{robot,graph,train,data,solve,path,eval,info,export,demo}" in run.stdout
 
 
 # ---------------------------------------------------------------------------------------------- the demo library

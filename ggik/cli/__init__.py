@@ -12,6 +12,7 @@ from ggik.cli.demo import add_demo_parser
 from ggik.cli.evaluate import add_eval_parser
 from ggik.cli.inspect import add_graph_parser, add_robot_parser
 from ggik.cli.model_files import add_export_parser, add_info_parser
+from ggik.cli.path import add_path_parser
 from ggik.cli.solve import add_solve_parser
 from ggik.cli.train import add_train_parser
 from ggik.errors import GGIKError
@@ -19,8 +20,8 @@ from ggik.errors import GGIKError
 __all__ = ["main", "build_parser"]
 
 #: the command groups, in the order of ``ggik --help``
-GROUPS = (add_robot_parser, add_graph_parser, add_train_parser, add_data_parser, add_solve_parser, add_eval_parser,
-          add_info_parser, add_export_parser, add_demo_parser)
+GROUPS = (add_robot_parser, add_graph_parser, add_train_parser, add_data_parser, add_solve_parser, add_path_parser,
+          add_eval_parser, add_info_parser, add_export_parser, add_demo_parser)
 
 
 def build_parser() -> argparse.ArgumentParser:

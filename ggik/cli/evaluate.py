@@ -1,4 +1,5 @@
-"""``ggik eval accuracy|seeding|limits|generalisation``: the evaluation suite, written as Markdown + CSV."""
+"""``ggik eval accuracy|seeding|limits|generalisation|paths``: the evaluation suite, written as Markdown + CSV
+(``paths``: :mod:`ggik.cli.path`)."""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +9,7 @@ from typing import Any
 
 import torch
 
+from ggik.cli.path import add_eval_paths_parser
 from ggik.cli.robots import add_chain_args, resolve_robots
 from ggik.kinematics import available_robots
 
@@ -102,3 +104,4 @@ def add_eval_parser(sub: Any) -> None:
     p.add_argument("--out-dir", default="eval/results")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_eval_generalisation)
+    add_eval_paths_parser(ev_sub)

@@ -77,51 +77,63 @@ def lm_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineC
     once; a step that lowers the error is taken and lambda shrinks, otherwise lambda grows. Joint
     values are clamped into the limits after each step (projected LM), and a joint sitting on a limit
     whose descent direction points outward is left out of that step (so the others can still move). Elements that meet the
-    tolerances stop changing (early stop per element). Returns (q (..., dof), RefineInfo).
+    tolerances stop changing (early stop per element) and leave the working set: an iteration costs in
+    proportion to the elements still running, not to the batch. Returns (q (..., dof), RefineInfo).
     """
     cfg = cfg or RefineConfig()
     q = robot.check_q(q0).clone()
     T_goal = check_pose(T_goal, "T_goal").to(q.dtype)
     batch = _batch_shape(q, T_goal)
-    q = q.expand(batch + (robot.dof,)).clone()
-    T_goal = T_goal.expand(batch + (4, 4))
+    n = batch.numel()
+    q = q.expand(batch + (robot.dof,)).reshape(n, robot.dof).clone()
+    goal = T_goal.expand(batch + (4, 4)).reshape(n, 4, 4)
     lo, hi = _limits(robot, q)
     q = torch.maximum(torch.minimum(q, hi), lo)
     w = torch.tensor([1.0, 1.0, 1.0, cfg.rot_weight, cfg.rot_weight, cfg.rot_weight], dtype=q.dtype, device=q.device)
-    lam = torch.full(batch, cfg.damping, dtype=q.dtype, device=q.device)
     eye = torch.eye(robot.dof, dtype=q.dtype, device=q.device)
 
-    T = robot.fk(q)
-    e = pose_residual(T, T_goal, cfg.rot_weight)
+    F, T = robot.joint_frames(q)  # the joint frames give the Jacobian without a second FK pass
+    pos, rot = pose_errors(T, goal)
+    iters = torch.zeros(n, dtype=torch.long, device=q.device)
+    active = ((pos >= cfg.pos_tol) | (rot >= cfg.rot_tol)).nonzero()[:, 0]  # the working set: indices into the batch
+    qa, Fa, Ta, Tg, pos_a, rot_a = q[active], F[active], T[active], goal[active], pos[active], rot[active]
+    e = pose_residual(Ta, Tg, cfg.rot_weight)
     cost = (e * e).sum(-1)
-    pos, rot = pose_errors(T, T_goal)
-    done = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
-    iters = torch.zeros(batch, dtype=torch.long, device=q.device)
+    lam = torch.full(active.shape, cfg.damping, dtype=q.dtype, device=q.device)
     for _ in range(cfg.max_iters):
-        if bool(done.all()):
+        if active.numel() == 0:
             break
-        J = robot.jacobian(q) * w[:, None]  # weighted rows, matching the residual
+        J = robot.jacobian_at(Fa, Ta) * w[:, None]  # weighted rows, matching the residual
         # Active set: a joint on a limit whose descent direction points outward is held for this step.
         g = (J.transpose(-1, -2) @ e[..., None])[..., 0]
-        held = ((q <= lo) & (g < 0)) | ((q >= hi) & (g > 0))
+        held = ((qa <= lo) & (g < 0)) | ((qa >= hi) & (g > 0))
         J = J * (~held)[..., None, :].to(J.dtype)
         JtJ = J.transpose(-1, -2) @ J
         A = JtJ + lam[..., None, None] * (torch.diag_embed(torch.diagonal(JtJ, dim1=-2, dim2=-1)) + eye)
         dq = torch.linalg.solve(A, (J.transpose(-1, -2) @ e[..., None]))[..., 0]
-        q_new = torch.maximum(torch.minimum(q + dq, hi), lo)
-        T_new = robot.fk(q_new)
-        e_new = pose_residual(T_new, T_goal, cfg.rot_weight)
+        q_new = torch.maximum(torch.minimum(qa + dq, hi), lo)
+        F_new, T_new = robot.joint_frames(q_new)
+        e_new = pose_residual(T_new, Tg, cfg.rot_weight)
         cost_new = (e_new * e_new).sum(-1)
-        better = (cost_new < cost) & ~done
-        q = torch.where(better[..., None], q_new, q)
-        T = torch.where(better[..., None, None], T_new, T)
-        e = torch.where(better[..., None], e_new, e)
+        better = cost_new < cost
+        qa = torch.where(better[:, None], q_new, qa)
+        Fa = torch.where(better[:, None, None, None], F_new, Fa)
+        Ta = torch.where(better[:, None, None], T_new, Ta)
+        e = torch.where(better[:, None], e_new, e)
         cost = torch.where(better, cost_new, cost)
         lam = torch.where(better, lam / 3.0, lam * 4.0).clamp(1e-9, 1e6)
-        iters = iters + (~done).long()
-        pos, rot = pose_errors(T, T_goal)
-        done = done | ((pos < cfg.pos_tol) & (rot < cfg.rot_tol))
-    return q, RefineInfo(converged=done, iterations=iters, pos_err=pos, rot_err=rot)
+        iters[active] += 1
+        pos_a, rot_a = pose_errors(Ta, Tg)
+        keep = (pos_a >= cfg.pos_tol) | (rot_a >= cfg.rot_tol)
+        if not bool(keep.all()):  # converged elements leave the working set
+            out = ~keep
+            q[active[out]], pos[active[out]], rot[active[out]] = qa[out], pos_a[out], rot_a[out]
+            active, qa, Fa, Ta, Tg, e, cost, lam, pos_a, rot_a = (
+                t[keep] for t in (active, qa, Fa, Ta, Tg, e, cost, lam, pos_a, rot_a))
+    q[active], pos[active], rot[active] = qa, pos_a, rot_a  # those still running at the budget's end
+    done = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
+    return q.reshape(batch + (robot.dof,)), RefineInfo(converged=done.reshape(batch), iterations=iters.reshape(batch),
+                                                       pos_err=pos.reshape(batch), rot_err=rot.reshape(batch))
 
 
 def slsqp_objective(robot: Robot, q, T_goal, rot_weight: float) -> tuple[float, np.ndarray]:

@@ -10,7 +10,7 @@ from ggik.kinematics.geometry import pose_errors
 from ggik.graph.robot_graph import RobotGraph
 from ggik.nn.cvae import GGIKModel
 
-__all__ = ["RawSamples", "sample_joint_angles"]
+__all__ = ["RawSamples", "sample_joint_angles", "shared_noise"]
 
 
 @dataclass
@@ -38,6 +38,7 @@ def sample_joint_angles(
     generator: torch.Generator | None = None,
     graphs_per_pass: int = 128,
     bf16: bool = True,
+    noise: dict[str, torch.Tensor] | None = None,
 ) -> RawSamples:
     """Sample ``num_samples`` solutions for each goal (P, 4, 4) of one robot (base-link frame, or checked
     :class:`Goals`); errors by FK in float64.
@@ -45,7 +46,9 @@ def sample_joint_angles(
     Goals go through the network in chunks of about ``graphs_per_pass`` decoded graphs (goals x samples):
     on a CPU, passes whose edge tensors stay cache-sized ran 2-3x faster than one huge pass. ``bf16``:
     bfloat16 autocast for the network (measured ~1.7x faster on AVX-512 CPUs); angle recovery and FK
-    errors are always float64.
+    errors are always float64. ``noise``: ``{"u": (S, L), "eps": (S, L, Z)}`` (:func:`shared_noise`), the same
+    sampling noise for every goal (sample s of every goal decodes the same latent draw: coherent samples along a
+    path), instead of fresh noise from ``generator``.
     """
     param = next(model.parameters())
     goals = graph.goals(T_goal.to(torch.float64) if isinstance(T_goal, torch.Tensor) else T_goal).to(torch.float64, "cpu")
@@ -54,11 +57,22 @@ def sample_joint_angles(
     for start in range(0, goals.shape[0], chunk):
         T = goals[start : start + chunk]
         batch = GraphBatch.from_graph(graph, T_goal=T).to(device=param.device, dtype=param.dtype)
+        shared = None if noise is None else {k: v.to(param.device).expand((T.shape[0],) + v.shape) for k, v in noise.items()}
         with torch.autocast(param.device.type, dtype=torch.bfloat16, enabled=bf16):
-            points = model.sample(batch, num_samples, generator=generator)
+            points = model.sample(batch, num_samples, generator=generator, noise=shared)
         points = points.to(device="cpu", dtype=torch.float64)
         qs.append(graph.joint_angles(points, T[:, None]))
         pts.append(points)
     q = torch.cat(qs)
     pos, rot = pose_errors(graph.robot.fk(q), goals.in_base[:, None])
     return RawSamples(q=q, pos_err=pos, rot_err=rot, points=torch.cat(pts))
+
+
+def shared_noise(model: GGIKModel, graph: RobotGraph, num_samples: int, generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
+    """Sampling noise for ``num_samples`` samples of any goal of ``graph``'s robot: ``{"u": (S, L), "eps": (S, L, Z)}``
+    (float32, CPU), uniform and standard normal, with L the model's latent nodes for this graph
+    (``model.latent_mask``: the N nodes, or 1 for a per-graph latent) and Z ``model.cfg.latent``."""
+    batch = GraphBatch.from_graph(graph, T_goal=graph.robot.fk(torch.zeros(1, graph.robot.dof, dtype=torch.float64)))
+    L = model.latent_mask(batch.node_mask).shape[1]
+    S = int(num_samples)
+    return {"u": torch.rand((S, L), generator=generator), "eps": torch.randn((S, L, model.cfg.latent), generator=generator)}

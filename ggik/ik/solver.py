@@ -5,6 +5,7 @@
     robot = Robot.from_name("panda")
     result = solver.solve(robot, T_goal, num_samples=32, refine="lm")
     result.best()                                    # (B, dof) best joint values per goal
+    path = solver.solve_path(robot, poses)           # poses (T, 4, 4): a joint trajectory through all of them
 """
 from __future__ import annotations
 
@@ -17,12 +18,13 @@ import torch
 from ggik.checkpoint import PRETRAINED_CHECKPOINT, load_model, load_model_or_shipped, recorded_training_set
 from ggik.graph import RobotGraph
 from ggik.ik.dg_refine import DGConfig, dg_refine
+from ggik.ik.path import PathConfig, PathResult, solve_path
 from ggik.ik.refine import RefineConfig, lm_refine, slsqp_refine
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel
 
-__all__ = ["GGIK", "IKResult", "PRETRAINED_CHECKPOINT"]
+__all__ = ["GGIK", "IKResult", "PathResult", "PRETRAINED_CHECKPOINT"]
 
 
 @dataclass
@@ -117,6 +119,8 @@ class GGIK:
         num_samples: int = 32,
         refine: str | None = None,
         generator: torch.Generator | None = None,
+        pos_tol: float | None = None,
+        rot_tol: float | None = None,
     ) -> IKResult:
         """IK solutions for goals ``T_goal`` (4, 4) or (B, 4, 4): EE poses in ``robot``'s base-link frame.
 
@@ -124,7 +128,9 @@ class GGIK:
         sample), "slsqp" (scipy SLSQP from every sample, slower), "dg" (every sampled point set projected
         onto the problem's known distances by Gauss-Newton, :mod:`ggik.ik.dg_refine`, then angle recovery) or
         "dg+lm" (LM from the "dg" result). All goals and samples go through the model in one batched pass.
-        Returns an :class:`IKResult` with B = number of goals, S = ``num_samples``.
+        ``pos_tol`` [m] and ``rot_tol`` [rad]: the success tolerances of this call (default the solver's, 1 mm and
+        0.01 rad); LM refines until they are met. Returns an :class:`IKResult` with B = number of goals,
+        S = ``num_samples``.
         """
         if not isinstance(robot, Robot):
             raise TypeError(f"robot must be a ggik.Robot, got {type(robot).__name__}")
@@ -141,7 +147,7 @@ class GGIK:
         goals = graph.goals(T_goal.to(torch.float64))  # checked and mapped into the graph frame once
         raw = sample_joint_angles(self.model, graph, goals, num_samples, generator=generator)
         q, pos, rot = raw.q, raw.pos_err, raw.rot_err
-        cfg = self.config
+        cfg = self._tolerances(pos_tol, rot_tol)
         if refine in ("dg", "dg+lm"):
             projected = dg_refine(graph, raw.points, goals, self.dg_config)
             q, pos, rot = projected.q, projected.pos_err, projected.rot_err
@@ -151,6 +157,46 @@ class GGIK:
             pos, rot = info.pos_err, info.rot_err
         success = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
         return _sort_best_first(q, pos, rot, success, robot.within_limits(q), cfg.pos_tol, cfg.rot_tol)
+
+    def _tolerances(self, pos_tol: float | None, rot_tol: float | None) -> RefineConfig:
+        for name, v in (("pos_tol", pos_tol), ("rot_tol", rot_tol)):
+            if v is not None and not v > 0:
+                raise ValueError(f"{name} must be positive, got {v!r}")
+        return replace(self.config, pos_tol=pos_tol or self.config.pos_tol, rot_tol=rot_tol or self.config.rot_tol)
+
+    def solve_path(
+        self,
+        robot: Robot,
+        poses: torch.Tensor,
+        num_samples: int = 8,
+        q_start: torch.Tensor | None = None,
+        time_limit: float | None = None,
+        pos_tol: float | None = None,
+        rot_tol: float | None = None,
+        config: PathConfig | None = None,
+        generator: torch.Generator | None = None,
+    ) -> PathResult:
+        """A joint trajectory that follows the EE path ``poses`` (T, 4, 4) (base-link frame), by
+        :func:`ggik.ik.path.solve_path`: start candidates from ``num_samples`` model samples (0: random starts
+        only, no model) and random starts (16 seeds in all), continuation along the path, a dynamic-programming
+        search and LM on the whole trajectory, in rounds until a valid trajectory or ``time_limit`` [s].
+
+        Valid: every waypoint within ``pos_tol`` (default 0.1 mm) and ``rot_tol`` (default 0.1 deg, in rad), every
+        configuration within the joint limits, no joint moving more than 7 deg between waypoints
+        (:class:`ggik.ik.path.PathConfig` holds these and every other option; the arguments override it).
+        ``q_start`` (dof,): the configuration the robot starts from. Returns a :class:`PathResult`.
+        """
+        if not isinstance(robot, Robot):
+            raise TypeError(f"robot must be a ggik.Robot, got {type(robot).__name__}")
+        if int(num_samples) != num_samples or num_samples < 0:
+            raise ValueError(f"num_samples must be a non-negative integer, got {num_samples!r}")
+        cfg = replace(config or PathConfig(), samples=int(num_samples))
+        for name, v in (("time_limit", time_limit), ("pos_tol", pos_tol), ("rot_tol", rot_tol)):
+            if v is not None:
+                cfg = replace(cfg, **{name: v})
+        use_model = num_samples > 0 or cfg.track_samples > 0
+        graph = self._graph(robot) if use_model else None
+        return solve_path(robot, poses, cfg, self.model if use_model else None, graph, q_start, generator)
 
     def with_tolerances(self, pos_tol: float, rot_tol: float) -> "GGIK":
         """A solver sharing this model with other success tolerances [m, rad]."""

@@ -334,9 +334,11 @@ class Robot:
         ``v`` is the velocity of the EE origin and ``w`` the angular velocity, both in base-frame
         coordinates, per unit joint velocity (mimic joints included through their multipliers).
         """
-        q = self.check_q(q)
-        c = self._const(q.dtype, q.device)
-        frames, T = self._joint_frames(q)
+        return self.jacobian_at(*self._joint_frames(self.check_q(q)))
+
+    def jacobian_at(self, frames: torch.Tensor, T: torch.Tensor) -> torch.Tensor:
+        """:meth:`jacobian` from the (frames, EE pose) that :meth:`joint_frames` returned: no second FK pass."""
+        c = self._const(frames.dtype, frames.device)
         w = (frames[..., :3, :3] @ c["axes"][..., None])[..., 0]  # (..., n_moving, 3)
         o = frames[..., :3, 3]
         p = T[..., None, :3, 3]

@@ -1,0 +1,121 @@
+"""``ggik path``: a joint trajectory along an end-effector path (a CSV of waypoints), and ``ggik eval paths``, the
+path-following benchmark on the committed suite."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shlex
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ggik.cli.robots import add_chain_args, robot_from_options
+from ggik.errors import GGIKError
+
+__all__ = ["add_path_parser", "cmd_path", "add_eval_paths_parser", "cmd_eval_paths"]
+
+
+def cmd_path(args: argparse.Namespace) -> int:
+    from ggik.ik.path import PathConfig, solve_path
+    from ggik.ik.path_file import read_path_csv, write_trajectory_csv
+    from ggik.ik.solver import GGIK
+
+    robot = robot_from_options(args.robot, args.urdf, args.base, args.ee)
+    if args.samples < 0:
+        raise GGIKError(f"--samples must be >= 0, got {args.samples}")
+    if not args.time_limit > 0:
+        raise GGIKError(f"--time-limit must be positive, got {args.time_limit}")
+    poses = read_path_csv(args.path)
+    q_start = None
+    if args.start is not None:
+        if len(args.start) != robot.dof:
+            raise GGIKError(f"--start needs {robot.dof} joint values ({', '.join(robot.joint_names)}), got {len(args.start)}")
+        q_start = torch.tensor(args.start, dtype=torch.float64)
+        if not bool(robot.within_limits(q_start)):
+            raise GGIKError("--start is outside the joint limits")
+    gen = torch.Generator().manual_seed(args.seed)
+    cfg = PathConfig(samples=args.samples, time_limit=args.time_limit)
+    if args.samples > 0:
+        result = GGIK.load_or_pretrained(args.ckpt).solve_path(robot, poses, args.samples, q_start=q_start, config=cfg, generator=gen)
+    else:
+        result = solve_path(robot, poses, cfg, q_start=q_start, generator=gen)
+    if args.out:
+        write_trajectory_csv(args.out, result.q, robot.joint_names)
+    summary = {
+        "robot": robot.name, "waypoints": int(poses.shape[0]), "valid": result.valid,
+        "max_pos_err_mm": 1e3 * float(result.pos_err.max()), "max_rot_err_deg": math.degrees(float(result.rot_err.max())),
+        "mjac_deg": result.mjac, "within_limits": result.within_limits, "length_rad": result.length,
+        "time_to_valid_s": result.time_to_valid, "total_time_s": result.total_time, "candidates": result.candidates,
+        "rounds": result.rounds, "unreached": result.unreached, "large_moves": result.large_moves,
+    }
+    if args.json:
+        print(json.dumps({**summary, "joint_names": list(robot.joint_names), "q": result.q.tolist()}, indent=1))
+    else:
+        print(f"{robot.name}: {summary['waypoints']} waypoints from {args.path}, "
+              f"{'model samples: ' + str(args.samples) if args.samples else 'random starts only'}")
+        for key, value in summary.items():
+            if key not in ("robot", "unreached", "large_moves"):
+                print(f"  {key:<18} {value:.4g}" if isinstance(value, float) else f"  {key:<18} {value}")
+        print(result.summary())
+        if args.out:
+            print(f"wrote {args.out} ({summary['waypoints']} rows: {', '.join(robot.joint_names)})")
+    return 0 if result.valid else 1
+
+
+def add_path_parser(sub: Any) -> None:
+    """``ggik path`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
+    p = sub.add_parser("path", help="a joint trajectory along an EE path (CSV of waypoints)",
+                       description="Follow an end-effector path: every waypoint within 0.1 mm and 0.1 deg, within the "
+                                   "joint limits, no joint moving more than 7 deg between waypoints. Exit status 0: "
+                                   "valid; 1: no valid trajectory found (the best one is written, failing waypoints named).")
+    p.add_argument("--robot", help="shipped robot name")
+    p.add_argument("--urdf", help="URDF file")
+    add_chain_args(p)
+    p.add_argument("--path", required=True, help="CSV, one waypoint per line: x,y,z,qw,qx,qy,qz in the base-link frame "
+                   "[m] (header line and an index column first allowed)")
+    p.add_argument("--out", help="write the trajectory here (CSV: joint names, then one row per waypoint)")
+    p.add_argument("--time-limit", type=float, default=10.0, help="seconds; no new round of candidates starts after it")
+    p.add_argument("-n", "--samples", type=int, default=8, help="model samples among the 16 start seeds per start "
+                   "waypoint (0: random starts only, no model loaded)")
+    p.add_argument("--start", nargs="+", type=float, help="the configuration the robot starts from (dof values)")
+    p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print JSON (summary and trajectory) instead of a table")
+    p.set_defaults(func=cmd_path)
+
+
+def cmd_eval_paths(args: argparse.Namespace) -> int:
+    from ggik.evaluation.path_benchmark import PathBenchmark, run_path_benchmark
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    opts = PathBenchmark(suite=args.suite, robots=args.robots, paths=args.paths, methods=args.methods,
+                         samples=args.samples, chains=args.chains, time_limit=args.time_limit, seed=args.seed,
+                         figures=not args.no_figures, progress=not args.no_progress, ckpt=args.ckpt)
+    table = run_path_benchmark(opts, Path(args.out_dir), command="ggik " + shlex.join(args.argv))
+    print(table.markdown("ggik " + shlex.join(args.argv), args.seed))
+    return 0
+
+
+def add_eval_paths_parser(ev_sub: Any) -> None:
+    """``ggik eval paths`` under ``ev_sub``, the subcommands of ``ggik eval``."""
+    from ggik.evaluation.path_benchmark import METHODS
+
+    p = ev_sub.add_parser("paths", help="path following on the committed suite (eval/paths): GGIK vs baselines")
+    p.add_argument("--suite", default="eval/paths", help="folder with suite.json and the path CSVs (python eval/make_paths.py)")
+    p.add_argument("--robots", nargs="*", help="only these robots of the suite")
+    p.add_argument("--paths", nargs="*", help="only these paths (names in suite.json)")
+    p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS), metavar="METHOD",
+                   help=f"subset of: {', '.join(repr(m) for m in METHODS)}")
+    p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
+    p.add_argument("-n", "--samples", type=int, default=8, help="model samples per start waypoint (GGIK method)")
+    p.add_argument("--chains", type=int, default=32, help="parallel chains of the sequential-LM baseline")
+    p.add_argument("--time-limit", type=float, default=10.0, help="seconds per path and method")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    p.add_argument("--out-dir", default="eval/results", help="writes paths.md, paths.csv and paths/NAME.png here")
+    p.add_argument("--no-figures", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_eval_paths)

@@ -1,0 +1,58 @@
+"""The classic baseline of path following: sequential LM warm-started from the previous waypoint.
+
+K chains start from K configurations (uniform random, or all from a given start configuration), and waypoint
+by waypoint every chain runs :func:`ggik.ik.refine.lm_refine` from its value at the previous waypoint. A
+chain is a trajectory; the result is the best chain (valid first, then the fewest failing waypoints, then the
+smallest largest move), judged like :func:`ggik.ik.path.solve_path`'s results (:func:`ggik.ik.path.path_result`).
+Its first valid trajectory is known only at the end, so its time to the first valid one is its total time.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import torch
+
+from ggik.ik.path import PathConfig, PathResult, path_result
+from ggik.ik.path_search import joint_scale, unwrap
+from ggik.ik.refine import RefineConfig, lm_refine
+from ggik.kinematics.geometry import check_pose
+from ggik.kinematics.robot import Robot
+
+__all__ = ["sequential_lm"]
+
+
+def sequential_lm(robot: Robot, poses: torch.Tensor, chains: int = 32, cfg: PathConfig | None = None,
+                  generator: torch.Generator | None = None, q_start: torch.Tensor | None = None) -> PathResult:
+    """The baseline of the module docstring for ``poses`` (T, 4, 4) (base-link frame) with ``chains`` chains.
+
+    ``q_start`` (dof,): every chain starts from it (then the chains coincide: LM is deterministic)."""
+    t0 = time.perf_counter()
+    cfg = cfg or PathConfig()
+    poses = check_pose(torch.as_tensor(poses), "poses").to(torch.float64)
+    if chains < 1:
+        raise ValueError(f"chains must be >= 1, got {chains}")
+    lm = RefineConfig(pos_tol=cfg.pos_tol, rot_tol=cfg.rot_tol, max_iters=cfg.lm_iters, rot_weight=cfg.rot_weight)
+    q = robot.sample_q(chains, generator) if q_start is None else torch.as_tensor(q_start, dtype=torch.float64).expand(chains, -1)
+    T = poses.shape[0]
+    out = torch.empty(T, chains, robot.dof, dtype=torch.float64)
+    ok = torch.empty(T, chains, dtype=torch.bool)
+    for t in range(T):
+        q, info = lm_refine(robot, poses[t], q, lm)
+        out[t], ok[t] = q, info.converged & robot.within_limits(q)
+    scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
+    qs = None if q_start is None else torch.as_tensor(q_start, dtype=torch.float64)
+    best, best_key = None, None
+    for k in range(chains):
+        traj = unwrap(out[:, k].numpy(), scale, None if qs is None else qs.numpy())
+        full = traj if qs is None else np.concatenate([qs.numpy()[None], traj])
+        worst = float(np.abs(np.diff(full, axis=0) / scale.step).max()) if len(full) > 1 else 0.0
+        key = (not (bool(ok[:, k].all()) and worst <= 1.0), int((~ok[:, k]).sum()), worst)
+        if best_key is None or key < best_key:
+            best, best_key = traj, key
+    total = time.perf_counter() - t0
+    result = path_result(robot, poses, torch.from_numpy(best), cfg, qs, math.nan, total, T * chains, 1, {"lm": total})
+    if result.valid:
+        result.time_to_valid = total
+    return result

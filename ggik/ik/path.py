@@ -1,0 +1,332 @@
+"""Cartesian path following: joint trajectories that reach every waypoint of an end-effector path exactly, with
+small moves between consecutive configurations (the problem of CppFlow, Morgan et al. 2024).
+
+:func:`solve_path` is an anytime loop of rounds; each round
+
+1. *candidates*: start candidates at a few waypoints (GGIK samples of the model, if any, and uniform random
+   starts, refined by batched LM; the ends of the path in the first round, the worst place of the best path so far
+   later), then *continuation* from the distinct ones in both directions along the whole path
+   (:func:`ggik.ik.path_candidates.sweep`: one batched Gauss-Newton predictor step per waypoint, then one batched
+   LM call corrects every waypoint of every track); optionally also coherent model tracks (the same sampling noise
+   at every waypoint) and constant random-start tracks, refined the same way;
+2. *search*: dynamic programming over all candidates so far (:func:`ggik.ik.path_search.search_path`: the path
+   with the smallest largest joint move, then the smoothest among those, away from the joint limits);
+3. *trajectory refinement*: LM on all waypoints at once (:func:`ggik.ik.path_refine.trajectory_refine`).
+
+It stops at the first valid trajectory (or keeps improving until the time limit with
+``stop_at_first_valid=False``), and returns the best trajectory found. Valid (CppFlow's criterion): every
+waypoint within ``pos_tol`` (0.1 mm) and ``rot_tol`` (0.1 deg), every configuration within the joint limits,
+and no joint moving more than ``max_jump`` (7 deg; ``max_jump_m`` for prismatic joints) between consecutive
+waypoints. Poses are (T, 4, 4) EE poses in the robot's base-link frame; joint values in rad (m).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ggik.graph.robot_graph import RobotGraph
+from ggik.ik.path_candidates import distinct, model_tracks, random_tracks, refine_tracks, sweep
+from ggik.ik.path_refine import TrajectoryConfig, trajectory_check, trajectory_refine
+from ggik.ik.path_search import JointScale, SearchResult, jumps, joint_scale, search_path
+from ggik.ik.refine import RefineConfig
+from ggik.ik.sampling import sample_joint_angles
+from ggik.kinematics.geometry import check_pose
+from ggik.kinematics.robot import Robot
+from ggik.nn.cvae import GGIKModel
+
+__all__ = ["PathConfig", "PathResult", "solve_path", "path_result"]
+
+
+@dataclass
+class PathConfig:
+    """Tolerances, budgets and method switches of :func:`solve_path` (the defaults are the measured choice)."""
+
+    pos_tol: float = 1e-4  #: [m] a waypoint is reached within this position error (CppFlow: 0.1 mm)
+    rot_tol: float = math.radians(0.1)  #: [rad] ... and this rotation error (0.1 deg)
+    max_jump: float = math.radians(7.0)  #: [rad] the largest allowed move of a revolute joint between waypoints
+    max_jump_m: float = 0.02  #: [m] the same for prismatic joints
+    starts: int = 16  #: start seeds per start waypoint: ``samples`` from the model, the rest uniform random
+    samples: int = 8  #: GGIK samples among them (with a model; 0: random starts only)
+    sweep_tracks: int = 12  #: at most this many distinct start candidates per start waypoint and direction
+    sweep_steps: int = 1  #: Gauss-Newton predictor steps per waypoint of a sweep
+    continuation: bool = True  #: sweeps (off: only the tracks below give candidates)
+    track_samples: int = 0  #: coherent model tracks per round (the same noise at every sampled waypoint; 0: off)
+    track_stride: int = 5  #: the model samples every k-th waypoint of a track; joint values are interpolated between
+    random_tracks: int = 0  #: tracks per round whose seed is one uniform random configuration at every waypoint
+    lm_iters: int = 30  #: LM budget of every candidate
+    rot_weight: float = 0.1  #: [m/rad] weight of rotation errors in every LM
+    allow: float = 0.75  #: the smooth search pass may use jumps up to max(B*, allow) allowed moves
+    limit_margin: float = 0.1  #: [rad or m] the search penalises configurations closer than this to a limit
+    limit_weight: float = 1.0  #: ... with this weight (per joint on its limit, in squared allowed moves)
+    refine_bottleneck: float = 2.0  #: trajectory LM runs on a searched path whose largest jump is at most this many allowed moves
+    traj_iters: int = 30  #: trajectory LM iterations
+    smooth_weight: float = 1e-6  #: initial smoothness weight of the trajectory LM (:class:`TrajectoryConfig`)
+    max_rounds: int = 6  #: rounds of candidates, search and refinement
+    time_limit: float = 10.0  #: [s] no new round starts after this
+    stop_at_first_valid: bool = True  #: False: keep improving (smallest largest move) until the limits
+
+    def check(self) -> None:
+        """ValueError naming the first bad value."""
+        for name in ("pos_tol", "rot_tol", "max_jump", "max_jump_m", "limit_margin", "time_limit", "allow"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"PathConfig.{name} must be positive, got {getattr(self, name)}")
+        for name in ("samples", "starts", "track_samples", "random_tracks", "traj_iters", "lm_iters"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"PathConfig.{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("sweep_tracks", "sweep_steps", "track_stride", "max_rounds"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"PathConfig.{name} must be >= 1, got {getattr(self, name)}")
+        if not (self.continuation or self.track_samples or self.random_tracks):
+            raise ValueError("PathConfig: no source of candidates (continuation off, track_samples = random_tracks = 0)")
+        if self.continuation and max(self.samples, self.starts) == 0:
+            raise ValueError("PathConfig: continuation needs start seeds (starts > 0)")
+
+
+@dataclass
+class PathResult:
+    """A joint trajectory for T waypoints, the best one found.
+
+    Attributes:
+        q: (T, dof) joint values [rad or m], continuous joints unwrapped along the path.
+        pos_err: (T,) position errors [m]; rot_err: (T,) rotation errors [rad].
+        steps: (T-1, dof) joint moves q[t+1] - q[t] [rad or m]; with a start configuration (T, dof), the move
+            from it first.
+        mjac: the largest move of a revolute or continuous joint [deg] (CppFlow's mjac); mjac_m: of a prismatic one [m].
+        within_limits: every configuration within the joint limits.
+        valid: every waypoint within the tolerances, within the limits, and no move above the allowed one.
+        unreached: waypoints outside the tolerances or the limits; large_moves: waypoints whose arriving move
+            exceeds the allowed one (0: the move from the start configuration).
+        time_to_valid: [s] until the first valid trajectory (NaN: none); total_time: [s] of the whole call.
+        candidates: candidate configurations refined (start candidates, continuation and tracks).
+        rounds: rounds run; timings: [s] per part ("starts", "sweeps", "tracks", "correct", "search", "refine").
+    """
+
+    q: torch.Tensor
+    pos_err: torch.Tensor
+    rot_err: torch.Tensor
+    steps: torch.Tensor
+    mjac: float
+    mjac_m: float
+    within_limits: bool
+    valid: bool
+    unreached: list[int]
+    large_moves: list[int]
+    time_to_valid: float
+    total_time: float
+    candidates: int
+    rounds: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def length(self) -> float:
+        """Trajectory length: the sum over moves of their joint-space norm [rad]."""
+        return float(self.steps.norm(dim=-1).sum())
+
+    def summary(self) -> str:
+        """One line: validity, the worst errors and move, times; the failing waypoints when invalid."""
+        text = (f"{'valid' if self.valid else 'NOT valid'}: max pos err {1e3 * float(self.pos_err.max()):.4f} mm, "
+                f"max rot err {math.degrees(float(self.rot_err.max())):.4f} deg, mjac {self.mjac:.2f} deg, "
+                f"within limits: {'yes' if self.within_limits else 'no'}, time {self.total_time:.2f} s")
+        if self.unreached:
+            text += f"; waypoints not reached: {_ranges(self.unreached)}"
+        if self.large_moves:
+            text += f"; moves above the allowed one arriving at waypoints: {_ranges(self.large_moves)}"
+        return text
+
+
+def _ranges(idx: list[int]) -> str:
+    """'3-5, 9' for [3, 4, 5, 9]."""
+    out, start = [], None
+    for k, i in enumerate(idx):
+        start = i if start is None else start
+        if k + 1 == len(idx) or idx[k + 1] != i + 1:
+            out.append(str(start) if start == i else f"{start}-{i}")
+            start = None
+    return ", ".join(out)
+
+
+class _Pool:
+    """Every useful candidate so far, as (T, K, dof) joint values with (T, K) masks ``valid`` and ``real`` (a refined
+    candidate: valid, or the best there is at a waypoint without a valid one), real ones first in every layer.
+
+    New candidates that repeat an earlier one (every joint within ``same`` allowed moves of it, and not more valid)
+    are dropped when they arrive, so the layers grow with the distinct candidates only."""
+
+    def __init__(self, scale: JointScale, same: float = 0.25) -> None:
+        self.scale, self.same = scale, same
+        self.q: torch.Tensor | None = None
+        self.valid: torch.Tensor | None = None
+        self.real: torch.Tensor | None = None
+
+    def add(self, q: torch.Tensor, valid: torch.Tensor, real: torch.Tensor | None = None) -> None:
+        real = torch.ones_like(valid) if real is None else real.clone()
+        n_old = 0 if self.q is None else self.q.shape[1]
+        if self.q is not None:
+            q, valid, real = torch.cat([self.q, q], 1), torch.cat([self.valid, valid], 1), torch.cat([self.real, real], 1)
+        step, wrap = torch.as_tensor(self.scale.step), torch.as_tensor(self.scale.wrap)
+        K = q.shape[1]
+        before = torch.arange(K)[None, :] < torch.arange(n_old, K)[:, None]  # [i, j]: j came before new entry i
+        for a in range(0, q.shape[0], 16):  # 16 waypoints at a time: (16, K_new, K, dof)
+            d = q[a : a + 16, n_old:, None] - q[a : a + 16, None]
+            if bool(wrap.any()):
+                d = torch.where(wrap, torch.remainder(d + torch.pi, 2 * torch.pi) - torch.pi, d)
+            close = ((d.abs() / step).amax(-1) < self.same) & before & real[a : a + 16, None, :]
+            close &= valid[a : a + 16, None, :] | ~valid[a : a + 16, n_old:, None]  # an earlier one at least as valid
+            real[a : a + 16, n_old:] &= ~close.any(-1)
+        real &= valid | ~valid.any(1, keepdim=True)  # invalid ones only where nothing is valid
+        valid &= real
+        order = torch.argsort((~real).to(torch.int8) * 2 + (~valid).to(torch.int8), dim=1, stable=True)
+        order = order[:, : max(1, int(real.sum(1).max()))]
+        self.q = torch.gather(q, 1, order[..., None].expand(-1, -1, q.shape[-1]))
+        self.valid, self.real = torch.gather(valid, 1, order), torch.gather(real, 1, order)
+
+
+def _start_candidates(robot: Robot, poses: torch.Tensor, at: list[int], cfg: PathConfig, lm: RefineConfig,
+                      model: GGIKModel | None, graph: RobotGraph | None, extra: torch.Tensor | None,
+                      gen: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Refined, distinct start candidates at waypoints ``at``: (q (n, dof), their waypoints (n,), seeds refined).
+
+    Seeds per waypoint: ``extra`` (e.g. the start configuration) first, then ``cfg.samples`` GGIK samples (with a
+    model), then uniform configurations up to ``cfg.starts`` seeds."""
+    A = len(at)
+    seeds = [] if extra is None else [extra[None].expand(A, -1, -1)]
+    n_model = cfg.samples if model is not None else 0
+    if n_model > 0:
+        seeds.append(sample_joint_angles(model, graph, poses[at], n_model, generator=gen).q)
+    n_random = max(cfg.starts - n_model, 0)
+    if n_random > 0:
+        seeds.append(robot.sample_q(A * n_random, gen).view(A, n_random, robot.dof))
+    seeds = torch.cat(seeds, 1)
+    q, ok, _ = refine_tracks(robot, poses[at], seeds, lm)
+    scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
+    keep = [distinct(q[i], ok[i], cfg.sweep_tracks, scale) for i in range(A)]
+    where = torch.cat([torch.full((len(k),), t, dtype=torch.long) for k, t in zip(keep, at)])
+    return torch.cat([q[i, k] for i, k in enumerate(keep)]), where, seeds.shape[0] * seeds.shape[1]
+
+
+def solve_path(robot: Robot, poses: torch.Tensor, cfg: PathConfig | None = None, model: GGIKModel | None = None,
+               graph: RobotGraph | None = None, q_start: torch.Tensor | None = None,
+               generator: torch.Generator | None = None) -> PathResult:
+    """A trajectory through ``poses`` (T, 4, 4) (EE poses in the base-link frame), as in the module docstring.
+
+    ``model`` and ``graph`` (the robot's :class:`RobotGraph`): GGIK samples as start candidates and tracks; None:
+    random starts only. ``q_start`` (dof,): the configuration the robot is in; the move onto waypoint 0 must then
+    be allowed too. ``generator``: every random draw (starts, model noise). Raises ValueError for bad poses,
+    configurations or options.
+    """
+    t0 = time.perf_counter()
+    cfg = cfg or PathConfig()
+    cfg.check()
+    poses = check_pose(torch.as_tensor(poses), "poses").to(torch.float64)
+    if poses.ndim != 3 or poses.shape[0] < 1:
+        raise ValueError(f"poses must have shape (T, 4, 4) with T >= 1, got {tuple(poses.shape)}")
+    if model is not None and graph is None:
+        graph = RobotGraph.from_robot(robot)
+    if q_start is not None:
+        q_start = robot.check_q(q_start).to(torch.float64)
+        if q_start.shape != (robot.dof,) or not bool(robot.within_limits(q_start)):
+            raise ValueError(f"q_start must be one configuration ({robot.dof},) within the joint limits")
+    T = poses.shape[0]
+    scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
+    lm = RefineConfig(pos_tol=cfg.pos_tol, rot_tol=cfg.rot_tol, max_iters=cfg.lm_iters, rot_weight=cfg.rot_weight)
+    traj = TrajectoryConfig(pos_tol=cfg.pos_tol, rot_tol=cfg.rot_tol, max_iters=cfg.traj_iters,
+                            smooth_weight=cfg.smooth_weight, rot_weight=cfg.rot_weight)
+    timings = dict.fromkeys(("starts", "sweeps", "tracks", "correct", "search", "refine"), 0.0)
+    pool, count, rounds, first_valid = _Pool(scale), 0, 0, math.nan
+    best: tuple[tuple, torch.Tensor] | None = None  # (rank key, trajectory)
+    at = [0] if T == 1 else [0, T - 1]
+    extra = None if q_start is None else q_start[None]
+
+    def clock(part: str, t: float) -> float:
+        now = time.perf_counter()
+        timings[part] += now - t
+        return now
+
+    while rounds < cfg.max_rounds and (rounds == 0 or time.perf_counter() - t0 < cfg.time_limit):
+        rounds += 1
+        t = time.perf_counter()
+        if cfg.continuation:
+            q0, where, n_seeds = _start_candidates(robot, poses, at, cfg, lm, model, graph, extra, generator)
+            count += n_seeds
+            t = clock("starts", t)
+            direction = torch.cat([torch.ones_like(where), -torch.ones_like(where)])  # every start in both directions
+            q0, where = torch.cat([q0, q0]), torch.cat([where, where])
+            going = ((direction > 0) & (where < T - 1)) | ((direction < 0) & (where > 0))
+            q0, where, direction = q0[going], where[going], direction[going]
+            seeds, visited = sweep(robot, poses, q0, where, direction, cfg.sweep_steps, cfg.rot_weight)
+            t = clock("sweeps", t)
+            q, ok, _ = refine_tracks(robot, poses, seeds, lm, visited)
+            pool.add(q, ok, visited)
+            count += int(visited.sum())
+            t = clock("correct", t)
+        if (cfg.track_samples and model is not None) or cfg.random_tracks:
+            seeds = [random_tracks(robot, T, cfg.random_tracks, generator)]
+            if cfg.track_samples and model is not None:
+                seeds.append(model_tracks(model, graph, poses, cfg.track_samples, cfg.track_stride, scale, generator))
+            seeds = torch.cat(seeds, 1)
+            q, ok, _ = refine_tracks(robot, poses, seeds, lm)
+            pool.add(q, ok)
+            count += seeds.shape[0] * seeds.shape[1]
+            t = clock("tracks", t)
+        cand_q, cand_ok = pool.q, pool.valid
+        found = search_path(cand_q, cand_ok, scale, cfg.allow, cfg.limit_margin, cfg.limit_weight, q_start)
+        if not math.isfinite(found.bottleneck):  # some waypoint has no valid candidate: report the nearest path
+            found = search_path(cand_q, pool.real, scale, cfg.allow, cfg.limit_margin, cfg.limit_weight, q_start)
+        t = clock("search", t)
+        q_path = torch.from_numpy(found.q)
+        if found.bottleneck <= cfg.refine_bottleneck:
+            q_path, info = trajectory_refine(robot, poses, q_path, scale, traj, q_start)
+        else:
+            info = trajectory_check(robot, poses, q_path, scale, traj, q_start)
+        clock("refine", t)
+        worst = float(info.moves.abs().max()) if info.moves.numel() else 0.0
+        key = (not info.valid, int((~info.reached | ~info.within_limits).sum()), worst)  # valid, fewest failures, smoothest
+        if best is None or key < best[0]:
+            best = (key, q_path)
+        if info.valid and math.isnan(first_valid):
+            first_valid = time.perf_counter() - t0
+        if info.valid and cfg.stop_at_first_valid:
+            break
+        at = _next_starts(found, cand_ok, scale, T, generator)
+    return path_result(robot, poses, best[1], cfg, q_start, first_valid, time.perf_counter() - t0, count, rounds, timings)
+
+
+def _next_starts(found: SearchResult, ok: torch.Tensor, scale: JointScale, T: int, gen: torch.Generator | None) -> list[int]:
+    """Where the next round starts: around the worst place of the best path (the first waypoint without a valid
+    candidate, or both ends of its largest move), plus one random waypoint."""
+    empty = (~ok.any(1)).nonzero()[:, 0]
+    if empty.numel():
+        t = int(empty[0])
+        at = [max(t - 1, 0), t]
+    elif T > 1:
+        t = int(np.argmax(jumps(found.q[:-1], found.q[1:], scale)))
+        at = [t, t + 1]
+    else:
+        at = [0]
+    at.append(int(torch.randint(T, (1,), generator=gen)))
+    return sorted(set(at))
+
+
+def path_result(robot: Robot, poses: torch.Tensor, q: torch.Tensor, cfg: PathConfig, q_start: torch.Tensor | None,
+                time_to_valid: float, total: float, candidates: int, rounds: int, timings: dict[str, float]) -> PathResult:
+    """The :class:`PathResult` of trajectory ``q`` (T, dof) for ``poses`` (T, 4, 4) judged by ``cfg``'s tolerances and
+    allowed moves (for any method: the baselines of the benchmark use it too)."""
+    scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
+    traj = TrajectoryConfig(pos_tol=cfg.pos_tol, rot_tol=cfg.rot_tol)
+    info = trajectory_check(robot, poses, q, scale, traj, q_start)
+    full = q if q_start is None else torch.cat([q_start[None], q])
+    steps = full[1:] - full[:-1]
+    prismatic = torch.tensor([t == "prismatic" for t in robot.joint_types])
+    moves = steps.abs()
+    mjac = math.degrees(float(moves[:, ~prismatic].max())) if moves.numel() and bool((~prismatic).any()) else 0.0
+    mjac_m = float(moves[:, prismatic].max()) if moves.numel() and bool(prismatic.any()) else 0.0
+    bad = (info.moves.abs() > 1.0).any(-1).nonzero()[:, 0]
+    large = (bad + (0 if q_start is not None else 1)).tolist()
+    return PathResult(q=q, pos_err=info.pos_err, rot_err=info.rot_err, steps=steps, mjac=mjac, mjac_m=mjac_m,
+                      within_limits=bool(info.within_limits.all()), valid=info.valid,
+                      unreached=(~info.reached | ~info.within_limits).nonzero()[:, 0].tolist(), large_moves=large,
+                      time_to_valid=time_to_valid, total_time=total, candidates=candidates, rounds=rounds, timings=timings)

@@ -1,0 +1,161 @@
+"""Trajectory refinement of path following: Levenberg-Marquardt on all waypoints at once.
+
+The unknowns are the whole trajectory q (T, dof). The residuals are the pose errors at every waypoint
+(``[p_goal - p; w log(R_goal R^T)]``, as in :func:`ggik.ik.refine.pose_residual`) and a smoothness term
+``sqrt(s) (q_{t+1} - q_t) / step`` per joint (``step``: the joint's allowed move, so the term is unit-free;
+with a start configuration, also ``q_0 - q_start``). J^T J is block tridiagonal with bandwidth dof, so every
+iteration is one banded Cholesky solve of size T * dof (scipy ``solveh_banded``): linear in T. The smoothness
+weight s stays while some move is larger than allowed (for at most half the iterations) and then decays
+geometrically (it shapes the trajectory early and no longer biases the poses late). Joint values are clamped
+into the limits after each step, and a joint sitting on a limit whose descent direction points outward is held
+for that step (projected LM, as :func:`ggik.ik.refine.lm_refine`).
+Continuous joints are unbounded and their values are taken as unwrapped (:func:`ggik.ik.path_search.unwrap`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ggik.ik.path_search import JointScale
+from ggik.ik.refine import pose_residual
+from ggik.kinematics.geometry import pose_errors
+from ggik.kinematics.robot import Robot
+
+__all__ = ["TrajectoryConfig", "TrajectoryInfo", "trajectory_refine", "trajectory_check"]
+
+
+@dataclass
+class TrajectoryConfig:
+    """Tolerances and budget of :func:`trajectory_refine`."""
+
+    pos_tol: float = 1e-4  #: a waypoint is reached when its position error is below this [m]
+    rot_tol: float = float(np.radians(0.1))  #: ... and its rotation error below this [rad]
+    max_iters: int = 30  #: LM iterations (each one banded solve)
+    smooth_weight: float = 1e-6  #: initial s [m^2]: a full allowed move costs like sqrt(s) m of position error
+    smooth_decay: float = 0.3  #: s is multiplied by this after every iteration without a too large move
+    rot_weight: float = 0.1  #: [m/rad] length that makes rotation errors comparable to positions
+    damping: float = 1e-3  #: initial LM damping (relative to the diagonal, plus the identity)
+
+
+@dataclass
+class TrajectoryInfo:
+    """What :func:`trajectory_check` found about a trajectory (T waypoints).
+
+    Attributes:
+        pos_err: (T,) position errors [m]; rot_err: (T,) rotation errors [rad].
+        moves: (T-1, dof) normalised joint moves between consecutive waypoints (1 = the allowed move), or (T, dof)
+            with the move from the start configuration first.
+        reached: (T,) bool, both errors within the tolerances; within_limits: (T,) bool.
+        valid: every waypoint reached and within the limits, and no move above 1.
+        iterations: LM iterations run (0 for a check alone).
+    """
+
+    pos_err: torch.Tensor
+    rot_err: torch.Tensor
+    moves: torch.Tensor
+    reached: torch.Tensor
+    within_limits: torch.Tensor
+    valid: bool
+    iterations: int = 0
+
+
+def trajectory_check(robot: Robot, poses: torch.Tensor, q: torch.Tensor, scale: JointScale, cfg: TrajectoryConfig,
+                     q_start: torch.Tensor | None = None) -> TrajectoryInfo:
+    """Pose errors, normalised moves and validity of trajectory ``q`` (T, dof) for ``poses`` (T, 4, 4) (base frame)."""
+    pos, rot = pose_errors(robot.fk(q), poses)
+    full = q if q_start is None else torch.cat([torch.as_tensor(q_start, dtype=q.dtype)[None], q])
+    moves = (full[1:] - full[:-1]) / torch.as_tensor(scale.step, dtype=q.dtype)
+    reached = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
+    inside = robot.within_limits(q)
+    jump_ok = bool((moves.abs() <= 1.0).all()) if moves.numel() else True
+    return TrajectoryInfo(pos_err=pos, rot_err=rot, moves=moves, reached=reached, within_limits=inside,
+                          valid=bool(reached.all()) and bool(inside.all()) and jump_ok)
+
+
+def _banded(D: np.ndarray, couple: np.ndarray, held: np.ndarray) -> np.ndarray:
+    """Upper banded storage (dof + 1, T * dof) of the symmetric matrix with diagonal blocks D (T, dof, dof) and
+    ``-couple`` (dof,) between joint d of waypoints t and t + 1; held variables (T * dof,) bool become identity rows."""
+    T, n = D.shape[0], D.shape[1]
+    u = n
+    ab = np.zeros((u + 1, T * n))
+    for k in range(n):
+        ab[u - k].reshape(T, n)[:, k:] = np.diagonal(D, offset=k, axis1=1, axis2=2)
+    ab[0].reshape(T, n)[1:] = -couple
+    h = np.flatnonzero(held)
+    if h.size:
+        ab[:, h] = 0.0
+        for k in range(1, u + 1):
+            cols = h + k
+            ab[u - k, cols[cols < T * n]] = 0.0
+        ab[u, h] = 1.0
+    return ab
+
+
+def trajectory_refine(robot: Robot, poses: torch.Tensor, q0: torch.Tensor, scale: JointScale,
+                      cfg: TrajectoryConfig | None = None,
+                      q_start: torch.Tensor | None = None) -> tuple[torch.Tensor, TrajectoryInfo]:
+    """LM on the whole trajectory q0 (T, dof) towards ``poses`` (T, 4, 4) (base frame), as in the module docstring.
+
+    Stops as soon as the trajectory is valid (:func:`trajectory_check`) or after ``cfg.max_iters`` iterations.
+    ``q_start`` (dof,): the configuration the robot starts from (its move onto waypoint 0 is smoothed and checked
+    too). Returns (q (T, dof) float64, :class:`TrajectoryInfo`).
+    """
+    from scipy.linalg import solveh_banded
+
+    cfg = cfg or TrajectoryConfig()
+    q = robot.check_q(q0).to(torch.float64).clone()
+    if q.ndim != 2 or poses.shape != (q.shape[0], 4, 4):
+        raise ValueError(f"trajectory_refine takes q0 (T, dof) and poses (T, 4, 4), got {tuple(q.shape)} and "
+                         f"{tuple(poses.shape)}")
+    T, n = q.shape
+    lo, hi = torch.as_tensor(scale.lo), torch.as_tensor(scale.hi)
+    q = torch.maximum(torch.minimum(q, hi), lo)
+    qs = None if q_start is None else torch.as_tensor(q_start, dtype=torch.float64)
+    w = torch.tensor([1.0, 1.0, 1.0] + [cfg.rot_weight] * 3, dtype=torch.float64)
+    inv_step2 = 1.0 / scale.step**2
+
+    def smooth_terms(qn: np.ndarray, s: float) -> tuple[float, np.ndarray, np.ndarray]:
+        """(cost, descent direction -grad/2 (T, dof), Laplacian degree (T,)) of the smoothness residuals."""
+        full = qn if qs is None else np.concatenate([qs.numpy()[None], qn])
+        d = np.diff(full, axis=0)
+        dd = s * d * inv_step2
+        desc = np.zeros_like(full)
+        desc[:-1] += dd
+        desc[1:] -= dd
+        deg = np.full(full.shape[0], 2.0)
+        deg[[0, -1]] = 1.0 if full.shape[0] > 1 else 0.0
+        off = full.shape[0] - T
+        return float((d * dd).sum()), desc[off:], deg[off:]
+
+    F, Tq = robot.joint_frames(q)
+    e = pose_residual(Tq, poses, cfg.rot_weight)
+    s, lam, it = cfg.smooth_weight, cfg.damping, 0
+    info = trajectory_check(robot, poses, q, scale, cfg, qs)
+    while not info.valid and it < cfg.max_iters:
+        it += 1
+        qn = q.numpy()
+        s_cost, s_desc, deg = smooth_terms(qn, s)
+        cost = float((e * e).sum()) + s_cost
+        J = robot.jacobian_at(F, Tq) * w[:, None]
+        JtJ = (J.transpose(-1, -2) @ J).numpy()
+        g = (J.transpose(-1, -2) @ e[..., None])[..., 0].numpy() + s_desc
+        held = ((qn <= scale.lo) & (g < 0)) | ((qn >= scale.hi) & (g > 0))
+        D = JtJ + (s * deg[:, None] * inv_step2)[:, :, None] * np.eye(n)
+        D = D + lam * (np.diagonal(D, axis1=1, axis2=2)[..., None] * np.eye(n) + np.eye(n))
+        dq = solveh_banded(_banded(D, s * inv_step2, held.reshape(-1)), np.where(held, 0.0, g).reshape(-1),
+                           check_finite=False).reshape(T, n)
+        q_new = torch.maximum(torch.minimum(q + torch.from_numpy(dq), hi), lo)
+        F_new, T_new = robot.joint_frames(q_new)
+        e_new = pose_residual(T_new, poses, cfg.rot_weight)
+        cost_new = float((e_new * e_new).sum()) + smooth_terms(q_new.numpy(), s)[0]
+        if cost_new < cost:
+            q, F, Tq, e, lam = q_new, F_new, T_new, e_new, max(lam / 3.0, 1e-9)
+            info = trajectory_check(robot, poses, q, scale, cfg, qs)
+        else:
+            lam = min(lam * 4.0, 1e6)
+        if it >= cfg.max_iters // 2 or not bool((info.moves.abs() > 1.0).any()):
+            s *= cfg.smooth_decay  # smoothing while a move is too large (half the budget at most), then exact poses
+    info.iterations = it
+    return q, info

@@ -1,0 +1,181 @@
+"""Path files (ggik.ik.path_file), ``ggik path`` and ``ggik eval paths`` on a tiny suite, the suite's shapes, and the
+path figure."""
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+import torch
+
+from ggik import Robot
+from ggik.cli import main
+from ggik.errors import PathFileError
+from ggik.evaluation.path_suite import SHAPES, SuitePath, home_configuration, make_shape, read_suite
+from ggik.ik.path_file import read_path_csv, read_trajectory_csv, write_path_csv, write_trajectory_csv
+from ggik.kinematics.geometry import matrix_to_quat, pose_errors
+
+F64 = torch.float64
+
+
+def smooth_poses(robot: Robot, T: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    mid, half = (robot.lower + robot.upper) / 2, (robot.upper - robot.lower) / 2
+    qa = mid + 0.4 * half * (2 * torch.rand(robot.dof, generator=g, dtype=F64) - 1)
+    s = torch.linspace(0, 1, T, dtype=F64)[:, None]
+    q = qa + 0.5 * (2 * torch.rand(robot.dof, generator=g, dtype=F64) - 1) * s
+    return q, robot.fk(q)
+
+
+# ---------------------------------------------------------------------------------------------- files
+def test_path_file_round_trip_with_header_index_and_comments(tmp_path):
+    robot = Robot.from_name("panda")
+    _, poses = smooth_poses(robot, 7)
+    write_path_csv(tmp_path / "p.csv", poses)
+    lines = (tmp_path / "p.csv").read_text().splitlines()
+    assert lines[0] == "x,y,z,qw,qx,qy,qz" and len(lines) == 8
+    back = read_path_csv(tmp_path / "p.csv")
+    torch.testing.assert_close(back, poses, rtol=0, atol=1e-11)
+    # an index column, a comment, blank lines, no header, a quaternion rounded to 4 digits: all accepted
+    quat = matrix_to_quat(poses[:, :3, :3])
+    rows = ["# written by hand", ""] + [",".join([str(i)] + [f"{v:.12g}" for v in poses[i, :3, 3].tolist()]
+                                                  + [f"{v:.4f}" for v in quat[i].tolist()]) for i in range(7)]
+    (tmp_path / "q.csv").write_text("\n".join(rows) + "\n")
+    back = read_path_csv(tmp_path / "q.csv")
+    pos, rot = pose_errors(back, poses)
+    assert pos.max() < 1e-11 and rot.max() < 1e-3
+    torch.testing.assert_close(back[:, :3, :3] @ back[:, :3, :3].transpose(-1, -2), torch.eye(3, dtype=F64).expand(7, 3, 3),
+                               rtol=0, atol=1e-12)  # normalised
+
+
+@pytest.mark.parametrize("text, message", [
+    ("x,y,z,qw,qx,qy,qz\n", r"no waypoints"),
+    ("", r"no waypoints"),
+    ("0.1,0.2,0.3,1,0,0\n", r"line 1: expected 7 columns x,y,z,qw,qx,qy,qz \(or 8 with an index first\), found 6"),
+    ("x,y,z,qw,qx,qy,qz\n0.1,0.2,0.3,1,0,0,0\n0.1,0.2,0.3,1,0,0,0,0,0\n", r"line 3: expected 7 columns"),
+    ("0.1,0.2,0.3,1,0,0,0\n0.1,0.2,nan,1,0,0,0\n", r"line 2: NaN or inf"),
+    ("0.1,0.2,0.3,1,0,0,0\n0.1,0.2,0.3,0.5,0,0,0\n", r"line 2: the quaternion \(qw, qx, qy, qz\) must be a unit quaternion, its norm is 0\.5"),
+    ("0.1,0.2,0.3,1,0,0,0\n0.1,zero,0.3,1,0,0,0\n", r"line 2: not a number"),
+])
+def test_malformed_path_files_are_clear_errors(tmp_path, text, message):
+    f = tmp_path / "bad.csv"
+    f.write_text(text)
+    with pytest.raises(PathFileError, match=message):
+        read_path_csv(f)
+    with pytest.raises(FileNotFoundError, match="path file not found"):
+        read_path_csv(tmp_path / "missing.csv")
+
+
+def test_trajectory_file_round_trip(tmp_path):
+    q = torch.randn(5, 3, generator=torch.Generator().manual_seed(0), dtype=F64)
+    write_trajectory_csv(tmp_path / "t.csv", q, ["a", "b", "c"])
+    assert (tmp_path / "t.csv").read_text().splitlines()[0] == "a,b,c"
+    torch.testing.assert_close(read_trajectory_csv(tmp_path / "t.csv", 3), q, rtol=0, atol=1e-11)
+    with pytest.raises(PathFileError, match="expected 4 finite numbers"):
+        read_trajectory_csv(tmp_path / "t.csv", 4)
+    with pytest.raises(ValueError, match=r"q must have shape \(T, 2\)"):
+        write_trajectory_csv(tmp_path / "u.csv", q, ["a", "b"])
+
+
+# ---------------------------------------------------------------------------------------------- ggik path
+def test_cli_path_round_trip_without_a_model(tmp_path, capsys):
+    robot = Robot.from_name("ur10")
+    _, poses = smooth_poses(robot, 40, seed=1)
+    write_path_csv(tmp_path / "path.csv", poses)
+    out = tmp_path / "traj.csv"
+    code = main(["path", "--robot", "ur10", "--path", str(tmp_path / "path.csv"), "--out", str(out), "-n", "0",
+                 "--time-limit", "10"])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert "valid: max pos err" in text and f"wrote {out}" in text and "random starts only" in text
+    q = read_trajectory_csv(out, robot.dof)
+    assert out.read_text().splitlines()[0] == ",".join(robot.joint_names)
+    pos, rot = pose_errors(robot.fk(q), read_path_csv(tmp_path / "path.csv"))
+    assert q.shape == (40, robot.dof) and pos.max() < 1e-4 and rot.max() < math.radians(0.1)
+    assert (q[1:] - q[:-1]).abs().max() <= math.radians(7.0)
+
+
+def test_cli_path_with_a_model_start_configuration_and_json(tmp_path, capsys, tiny_ckpt):
+    robot = Robot.from_name("panda")
+    q_true, poses = smooth_poses(robot, 30, seed=2)
+    write_path_csv(tmp_path / "path.csv", poses)
+    code = main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-n", "4", "--ckpt", tiny_ckpt,
+                 "--start", *[str(v) for v in q_true[0].tolist()], "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["valid"] and out["waypoints"] == 30 and out["unreached"] == []
+    q = torch.tensor(out["q"], dtype=F64)
+    assert (q[0] - q_true[0]).abs().max() <= math.radians(7.0)
+
+
+def test_cli_path_names_unreachable_waypoints(tmp_path, capsys):
+    robot = Robot.from_name("panda")
+    _, poses = smooth_poses(robot, 20, seed=3)
+    poses[[5, 6, 7], 2, 3] += 4.0  # 4 m up: out of reach
+    write_path_csv(tmp_path / "path.csv", poses)
+    code = main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-n", "0", "--time-limit", "0.5",
+                 "--out", str(tmp_path / "t.csv")])
+    text = capsys.readouterr().out
+    assert code == 1
+    assert "NOT valid" in text and "waypoints not reached: 5-7" in text
+    assert read_trajectory_csv(tmp_path / "t.csv").shape == (20, 7)  # the best trajectory is written anyway
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--start", "0.1"], r"--start needs 7 joint values"),
+    (["--time-limit", "0"], r"--time-limit must be positive"),
+    (["-n", "-1"], r"--samples must be >= 0"),
+])
+def test_cli_path_bad_options(tmp_path, capsys, args, message):
+    robot = Robot.from_name("panda")
+    write_path_csv(tmp_path / "path.csv", smooth_poses(robot, 3)[1])
+    assert main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-n", "0", *args]) == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_cli_path_malformed_file_exits_2(tmp_path, capsys):
+    (tmp_path / "bad.csv").write_text("0.1,0.2,0.3,1,0,0\n")
+    assert main(["path", "--robot", "panda", "--path", str(tmp_path / "bad.csv"), "-n", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ggik: error: ") and "bad.csv, line 1: expected 7 columns" in err
+    assert main(["path", "--robot", "panda", "--path", str(tmp_path / "none.csv"), "-n", "0"]) == 2
+    assert "path file not found" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------- suite, benchmark
+@pytest.mark.parametrize("kind", SHAPES)
+def test_suite_shapes_are_rigid_poses_of_the_documented_length(kind):
+    robot = Robot.from_name("panda")
+    q_home, reach = home_configuration(robot, torch.Generator().manual_seed(0), n=64)
+    assert 0.5 < reach < 1.5 and bool(robot.within_limits(q_home))
+    P0 = robot.fk(q_home)
+    poses = make_shape(kind, P0, 0.05 if kind not in ("rotation", "tool_roll", "base_arc") else 1.0, robot, q_home)
+    assert poses.shape[0] in (100, 150, 200, 300) and poses.dtype == F64
+    R = poses[:, :3, :3]
+    torch.testing.assert_close(R @ R.transpose(-1, -2), torch.eye(3, dtype=F64).expand_as(R), rtol=0, atol=1e-12)
+    pos, rot = pose_errors(poses[1:], poses[:-1])
+    assert pos.max() < 0.02 and rot.max() < math.radians(3.0)  # dense waypoints
+    if kind in ("circle", "square", "writing", "rotation", "tool_roll", "base_arc"):
+        pos0, rot0 = pose_errors(poses[0], P0)
+        assert pos0 < 1e-12 and rot0 < 1e-9  # these start at the home (or given) pose
+    if kind in ("rotation", "tool_roll"):
+        assert (poses[:, :3, 3] - P0[:3, 3]).abs().max() < 1e-12  # a fixed tool point
+
+
+def test_eval_paths_on_a_tiny_suite(tmp_path, capsys):
+    robot = Robot.from_name("kr16_2")
+    q, poses = smooth_poses(robot, 25, seed=4)
+    write_path_csv(tmp_path / "suite" / "kr16_2_easy.csv", poses)
+    entry = SuitePath(name="kr16_2_easy", robot="kr16_2", kind="line", file="kr16_2_easy.csv", waypoints=25,
+                      q_start=q[0].tolist(), note="test")
+    (tmp_path / "suite" / "suite.json").write_text(json.dumps({"format": "ggik-path-suite-1", "paths": [entry.__dict__]}))
+    assert read_suite(tmp_path / "suite") == [entry]
+    out = tmp_path / "results"
+    code = main(["eval", "paths", "--suite", str(tmp_path / "suite"), "--out-dir", str(out), "--no-progress",
+                 "--methods", "random starts + continuation", "sequential LM", "--chains", "4", "--time-limit", "5"])
+    assert code == 0
+    rows = (out / "paths.csv").read_text().splitlines()
+    assert rows[0].startswith("path,robot,dof,waypoints,method,valid") and len(rows) == 3
+    assert all(",True," in r for r in rows[1:])
+    assert (out / "paths_summary.md").is_file() and (out / "paths" / "kr16_2_easy.png").is_file()
+    assert "Command: `ggik eval paths --suite" in (out / "paths.md").read_text()
