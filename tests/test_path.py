@@ -258,7 +258,7 @@ def check_result(res, robot, poses, cfg=PathConfig(), q_start=None):
     torch.testing.assert_close(res.rot_err, rot, rtol=0, atol=1e-12)
     full = res.q if q_start is None else torch.cat([q_start[None], res.q])
     torch.testing.assert_close(res.steps, full[1:] - full[:-1], rtol=0, atol=0)
-    assert res.mjac == pytest.approx(math.degrees(float(res.steps.abs().max())), abs=1e-9)
+    assert res.mjac == pytest.approx(math.degrees(float(res.steps.abs().max())) if res.steps.numel() else 0.0, abs=1e-9)
     assert res.within_limits == bool(robot.within_limits(res.q).all())
     ok = bool((pos < cfg.pos_tol).all() and (rot < cfg.rot_tol).all()) and res.within_limits and res.mjac <= 7.0
     assert res.valid == ok
@@ -344,3 +344,62 @@ def test_coherent_tracks_without_continuation():
     res = solve_path(robot, poses, cfg, model=tiny_model(), generator=torch.Generator().manual_seed(2))
     check_result(res, robot, poses)
     assert res.candidates == 30 * 19 and res.timings["tracks"] > 0 and res.timings["sweeps"] == 0
+
+
+# ---------------------------------------------------------------------------------------------- fixed in review
+@pytest.mark.parametrize("with_start", [False, True])
+def test_a_single_waypoint_is_a_path(with_start):
+    """T = 1: the start candidates alone fill the pool (no sweep leaves the waypoint); no move, or only from q_start."""
+    robot = Robot.from_name("panda")
+    q_true = smooth_trajectory(robot, 2, seed=11)
+    poses = robot.fk(q_true[:1])
+    q_start = q_true[0] + 0.01 if with_start else None
+    res = solve_path(robot, poses, PathConfig(samples=0), q_start=q_start, generator=torch.Generator().manual_seed(0))
+    check_result(res, robot, poses, q_start=q_start)
+    assert res.valid and res.q.shape == (1, robot.dof) and res.steps.shape == (1 if with_start else 0, robot.dof)
+
+
+@pytest.mark.parametrize("far", [[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [0, 9]], ids=["all", "both ends"])
+def test_unreachable_start_waypoints_are_named_not_a_crash(far):
+    """No valid start candidate at either end: continuation starts from the nearest ones, and the result names the
+    waypoints out of reach (it crashed on an empty candidate pool)."""
+    robot = Robot.from_name("panda")
+    poses = robot.fk(smooth_trajectory(robot, 10, seed=12)).clone()
+    poses[far, 0, 3] += 5.0
+    res = solve_path(robot, poses, PathConfig(samples=0, max_rounds=2), generator=torch.Generator().manual_seed(0))
+    check_result(res, robot, poses)
+    assert not res.valid and res.unreached == far
+
+
+def test_bad_options_without_a_source_of_candidates():
+    robot = Robot.from_name("panda")
+    poses = robot.fk(smooth_trajectory(robot, 5, seed=1))
+    with pytest.raises(ValueError, match="continuation needs start seeds"):
+        solve_path(robot, poses, PathConfig(samples=8, starts=0))  # only model samples, and no model
+    with pytest.raises(ValueError, match="track_samples needs a model"):
+        solve_path(robot, poses, PathConfig(continuation=False, track_samples=2))
+    for cfg, message in [(PathConfig(smooth_weight=-1.0), "smooth_weight must be >= 0"),
+                         (PathConfig(rot_weight=0.0), "rot_weight must be positive")]:
+        with pytest.raises(ValueError, match=message):
+            solve_path(robot, poses, cfg)
+
+
+def test_search_and_check_reject_empty_or_mismatched_inputs():
+    robot = Robot.from_name("panda")
+    scale = joint_scale(robot, JUMP, 0.02)
+    with pytest.raises(ValueError, match="with T, K >= 1"):
+        search_path(torch.zeros(3, 0, robot.dof, dtype=F64), torch.zeros(3, 0, dtype=torch.bool), scale)
+    q = smooth_trajectory(robot, 4, seed=2)
+    with pytest.raises(ValueError, match=r"a trajectory \(T, 7\) and poses \(T, 4, 4\) are needed"):
+        path_result(robot, robot.fk(q), q[:1], PathConfig(), None, math.nan, 0.0, 1, 1, {})  # used to broadcast
+
+
+def test_continuous_joint_crossing_pi_is_followed_unwrapped():
+    """A continuous joint turning through +-pi: valid, every move small, the trajectory continuous (unwrapped)."""
+    robot = Robot.from_urdf(HAND_URDFS["continuous"])
+    q_true = smooth_trajectory(robot, 40, seed=13, span=0.0)
+    q_true[:, 0] = torch.linspace(math.pi - 0.4, math.pi + 0.4, 40, dtype=F64)
+    poses = robot.fk(q_true)
+    res = solve_path(robot, poses, PathConfig(samples=0), generator=torch.Generator().manual_seed(0))
+    check_result(res, robot, poses)
+    assert res.valid and res.steps[:, 0].abs().max() < JUMP

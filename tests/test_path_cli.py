@@ -2,6 +2,8 @@
 path figure."""
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import re
@@ -12,6 +14,8 @@ import torch
 from ggik import Robot
 from ggik.cli import main
 from ggik.errors import PathFileError
+from ggik.evaluation.bench_setup import BenchmarkError
+from ggik.evaluation.path_baselines import sequential_lm
 from ggik.evaluation.path_suite import SHAPES, SuitePath, home_configuration, make_shape, read_suite
 from ggik.ik.path_file import read_path_csv, read_trajectory_csv, write_path_csv, write_trajectory_csv
 from ggik.kinematics.geometry import matrix_to_quat, pose_errors
@@ -174,8 +178,60 @@ def test_eval_paths_on_a_tiny_suite(tmp_path, capsys):
     code = main(["eval", "paths", "--suite", str(tmp_path / "suite"), "--out-dir", str(out), "--no-progress",
                  "--methods", "random starts + continuation", "sequential LM", "--chains", "4", "--time-limit", "5"])
     assert code == 0
-    rows = (out / "paths.csv").read_text().splitlines()
-    assert rows[0].startswith("path,robot,dof,waypoints,method,valid") and len(rows) == 3
-    assert all(",True," in r for r in rows[1:])
+    rows = list(csv.DictReader(io.StringIO((out / "paths.csv").read_text())))
+    assert list(rows[0])[:6] == ["path", "robot", "dof", "waypoints", "method", "valid"] and len(rows) == 2
+    assert [r["method"] for r in rows] == ["random starts + continuation", "sequential LM"]
+    assert all(r["valid"] == "True" and float(r["mjac [deg]"]) <= 7.0 for r in rows)
     assert (out / "paths_summary.md").is_file() and (out / "paths" / "kr16_2_easy.png").is_file()
     assert "Command: `ggik eval paths --suite" in (out / "paths.md").read_text()
+
+
+# ---------------------------------------------------------------------------------------------- fixed in review
+def test_a_bad_first_waypoint_is_an_error_not_a_header(tmp_path):
+    """Only a line without any number is a header: a typo in the first waypoint used to drop it silently."""
+    f = tmp_path / "p.csv"
+    f.write_text("0.1,zero,0.3,1,0,0,0\n0.1,0.2,0.3,1,0,0,0\n")
+    with pytest.raises(PathFileError, match=r"line 1: not a number"):
+        read_path_csv(f)
+    f.write_text("a,b\n0.1,0.2\n0.3,bad\n")
+    with pytest.raises(PathFileError, match=r"line 3: expected 2 finite numbers"):
+        read_trajectory_csv(f)
+    f.write_text("a,2\n0.1,0.2\n")  # a header with a number in it is read as data
+    with pytest.raises(PathFileError, match=r"line 1: expected 2 finite numbers"):
+        read_trajectory_csv(f)
+
+
+def test_write_path_csv_rejects_bad_poses(tmp_path):
+    with pytest.raises(ValueError, match=r"poses must have shape \(T, 4, 4\)"):
+        write_path_csv(tmp_path / "p.csv", torch.eye(4, dtype=F64))
+    with pytest.raises(ValueError, match="not a rigid transform"):
+        write_path_csv(tmp_path / "p.csv", torch.diag(torch.tensor([2.0, 1.0, 1.0, 1.0], dtype=F64))[None])
+
+
+def test_cli_path_json_is_strict_json_when_invalid(tmp_path, capsys):
+    """time_to_valid is NaN without a valid trajectory: --json writes null (NaN is not JSON)."""
+    robot = Robot.from_name("panda")
+    _, poses = smooth_poses(robot, 8, seed=5)
+    poses[3, 2, 3] += 4.0
+    write_path_csv(tmp_path / "path.csv", poses)
+    code = main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-n", "0", "--time-limit", "0.5", "--json"])
+
+    def no_constants(name):
+        raise AssertionError(f"not JSON: {name}")
+
+    out = json.loads(capsys.readouterr().out, parse_constant=no_constants)
+    assert code == 1 and out["valid"] is False and out["time_to_valid_s"] is None and out["unreached"] == [3]
+
+
+def test_suite_and_baseline_inputs_are_checked(tmp_path):
+    robot = Robot.from_name("panda")
+    with pytest.raises(ValueError, match="base_arc.*needs robot and q0"):
+        make_shape("base_arc", robot.fk(torch.zeros(7, dtype=F64)), 1.0)
+    (tmp_path / "suite.json").write_text(json.dumps({"paths": []}))
+    with pytest.raises(BenchmarkError, match="not a path suite"):
+        read_suite(tmp_path)
+    _, poses = smooth_poses(robot, 3)
+    with pytest.raises(ValueError, match=r"poses must have shape \(T, 4, 4\)"):
+        sequential_lm(robot, poses[0], 2)
+    with pytest.raises(ValueError, match="q_start must be one configuration"):
+        sequential_lm(robot, poses, 2, q_start=robot.upper + 1)

@@ -40,6 +40,6 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)  # recorded in result files
     try:
         return args.func(args)
-    except (GGIKError, FileNotFoundError) as exc:
+    except (GGIKError, FileNotFoundError, ValueError) as exc:  # bad input: one line, exit 2
         print(f"ggik: error: {exc}", file=sys.stderr)
         return 2

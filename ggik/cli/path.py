@@ -51,7 +51,8 @@ def cmd_path(args: argparse.Namespace) -> int:
         "rounds": result.rounds, "unreached": result.unreached, "large_moves": result.large_moves,
     }
     if args.json:
-        print(json.dumps({**summary, "joint_names": list(robot.joint_names), "q": result.q.tolist()}, indent=1))
+        finite = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in summary.items()}  # strict JSON
+        print(json.dumps({**finite, "joint_names": list(robot.joint_names), "q": result.q.tolist()}, indent=1, allow_nan=False))
     else:
         print(f"{robot.name}: {summary['waypoints']} waypoints from {args.path}, "
               f"{'model samples: ' + str(args.samples) if args.samples else 'random starts only'}")

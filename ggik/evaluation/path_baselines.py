@@ -14,10 +14,9 @@ import time
 import numpy as np
 import torch
 
-from ggik.ik.path import PathConfig, PathResult, path_result
+from ggik.ik.path import PathConfig, PathResult, check_path_inputs, path_result
 from ggik.ik.path_search import joint_scale, unwrap
-from ggik.ik.refine import RefineConfig, lm_refine
-from ggik.kinematics.geometry import check_pose
+from ggik.ik.refine import lm_refine
 from ggik.kinematics.robot import Robot
 
 __all__ = ["sequential_lm"]
@@ -27,14 +26,15 @@ def sequential_lm(robot: Robot, poses: torch.Tensor, chains: int = 32, cfg: Path
                   generator: torch.Generator | None = None, q_start: torch.Tensor | None = None) -> PathResult:
     """The baseline of the module docstring for ``poses`` (T, 4, 4) (base-link frame) with ``chains`` chains.
 
-    ``q_start`` (dof,): every chain starts from it (then the chains coincide: LM is deterministic)."""
+    ``q_start`` (dof,): every chain starts from it (then the chains coincide: LM is deterministic). ValueError for
+    bad poses or ``q_start`` (:func:`ggik.ik.path.check_path_inputs`) or ``chains`` < 1."""
     t0 = time.perf_counter()
     cfg = cfg or PathConfig()
-    poses = check_pose(torch.as_tensor(poses), "poses").to(torch.float64)
+    poses, qs = check_path_inputs(robot, poses, q_start)
     if chains < 1:
         raise ValueError(f"chains must be >= 1, got {chains}")
-    lm = RefineConfig(pos_tol=cfg.pos_tol, rot_tol=cfg.rot_tol, max_iters=cfg.lm_iters, rot_weight=cfg.rot_weight)
-    q = robot.sample_q(chains, generator) if q_start is None else torch.as_tensor(q_start, dtype=torch.float64).expand(chains, -1)
+    lm = cfg.lm_config()
+    q = robot.sample_q(chains, generator) if qs is None else qs.expand(chains, -1)
     T = poses.shape[0]
     out = torch.empty(T, chains, robot.dof, dtype=torch.float64)
     ok = torch.empty(T, chains, dtype=torch.bool)
@@ -42,7 +42,6 @@ def sequential_lm(robot: Robot, poses: torch.Tensor, chains: int = 32, cfg: Path
         q, info = lm_refine(robot, poses[t], q, lm)
         out[t], ok[t] = q, info.converged & robot.within_limits(q)
     scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
-    qs = None if q_start is None else torch.as_tensor(q_start, dtype=torch.float64)
     best, best_key = None, None
     for k in range(chains):
         traj = unwrap(out[:, k].numpy(), scale, None if qs is None else qs.numpy())

@@ -109,7 +109,7 @@ def run_path_benchmark(opts: PathBenchmark, out_dir: str | Path, command: str) -
     model = load_model_or_shipped(opts.ckpt)[0] if "GGIK path" in opts.methods else None
     table = Table(f"Path following on {len(entries)} paths: valid = 0.1 mm, 0.1 deg, within limits, joint moves <= 7 deg",
                   list(COLUMNS))
-    warm: set[str] = set()
+    warm: set[tuple[str, str]] = set()  # (robot, method) pairs already run once
     bar = tqdm(total=len(entries) * len(opts.methods), desc="paths", disable=not opts.progress, dynamic_ncols=True)
     for p_index, entry in enumerate(entries):
         robot, poses, q_start = load_path(opts.suite, entry)

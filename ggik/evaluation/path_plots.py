@@ -1,7 +1,7 @@
 """Figures of path following (matplotlib, optional; rendered like :mod:`ggik.evaluation.plots`).
 
-:func:`plot_path`: one figure per path: joint values [deg] over the waypoints (left; limits as dotted lines in
-the joint's colour) and the EE path in 3D (right, equal axes: the waypoints, the trajectory's FK positions, and the
+:func:`plot_path`: one figure per path: joint values [deg; prismatic joints in m] over the waypoints (left; limits
+as dotted lines in the joint's colour) and the EE path in 3D (right, equal axes: the waypoints, the trajectory's FK positions, and the
 tool z axis at every tenth waypoint), in the robot's base-link frame.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ def plot_path(robot: Robot, poses: torch.Tensor, q: torch.Tensor, path: str | Pa
             for bound in (robot.lower[j], robot.upper[j]):
                 ax.axhline(float(bound) * scale, color=line.get_color(), ls=":", lw=0.6)
     ax.set_xlabel("waypoint")
-    ax.set_ylabel("joint value [deg]")
+    ax.set_ylabel("joint value [deg; prismatic: m]")
     ax.legend(fontsize=6, ncol=2, loc="best")
     ax.grid(alpha=0.3)
     ax3 = fig.add_subplot(1, 2, 2, projection="3d")
@@ -43,7 +43,7 @@ def plot_path(robot: Robot, poses: torch.Tensor, q: torch.Tensor, path: str | Pa
     reached = robot.fk(q)[:, :3, 3].numpy()
     ax3.plot(p[:, 0], p[:, 1], p[:, 2], "k-", lw=2.5, alpha=0.35, label="waypoints")
     ax3.plot(reached[:, 0], reached[:, 1], reached[:, 2], "C3-", lw=1.0, label="FK(q)")
-    span = float(max(p.max(0) - p.min(0)).max()) if len(p) > 1 else 0.0
+    span = float((p.max(0) - p.min(0)).max())
     z = poses[::10, :3, 2].numpy() * max(0.15 * span, 0.02)
     ax3.quiver(p[::10, 0], p[::10, 1], p[::10, 2], z[:, 0], z[:, 1], z[:, 2], color="C0", lw=0.6, label="tool z")
     center, half = (p.max(0) + p.min(0)) / 2, max(0.55 * span, 0.02)  # equal axes: a cube around the path

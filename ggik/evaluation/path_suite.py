@@ -33,6 +33,7 @@ from typing import Callable
 import torch
 
 from ggik import rng
+from ggik.evaluation.bench_setup import BenchmarkError
 from ggik.evaluation.path_baselines import sequential_lm
 from ggik.fileio import atomic_write_text
 from ggik.ik.path import PathConfig, solve_path
@@ -44,6 +45,7 @@ from ggik.rng import step_generator
 __all__ = ["SuitePath", "SHAPES", "home_configuration", "make_shape", "make_suite", "read_suite", "load_path"]
 
 F64 = torch.float64
+SUITE_FORMAT = "ggik-path-suite-1"  #: the "format" of suite.json
 SHAPES = ("circle", "square", "line", "s_curve", "writing", "rotation", "tool_roll", "base_arc")  #: the path kinds
 
 
@@ -85,7 +87,7 @@ def make_shape(kind: str, P0: torch.Tensor, size: float, robot: Robot | None = N
     ``rotation``/``tool_roll``/``base_arc`` the size scales the angle, 1 = full). ``base_arc`` needs ``robot`` and
     the configuration ``q0`` whose first joint axis it turns about."""
     p0, R0 = P0[:3, 3], P0[:3, :3]
-    u, v, z = R0[:, 0], R0[:, 1], R0[:, 2]
+    u, v = R0[:, 0], R0[:, 1]
 
     def planar(x: torch.Tensor, y: torch.Tensor, R: torch.Tensor | None = None) -> torch.Tensor:
         pos = p0 + x[:, None] * u + y[:, None] * v
@@ -122,6 +124,8 @@ def make_shape(kind: str, P0: torch.Tensor, size: float, robot: Robot | None = N
         angle = torch.linspace(0, math.radians(300.0) * size, 150, dtype=F64)
         return make_transform(R0 @ _rot(torch.tensor([0.0, 0.0, 1.0], dtype=F64), angle), p0.expand(150, 3))
     if kind == "base_arc":
+        if robot is None or q0 is None:
+            raise ValueError("make_shape('base_arc') needs robot and q0 (the first joint's axis)")
         F, _ = robot.joint_frames(q0)
         axis, origin = F[0, :3, :3] @ robot.joint_axes[0], F[0, :3, 3]
         angle = torch.linspace(0, math.radians(150.0) * size, 150, dtype=F64)
@@ -182,17 +186,21 @@ def make_suite(robots: list[str], out_dir: str | Path, seed: int = 0, kinds: tup
             entries.append(SuitePath(name=f"{name}_{kind}", robot=name, kind=kind, file=file, waypoints=int(poses.shape[0]),
                                      q_start=None if q_start is None else [round(v, 12) for v in q_start.tolist()], note=note))
             log(f"{name} {kind}: {poses.shape[0]} waypoints, {note}")
-    payload = {"format": "ggik-path-suite-1", "seed": seed, "paths": [asdict(e) for e in entries]}
+    payload = {"format": SUITE_FORMAT, "seed": seed, "paths": [asdict(e) for e in entries]}
     atomic_write_text(out / "suite.json", json.dumps(payload, indent=1) + "\n")
     return entries
 
 
 def read_suite(suite_dir: str | Path) -> list[SuitePath]:
-    """The entries of ``suite_dir``/suite.json (FileNotFoundError naming the generator when it is missing)."""
+    """The entries of ``suite_dir``/suite.json (FileNotFoundError naming the generator when it is missing,
+    :class:`BenchmarkError` when it is not a suite)."""
     path = Path(suite_dir) / "suite.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found; write the suite with python eval/make_paths.py --out {suite_dir}")
-    return [SuitePath(**e) for e in json.loads(path.read_text(encoding="utf-8"))["paths"]]
+    payload = json.loads(path.read_text(encoding="utf-8"))
+    if payload.get("format") != SUITE_FORMAT:
+        raise BenchmarkError(f"{path}: not a path suite (format {payload.get('format')!r}, expected {SUITE_FORMAT!r})")
+    return [SuitePath(**e) for e in payload["paths"]]
 
 
 def load_path(suite_dir: str | Path, entry: SuitePath) -> tuple[Robot, torch.Tensor, torch.Tensor | None]:

@@ -31,14 +31,14 @@ import torch
 from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.path_candidates import distinct, model_tracks, random_tracks, refine_tracks, sweep
 from ggik.ik.path_refine import TrajectoryConfig, trajectory_check, trajectory_refine
-from ggik.ik.path_search import JointScale, SearchResult, jumps, joint_scale, search_path
+from ggik.ik.path_search import JointScale, SearchResult, jumps, joint_scale, search_path, wrap_difference
 from ggik.ik.refine import RefineConfig
 from ggik.ik.sampling import sample_joint_angles
-from ggik.kinematics.geometry import check_pose
+from ggik.kinematics.geometry import check_pose, pose_errors
 from ggik.kinematics.robot import Robot
 from ggik.nn.cvae import GGIKModel
 
-__all__ = ["PathConfig", "PathResult", "solve_path", "path_result"]
+__all__ = ["PathConfig", "PathResult", "solve_path", "path_result", "check_path_inputs"]
 
 
 @dataclass
@@ -71,10 +71,12 @@ class PathConfig:
 
     def check(self) -> None:
         """ValueError naming the first bad value."""
-        for name in ("pos_tol", "rot_tol", "max_jump", "max_jump_m", "limit_margin", "time_limit", "allow"):
+        for name in ("pos_tol", "rot_tol", "max_jump", "max_jump_m", "limit_margin", "time_limit", "allow", "rot_weight",
+                     "refine_bottleneck"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"PathConfig.{name} must be positive, got {getattr(self, name)}")
-        for name in ("samples", "starts", "track_samples", "random_tracks", "traj_iters", "lm_iters"):
+        for name in ("samples", "starts", "track_samples", "random_tracks", "traj_iters", "lm_iters", "smooth_weight",
+                     "limit_weight"):
             if getattr(self, name) < 0:
                 raise ValueError(f"PathConfig.{name} must be >= 0, got {getattr(self, name)}")
         for name in ("sweep_tracks", "sweep_steps", "track_stride", "max_rounds"):
@@ -82,8 +84,12 @@ class PathConfig:
                 raise ValueError(f"PathConfig.{name} must be >= 1, got {getattr(self, name)}")
         if not (self.continuation or self.track_samples or self.random_tracks):
             raise ValueError("PathConfig: no source of candidates (continuation off, track_samples = random_tracks = 0)")
-        if self.continuation and max(self.samples, self.starts) == 0:
-            raise ValueError("PathConfig: continuation needs start seeds (starts > 0)")
+        if self.continuation and self.starts < 1:
+            raise ValueError(f"PathConfig: continuation needs start seeds (starts > 0), got starts = {self.starts}")
+
+    def lm_config(self) -> RefineConfig:
+        """The :class:`RefineConfig` of every candidate's LM: these tolerances, ``lm_iters`` and ``rot_weight``."""
+        return RefineConfig(pos_tol=self.pos_tol, rot_tol=self.rot_tol, max_iters=self.lm_iters, rot_weight=self.rot_weight)
 
 
 @dataclass
@@ -163,17 +169,18 @@ class _Pool:
         self.real: torch.Tensor | None = None
 
     def add(self, q: torch.Tensor, valid: torch.Tensor, real: torch.Tensor | None = None) -> None:
+        """Add candidates q (T, K_new, dof) with ``valid`` (T, K_new) and ``real`` (T, K_new; default all): those
+        not real (e.g. waypoints a sweep did not visit) are dropped. The arguments are not modified."""
+        valid = valid.clone()
         real = torch.ones_like(valid) if real is None else real.clone()
         n_old = 0 if self.q is None else self.q.shape[1]
         if self.q is not None:
             q, valid, real = torch.cat([self.q, q], 1), torch.cat([self.valid, valid], 1), torch.cat([self.real, real], 1)
-        step, wrap = torch.as_tensor(self.scale.step), torch.as_tensor(self.scale.wrap)
+        step = torch.as_tensor(self.scale.step)
         K = q.shape[1]
         before = torch.arange(K)[None, :] < torch.arange(n_old, K)[:, None]  # [i, j]: j came before new entry i
         for a in range(0, q.shape[0], 16):  # 16 waypoints at a time: (16, K_new, K, dof)
-            d = q[a : a + 16, n_old:, None] - q[a : a + 16, None]
-            if bool(wrap.any()):
-                d = torch.where(wrap, torch.remainder(d + torch.pi, 2 * torch.pi) - torch.pi, d)
+            d = wrap_difference(q[a : a + 16, n_old:, None] - q[a : a + 16, None], self.scale)
             close = ((d.abs() / step).amax(-1) < self.same) & before & real[a : a + 16, None, :]
             close &= valid[a : a + 16, None, :] | ~valid[a : a + 16, n_old:, None]  # an earlier one at least as valid
             real[a : a + 16, n_old:] &= ~close.any(-1)
@@ -191,7 +198,8 @@ def _start_candidates(robot: Robot, poses: torch.Tensor, at: list[int], cfg: Pat
     """Refined, distinct start candidates at waypoints ``at``: (q (n, dof), their waypoints (n,), seeds refined).
 
     Seeds per waypoint: ``extra`` (e.g. the start configuration) first, then ``cfg.samples`` GGIK samples (with a
-    model), then uniform configurations up to ``cfg.starts`` seeds."""
+    model), then uniform configurations up to ``cfg.starts`` seeds. A waypoint without a valid candidate keeps its
+    nearest one (least ``pos/pos_tol + rot/rot_tol``): continuation from it may still reach its neighbours."""
     A = len(at)
     seeds = [] if extra is None else [extra[None].expand(A, -1, -1)]
     n_model = cfg.samples if model is not None else 0
@@ -201,9 +209,13 @@ def _start_candidates(robot: Robot, poses: torch.Tensor, at: list[int], cfg: Pat
     if n_random > 0:
         seeds.append(robot.sample_q(A * n_random, gen).view(A, n_random, robot.dof))
     seeds = torch.cat(seeds, 1)
-    q, ok, _ = refine_tracks(robot, poses[at], seeds, lm)
+    q, ok = refine_tracks(robot, poses[at], seeds, lm)
     scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
     keep = [distinct(q[i], ok[i], cfg.sweep_tracks, scale) for i in range(A)]
+    for i in range(A):
+        if keep[i].numel() == 0:
+            pos, rot = pose_errors(robot.fk(q[i]), poses[at[i]])
+            keep[i] = (pos / cfg.pos_tol + rot / cfg.rot_tol).argmin().reshape(1)
     where = torch.cat([torch.full((len(k),), t, dtype=torch.long) for k, t in zip(keep, at)])
     return torch.cat([q[i, k] for i, k in enumerate(keep)]), where, seeds.shape[0] * seeds.shape[1]
 
@@ -221,18 +233,14 @@ def solve_path(robot: Robot, poses: torch.Tensor, cfg: PathConfig | None = None,
     t0 = time.perf_counter()
     cfg = cfg or PathConfig()
     cfg.check()
-    poses = check_pose(torch.as_tensor(poses), "poses").to(torch.float64)
-    if poses.ndim != 3 or poses.shape[0] < 1:
-        raise ValueError(f"poses must have shape (T, 4, 4) with T >= 1, got {tuple(poses.shape)}")
+    if not cfg.continuation and not cfg.random_tracks and model is None:
+        raise ValueError("PathConfig: without continuation and random_tracks, track_samples needs a model")
+    poses, q_start = check_path_inputs(robot, poses, q_start)
     if model is not None and graph is None:
         graph = RobotGraph.from_robot(robot)
-    if q_start is not None:
-        q_start = robot.check_q(q_start).to(torch.float64)
-        if q_start.shape != (robot.dof,) or not bool(robot.within_limits(q_start)):
-            raise ValueError(f"q_start must be one configuration ({robot.dof},) within the joint limits")
     T = poses.shape[0]
     scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
-    lm = RefineConfig(pos_tol=cfg.pos_tol, rot_tol=cfg.rot_tol, max_iters=cfg.lm_iters, rot_weight=cfg.rot_weight)
+    lm = cfg.lm_config()
     traj = TrajectoryConfig(pos_tol=cfg.pos_tol, rot_tol=cfg.rot_tol, max_iters=cfg.traj_iters,
                             smooth_weight=cfg.smooth_weight, rot_weight=cfg.rot_weight)
     timings = dict.fromkeys(("starts", "sweeps", "tracks", "correct", "search", "refine"), 0.0)
@@ -256,10 +264,12 @@ def solve_path(robot: Robot, poses: torch.Tensor, cfg: PathConfig | None = None,
             direction = torch.cat([torch.ones_like(where), -torch.ones_like(where)])  # every start in both directions
             q0, where = torch.cat([q0, q0]), torch.cat([where, where])
             going = ((direction > 0) & (where < T - 1)) | ((direction < 0) & (where > 0))
+            if T == 1:  # a single waypoint: every start once (a sweep of length 0 puts it into the pool)
+                going = direction > 0
             q0, where, direction = q0[going], where[going], direction[going]
             seeds, visited = sweep(robot, poses, q0, where, direction, cfg.sweep_steps, cfg.rot_weight)
             t = clock("sweeps", t)
-            q, ok, _ = refine_tracks(robot, poses, seeds, lm, visited)
+            q, ok = refine_tracks(robot, poses, seeds, lm, visited)
             pool.add(q, ok, visited)
             count += int(visited.sum())
             t = clock("correct", t)
@@ -268,7 +278,7 @@ def solve_path(robot: Robot, poses: torch.Tensor, cfg: PathConfig | None = None,
             if cfg.track_samples and model is not None:
                 seeds.append(model_tracks(model, graph, poses, cfg.track_samples, cfg.track_stride, scale, generator))
             seeds = torch.cat(seeds, 1)
-            q, ok, _ = refine_tracks(robot, poses, seeds, lm)
+            q, ok = refine_tracks(robot, poses, seeds, lm)
             pool.add(q, ok)
             count += seeds.shape[0] * seeds.shape[1]
             t = clock("tracks", t)
@@ -291,20 +301,38 @@ def solve_path(robot: Robot, poses: torch.Tensor, cfg: PathConfig | None = None,
             first_valid = time.perf_counter() - t0
         if info.valid and cfg.stop_at_first_valid:
             break
-        at = _next_starts(found, cand_ok, scale, T, generator)
+        at = _next_starts(found, cand_ok, scale, q_start, generator)
     return path_result(robot, poses, best[1], cfg, q_start, first_valid, time.perf_counter() - t0, count, rounds, timings)
 
 
-def _next_starts(found: SearchResult, ok: torch.Tensor, scale: JointScale, T: int, gen: torch.Generator | None) -> list[int]:
-    """Where the next round starts: around the worst place of the best path (the first waypoint without a valid
-    candidate, or both ends of its largest move), plus one random waypoint."""
+def check_path_inputs(robot: Robot, poses, q_start=None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(poses (T, 4, 4) float64, q_start (dof,) float64 or None), checked: ValueError for another shape, T = 0,
+    NaN/inf, a rotation block that is not a rotation (naming the waypoint), or a ``q_start`` of another shape,
+    with NaN or outside the joint limits."""
+    poses = check_pose(torch.as_tensor(poses), "poses").to(torch.float64)
+    if poses.ndim != 3 or poses.shape[0] < 1:
+        raise ValueError(f"poses must have shape (T, 4, 4) with T >= 1, got {tuple(poses.shape)}")
+    if q_start is not None:
+        q_start = robot.check_q(q_start).to(torch.float64)
+        if q_start.shape != (robot.dof,) or not bool(robot.within_limits(q_start)):
+            raise ValueError(f"q_start must be one configuration ({robot.dof},) within the joint limits")
+    return poses, q_start
+
+
+def _next_starts(found: SearchResult, ok: torch.Tensor, scale: JointScale, q_start: torch.Tensor | None,
+                 gen: torch.Generator | None) -> list[int]:
+    """Where the next round starts (waypoint indices): around the worst place of the best path (the first waypoint
+    without a valid candidate, or both ends of its largest move; waypoint 0 when that is the move from ``q_start``),
+    plus one random waypoint. ``ok`` (T, K): the valid candidates."""
+    T = ok.shape[0]
     empty = (~ok.any(1)).nonzero()[:, 0]
+    full = found.q if q_start is None else np.concatenate([q_start.numpy()[None], found.q])
     if empty.numel():
         t = int(empty[0])
         at = [max(t - 1, 0), t]
-    elif T > 1:
-        t = int(np.argmax(jumps(found.q[:-1], found.q[1:], scale)))
-        at = [t, t + 1]
+    elif len(full) > 1:
+        t = int(np.argmax(jumps(full[:-1], full[1:], scale))) - (q_start is not None)  # the move from waypoint t
+        at = [max(t, 0), t + 1]
     else:
         at = [0]
     at.append(int(torch.randint(T, (1,), generator=gen)))

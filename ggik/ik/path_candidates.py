@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from ggik.graph.robot_graph import RobotGraph
-from ggik.ik.path_search import JointScale
+from ggik.ik.path_search import JointScale, jumps, wrap_difference
 from ggik.ik.refine import RefineConfig, lm_refine
 from ggik.ik.sampling import sample_joint_angles, shared_noise
 from ggik.kinematics.robot import Robot
@@ -46,10 +46,7 @@ def interpolate(q: torch.Tensor, at: torch.Tensor, T: int, scale: JointScale) ->
     left = torch.searchsorted(at, t, right=True) - 1  # the last anchor at or before t
     right = (left + 1).clamp(max=at.numel() - 1)
     f = ((t - at[left]) / (at[right] - at[left]).clamp(min=1)).to(torch.float64)[:, None, None]
-    d = q[right] - q[left]
-    wrap = torch.as_tensor(scale.wrap)
-    d = torch.where(wrap, torch.remainder(d + torch.pi, 2 * torch.pi) - torch.pi, d)
-    return q[left] + f * d
+    return q[left] + f * wrap_difference(q[right] - q[left], scale)
 
 
 @torch.no_grad()
@@ -109,20 +106,20 @@ def sweep(robot: Robot, poses: torch.Tensor, q0: torch.Tensor, start: torch.Tens
 
 
 def refine_tracks(robot: Robot, poses: torch.Tensor, seeds: torch.Tensor, cfg: RefineConfig,
-                  mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, int]:
+                  mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """LM from every seed (T, K, dof) to its waypoint's pose (T, 4, 4), all in one batched call (only the seeds
     where ``mask`` (T, K) is true, when given; the others stay as they are and are invalid).
 
-    Returns (q (T, K, dof), valid (T, K) bool: within ``cfg``'s tolerances and the joint limits, total LM iterations)."""
+    Returns (q (T, K, dof), valid (T, K) bool: within ``cfg``'s tolerances and the joint limits)."""
     if mask is None:
         mask = torch.ones(seeds.shape[:2], dtype=torch.bool)
     t, k = mask.nonzero(as_tuple=True)
     q, valid = seeds.clone(), torch.zeros(seeds.shape[:2], dtype=torch.bool)
     if t.numel() == 0:
-        return q, valid, 0
+        return q, valid
     qr, info = lm_refine(robot, poses[t], seeds[t, k], cfg)
     q[t, k], valid[t, k] = qr, info.converged & robot.within_limits(qr)
-    return q, valid, int(info.iterations.sum())
+    return q, valid
 
 
 def distinct(q: torch.Tensor, valid: torch.Tensor, limit: int, scale: JointScale, tol: float = 1.0) -> torch.Tensor:
@@ -131,11 +128,8 @@ def distinct(q: torch.Tensor, valid: torch.Tensor, limit: int, scale: JointScale
     taken: list[int] = []
     qn = q.numpy()
     for k in np.flatnonzero(valid.numpy()):
-        if taken:
-            d = qn[taken] - qn[k]
-            d = np.where(scale.wrap, np.mod(d + np.pi, 2 * np.pi) - np.pi, d) / scale.step
-            if float(np.abs(d).max(-1).min()) <= tol:
-                continue
+        if taken and float(jumps(qn[taken], qn[k], scale).min()) <= tol:
+            continue
         taken.append(int(k))
         if len(taken) == limit:
             break

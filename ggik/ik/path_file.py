@@ -1,13 +1,13 @@
 """Path and trajectory files: CSV, one waypoint (or one configuration) per line.
 
 A *path file* holds EE waypoints in the robot's base-link frame, one per line: ``x,y,z,qw,qx,qy,qz`` (position
-[m], unit quaternion (w, x, y, z)). Allowed extras: a header line (any line whose fields are not all numbers,
-before the first waypoint), an index column first (eight columns: the first one is ignored), blank lines and
-``#`` comment lines. Quaternions are normalised when their norm is within ``QUAT_TOL`` of 1; anything else is a
+[m], unit quaternion (w, x, y, z)). Allowed extras: a header line (the first line, when none of its fields is a
+number: a first line with some numbers is a waypoint, and a bad one an error), an index column first (eight
+columns: the first one is ignored), blank lines and ``#`` comment lines. Quaternions are normalised when their norm is within ``QUAT_TOL`` of 1; anything else is a
 :class:`ggik.errors.PathFileError` naming the file and line.
 
-A *trajectory file* holds one configuration per waypoint: a header of joint names, then the joint values
-[rad or m] of each waypoint. Both are written atomically (:func:`ggik.fileio.atomic_write_text`).
+A *trajectory file* holds one configuration per waypoint: a header of joint names (the same rule), then the joint
+values [rad or m] of each waypoint. Both are written atomically (:func:`ggik.fileio.atomic_write_text`).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import torch
 
 from ggik.errors import PathFileError
 from ggik.fileio import atomic_write_text
-from ggik.kinematics.geometry import make_transform, matrix_to_quat, quat_to_matrix
+from ggik.kinematics.geometry import check_pose, make_transform, matrix_to_quat, quat_to_matrix
 
 __all__ = ["read_path_csv", "write_path_csv", "read_trajectory_csv", "write_trajectory_csv", "QUAT_TOL", "PATH_COLUMNS"]
 
@@ -44,19 +44,25 @@ def _rows(path: Path) -> list[tuple[int, list[str]]]:
 
 
 def _numbers(fields: list[str]) -> list[float] | None:
+    """The fields as floats, or None when one of them is not a number."""
     try:
         return [float(f) for f in fields]
     except ValueError:
         return None
 
 
+def _without_header(rows: list[tuple[int, list[str]]]) -> list[tuple[int, list[str]]]:
+    """``rows`` less the first one when it is a header: none of its fields is a number."""
+    if rows and all(_numbers([f]) is None for f in rows[0][1]):
+        return rows[1:]
+    return rows
+
+
 def read_path_csv(path: str | Path) -> torch.Tensor:
     """(T, 4, 4) float64 EE poses from a path file (module docstring); :class:`PathFileError` for a malformed file,
     FileNotFoundError for a missing one."""
     path = Path(path)
-    rows = _rows(path)
-    if rows and _numbers(rows[0][1]) is None:
-        rows = rows[1:]  # a header
+    rows = _without_header(_rows(path))
     if not rows:
         raise PathFileError(f"{path}: no waypoints (expected lines x,y,z,qw,qx,qy,qz)")
     values = []
@@ -79,8 +85,11 @@ def read_path_csv(path: str | Path) -> torch.Tensor:
 
 
 def write_path_csv(path: str | Path, poses: torch.Tensor) -> Path:
-    """Write EE poses (T, 4, 4) as a path file with a header (quaternions with w >= 0)."""
-    poses = torch.as_tensor(poses, dtype=torch.float64)
+    """Write EE poses (T, 4, 4) [m] (base-link frame) as a path file with a header (quaternions with w >= 0);
+    ValueError for another shape or a pose that is not a rigid transform."""
+    poses = check_pose(torch.as_tensor(poses, dtype=torch.float64), "poses")
+    if poses.ndim != 3:
+        raise ValueError(f"poses must have shape (T, 4, 4), got {tuple(poses.shape)}")
     quat = matrix_to_quat(poses[:, :3, :3])
     lines = [",".join(PATH_COLUMNS)]
     lines += [",".join(f"{v:.12g}" for v in p[:3, 3].tolist() + q.tolist()) for p, q in zip(poses, quat)]
@@ -100,9 +109,7 @@ def read_trajectory_csv(path: str | Path, dof: int | None = None) -> torch.Tenso
     """(T, dof) float64 joint values of a trajectory file (a header line is skipped); :class:`PathFileError` for
     rows of another length than ``dof`` (default: the first row's), non-numbers or NaN."""
     path = Path(path)
-    rows = _rows(path)
-    if rows and _numbers(rows[0][1]) is None:
-        rows = rows[1:]
+    rows = _without_header(_rows(path))
     if not rows:
         raise PathFileError(f"{path}: no configurations")
     dof = dof or len(rows[0][1])

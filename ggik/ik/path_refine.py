@@ -63,7 +63,12 @@ class TrajectoryInfo:
 
 def trajectory_check(robot: Robot, poses: torch.Tensor, q: torch.Tensor, scale: JointScale, cfg: TrajectoryConfig,
                      q_start: torch.Tensor | None = None) -> TrajectoryInfo:
-    """Pose errors, normalised moves and validity of trajectory ``q`` (T, dof) for ``poses`` (T, 4, 4) (base frame)."""
+    """Pose errors, normalised moves and validity of trajectory ``q`` (T, dof) [rad or m] for ``poses`` (T, 4, 4) (base
+    frame). Moves are plain differences (continuous joints taken as unwrapped: a 2 pi step is a move). ValueError
+    for other shapes."""
+    if q.ndim != 2 or q.shape[1] != robot.dof or poses.shape != (q.shape[0], 4, 4):
+        raise ValueError(f"a trajectory (T, {robot.dof}) and poses (T, 4, 4) are needed, got {tuple(q.shape)} and "
+                         f"{tuple(poses.shape)}")
     pos, rot = pose_errors(robot.fk(q), poses)
     full = q if q_start is None else torch.cat([torch.as_tensor(q_start, dtype=q.dtype)[None], q])
     moves = (full[1:] - full[:-1]) / torch.as_tensor(scale.step, dtype=q.dtype)

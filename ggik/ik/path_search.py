@@ -22,8 +22,8 @@ import torch
 
 from ggik.kinematics.robot import Robot
 
-__all__ = ["SearchResult", "JointScale", "joint_scale", "jumps", "limit_penalty", "bottleneck_path", "smooth_path",
-           "search_path", "unwrap"]
+__all__ = ["SearchResult", "JointScale", "joint_scale", "jumps", "wrap_difference", "limit_penalty", "bottleneck_path",
+           "smooth_path", "search_path", "unwrap"]
 
 INF = float("inf")
 
@@ -56,6 +56,13 @@ def joint_moves(a: np.ndarray, b: np.ndarray, scale: JointScale) -> np.ndarray:
     d = b - a
     d = np.where(scale.wrap, np.mod(d + np.pi, 2 * np.pi) - np.pi, d)
     return d / scale.step
+
+
+def wrap_difference(d: torch.Tensor, scale: JointScale) -> torch.Tensor:
+    """Joint differences d (..., dof) [rad or m] with those of continuous joints wrapped to [-pi, pi) (torch; the
+    numpy counterpart is inside :func:`joint_moves`)."""
+    wrap = torch.as_tensor(scale.wrap, device=d.device)
+    return torch.where(wrap, torch.remainder(d + torch.pi, 2 * torch.pi) - torch.pi, d) if bool(wrap.any()) else d
 
 
 def jumps(a: np.ndarray, b: np.ndarray, scale: JointScale) -> np.ndarray:
@@ -131,8 +138,8 @@ def search_path(q: torch.Tensor, valid: torch.Tensor, scale: JointScale, allow: 
     """
     qn = np.asarray(q.detach().cpu().numpy(), dtype=np.float64)
     ok = np.asarray(valid.detach().cpu().numpy(), dtype=bool)
-    if qn.ndim != 3 or ok.shape != qn.shape[:2] or qn.shape[-1] != scale.step.shape[0]:
-        raise ValueError(f"search_path takes q (T, K, dof) and valid (T, K), got {qn.shape} and {ok.shape}")
+    if qn.ndim != 3 or ok.shape != qn.shape[:2] or qn.shape[-1] != scale.step.shape[0] or 0 in qn.shape[:2]:
+        raise ValueError(f"search_path takes q (T, K, dof) and valid (T, K) with T, K >= 1, got {qn.shape} and {ok.shape}")
     T = qn.shape[0]
     if q_start is None:
         start_jump = np.zeros(qn.shape[1])

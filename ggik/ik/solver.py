@@ -168,7 +168,7 @@ class GGIK:
         self,
         robot: Robot,
         poses: torch.Tensor,
-        num_samples: int = 8,
+        num_samples: int | None = None,
         q_start: torch.Tensor | None = None,
         time_limit: float | None = None,
         pos_tol: float | None = None,
@@ -177,8 +177,8 @@ class GGIK:
         generator: torch.Generator | None = None,
     ) -> PathResult:
         """A joint trajectory that follows the EE path ``poses`` (T, 4, 4) (base-link frame), by
-        :func:`ggik.ik.path.solve_path`: start candidates from ``num_samples`` model samples (0: random starts
-        only, no model) and random starts (16 seeds in all), continuation along the path, a dynamic-programming
+        :func:`ggik.ik.path.solve_path`: start candidates from ``num_samples`` model samples (None: the config's
+        ``samples``, 8 by default; 0: random starts only, no model) and random starts (16 seeds in all), continuation along the path, a dynamic-programming
         search and LM on the whole trajectory, in rounds until a valid trajectory or ``time_limit`` [s].
 
         Valid: every waypoint within ``pos_tol`` (default 0.1 mm) and ``rot_tol`` (default 0.1 deg, in rad), every
@@ -188,13 +188,15 @@ class GGIK:
         """
         if not isinstance(robot, Robot):
             raise TypeError(f"robot must be a ggik.Robot, got {type(robot).__name__}")
-        if int(num_samples) != num_samples or num_samples < 0:
-            raise ValueError(f"num_samples must be a non-negative integer, got {num_samples!r}")
-        cfg = replace(config or PathConfig(), samples=int(num_samples))
+        cfg = config or PathConfig()
+        if num_samples is not None:
+            if int(num_samples) != num_samples or num_samples < 0:
+                raise ValueError(f"num_samples must be a non-negative integer, got {num_samples!r}")
+            cfg = replace(cfg, samples=int(num_samples))
         for name, v in (("time_limit", time_limit), ("pos_tol", pos_tol), ("rot_tol", rot_tol)):
             if v is not None:
                 cfg = replace(cfg, **{name: v})
-        use_model = num_samples > 0 or cfg.track_samples > 0
+        use_model = cfg.samples > 0 or cfg.track_samples > 0
         graph = self._graph(robot) if use_model else None
         return solve_path(robot, poses, cfg, self.model if use_model else None, graph, q_start, generator)
 
