@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--measure-only", action="store_true", help="measure the runs as they are")
     ap.add_argument("--retime", action="store_true", help="only re-measure the sampling-time columns in --out (run it alone)")
     ap.add_argument("--out", default="eval/results/recipe/recipe", help="output stem (.md and .csv)")
-    ap.add_argument("--curves", help="also plot the training curves of every run of the protocol to this PNG")
+    ap.add_argument("--curves", help="also plot the training curves of the variants' runs to this PNG")
+    ap.add_argument("--curves-only", action="store_true", help="only plot the curves (no training, no measuring)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     try:

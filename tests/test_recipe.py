@@ -103,7 +103,7 @@ def test_rows_have_every_column_and_the_table_merges_rows(tmp_path):
     assert [(r["variant"], r["robot"]) for r in written] == [("baseline", "panda"), ("residual", "panda")]
     assert float(written[1]["raw 1cm&1deg [%]"]) == 12.5
     assert "cmd two" in stem.with_suffix(".md").read_text()
-    assert (tmp_path / "table_commands.txt").read_text().splitlines() == ["cmd one", "cmd two", "cmd two"]
+    assert (tmp_path / "table_commands.txt").read_text().splitlines() == ["cmd one", "cmd two"]
     retimed = retime_rows(stem, {("panda", "baseline"): run / "last.pt"}, cfg)
     assert len(retimed) == 1 and set(retimed[0]) == set(COLUMNS)
     assert retimed[0]["sample ms/goal 1 thr"] > 0 and retimed[0]["raw 1cm&1deg [%]"] == pytest.approx(row["raw 1cm&1deg [%]"])

@@ -26,6 +26,10 @@ def run_recipe_benchmark(args: argparse.Namespace, command: str) -> int:
     if unknown and not args.checkpoint:
         raise ValueError(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
     cfg = EvalConfig(problems=args.n, samples=args.samples, seed=args.seed)
+    if args.curves_only:
+        if not args.curves:
+            raise ValueError("--curves-only needs --curves PNG")
+        return _curves(args)
     if args.retime:
         runs = {(args.protocol, v): args.checkpoint or Path(args.runs) / args.protocol / v / "last.pt" for v in args.variant}
         print(write_recipe_table(args.out, retime_rows(args.out, runs, cfg), command, cfg).read_text())
@@ -41,7 +45,14 @@ def run_recipe_benchmark(args: argparse.Namespace, command: str) -> int:
                 run.mkdir(parents=True, exist_ok=True)
             rows = recipe_rows(run, args.protocol, variant, cfg, threads=args.threads, checkpoint=args.checkpoint)
             print(write_recipe_table(args.out, rows, command, cfg).read_text())
-    if args.curves:
-        runs = {p.name: p for p in sorted((Path(args.runs) / args.protocol).iterdir()) if (p / "metrics.jsonl").is_file()}
-        print(f"curves: {plot_recipe_curves(runs, args.curves, title=f'recipe runs, protocol {args.protocol}')}")
+    return _curves(args) if args.curves else 0
+
+
+def _curves(args: argparse.Namespace) -> int:
+    """Plot the training curves of the runs of ``args.variant`` (under ``args.runs/args.protocol``) to ``args.curves``."""
+    runs = {v: Path(args.runs) / args.protocol / v for v in args.variant}
+    missing = [str(p) for p in runs.values() if not (p / "metrics.jsonl").is_file()]
+    if missing:
+        raise ValueError(f"no training records in {', '.join(missing)}")
+    print(f"curves: {plot_recipe_curves(runs, args.curves, title=f'recipe runs, protocol {args.protocol}')}")
     return 0
