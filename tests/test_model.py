@@ -59,6 +59,7 @@ TRANSFORMS = {
     "reflection": (-1.0, False),
     "translation": (None, True),
     "rotation+translation": (1.0, True),
+    "reflection+translation": (-1.0, True),
 }
 
 

@@ -4,14 +4,14 @@ E(3) equivariance, invariant losses, a gradient for every parameter, pinned anch
 alone; plus ModelConfig.check and checkpoint compatibility of the defaults."""
 from __future__ import annotations
 
-from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
-from conftest import orthogonal
+from test_model import TRANSFORMS, apply, problem_batch, random_motions, solved_batch, transform_batch  # as for the default model
 
 from ggik import Robot, RobotGraph, random_robot
-from ggik.checkpoint import load_model_or_shipped
+from ggik.checkpoint import load_model
 from ggik.graph.batch import GraphBatch
 from ggik.nn import EGNN
 from ggik.nn.cvae import GGIKModel, ModelConfig
@@ -59,52 +59,6 @@ def graphs() -> list[RobotGraph]:
     gen = torch.Generator().manual_seed(2025)
     robots = [Robot.from_name("panda"), random_robot(5, gen, name="rand5"), random_robot(3, gen, name="rand3")]
     return [RobotGraph.from_robot(r) for r in robots]
-
-
-def solved_batch(graphs: list[RobotGraph], per_robot: int = 2, seed: int = 1) -> GraphBatch:
-    gen = torch.Generator().manual_seed(seed)
-    return GraphBatch.cat([GraphBatch.from_graph(g, q=g.robot.sample_q(per_robot, gen)) for g in graphs])
-
-
-def problem_batch(graphs: list[RobotGraph], seed: int = 2) -> tuple[GraphBatch, list[GraphBatch]]:
-    """One problem per robot, jointly (padded) and alone."""
-    gen = torch.Generator().manual_seed(seed)
-    alone = [GraphBatch.from_graph(g, T_goal=g.robot.fk(g.robot.sample_q(1, gen))) for g in graphs]
-    return GraphBatch.cat(alone), alone
-
-
-#: name -> (determinant of the orthogonal part or None for none, with a translation)
-TRANSFORMS = {
-    "rotation": (1.0, False),
-    "reflection": (-1.0, False),
-    "translation": (None, True),
-    "reflection+translation": (-1.0, True),
-}
-
-
-def random_motions(kind: str, B: int, seed: int = 3) -> tuple[torch.Tensor, torch.Tensor]:
-    gen = torch.Generator().manual_seed(seed)
-    det, translate = TRANSFORMS[kind]
-    R = torch.stack([orthogonal(gen, det) if det is not None else torch.eye(3, dtype=F64) for _ in range(B)])
-    t = 2.0 * torch.randn(B, 3, generator=gen, dtype=F64) if translate else torch.zeros(B, 3, dtype=F64)
-    return R, t
-
-
-def apply(points: torch.Tensor, R: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-    """Points (B, ..., N, 3) moved by per-example R (B, 3, 3), t (B, 3)."""
-    shape = (R.shape[0],) + (1,) * (points.ndim - 3)
-    return points @ R.transpose(-1, -2).view(*shape, 3, 3) + t.view(*shape, 1, 3)
-
-
-def transform_batch(batch: GraphBatch, R: torch.Tensor, t: torch.Tensor) -> GraphBatch:
-    """The same problems (and solutions) in another frame."""
-    T = torch.eye(4, dtype=F64).repeat(batch.batch_size, 1, 1)
-    T[:, :3, :3], T[:, :3, 3] = R, t
-    changes = dict(known_positions=torch.where(batch.anchor_mask[..., None], apply(batch.known_positions, R, t), 0.0),
-                   goal=T @ batch.goal)
-    if batch.pos is not None:
-        changes["pos"] = torch.where(batch.node_mask[..., None], apply(batch.pos, R, t), 0.0)
-    return replace(batch, **changes)
 
 
 def sample_noise(model: GGIKModel, batch: GraphBatch, S: int, seed: int) -> dict[str, torch.Tensor]:
@@ -358,12 +312,13 @@ def test_model_config_check_accepts_the_variants():
         GGIKModel(ModelConfig(dim=8, hidden=16, decoder="node", dec_layers=0))
 
 
-def test_default_model_has_the_state_dict_of_the_shipped_checkpoint():
-    """The new options are off by default and add no parameter: checkpoints written before them still load."""
-    shipped, ckpt = load_model_or_shipped(None)
+def test_default_model_has_the_state_dict_of_the_v1_checkpoint():
+    """The new options are off by default and add no parameter: checkpoints written before them (the v1 run in
+    train/checkpoints/default) still load."""
+    shipped, ckpt = load_model(Path(__file__).resolve().parents[1] / "train" / "checkpoints" / "default" / "last.pt")
     old = ckpt["model"]
     assert not {"decoder", "residual_inputs", "gn_steps", "latent_scope"} & set(ckpt["config"]["model"]), \
-        "the shipped checkpoint predates the options"
+        "the v1 checkpoint predates the options"
     cfg = ModelConfig(**ckpt["config"]["model"])
     default = GGIKModel(cfg).state_dict()
     assert set(default) == set(old)
