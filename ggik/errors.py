@@ -1,7 +1,7 @@
 """Exceptions raised by ggik. All derive from :class:`GGIKError` and from ``ValueError``."""
 from __future__ import annotations
 
-__all__ = ["GGIKError", "URDFError", "ChainError", "GraphError", "PathFileError"]
+__all__ = ["GGIKError", "URDFError", "ChainError", "GraphError", "PathFileError", "GoalError"]
 
 
 class GGIKError(ValueError):
@@ -23,3 +23,7 @@ class GraphError(GGIKError):
 class PathFileError(GGIKError):
     """A path (waypoint) or trajectory file that cannot be read: wrong column count, a non-number, NaN, a non-unit
     quaternion, no rows."""
+
+
+class GoalError(GGIKError):
+    """An IK goal that cannot be used: an unknown goal kind, a wrong shape, NaN/inf, an axis of zero length."""

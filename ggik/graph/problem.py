@@ -21,10 +21,14 @@ class Goals:
         in_base: (..., 4, 4) EE goal poses in the robot's base-link frame (as :meth:`ggik.Robot.fk` returns).
         in_graph: (..., 4, 4) the same goals as poses of the last graph frame F_n in the graph frame F_0
             (the constant base-to-graph and tool transforms removed).
+        kind: the goal kind, one of :data:`ggik.graph.goal_kinds.GOAL_KINDS`. For ``"position+axis"`` and
+            ``"position"`` the poses are canonical (:func:`ggik.graph.goal_kinds.goal_poses`): only the position
+            and, for ``"position+axis"``, the tool axis are goals; the rest of the rotation is a placeholder.
     """
 
     in_base: torch.Tensor
     in_graph: torch.Tensor
+    kind: str = "pose"
 
     @property
     def shape(self) -> torch.Size:
@@ -35,10 +39,10 @@ class Goals:
         """Index the batch dims of both poses alike, e.g. ``goals[a:b]`` or ``goals[:, None]``."""
         if not isinstance(index, tuple):
             index = (index,)
-        return Goals(self.in_base[index], self.in_graph[index])
+        return Goals(self.in_base[index], self.in_graph[index], self.kind)
 
     def to(self, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> "Goals":
-        return Goals(self.in_base.to(device=device, dtype=dtype), self.in_graph.to(device=device, dtype=dtype))
+        return Goals(self.in_base.to(device=device, dtype=dtype), self.in_graph.to(device=device, dtype=dtype), self.kind)
 
 
 @dataclass
@@ -48,7 +52,7 @@ class PartialGraph:
     Attributes:
         known_positions: (..., N, 3) known node positions in the graph frame [m]; unknown nodes are 0.
         known_distances: (..., N, N) known distances [m]; unknown entries are 0.
-        anchor_mask: (N,) bool, nodes with known positions (p0, x, y, q0, pn, qn).
+        anchor_mask: (N,) bool, nodes with known positions (p0, x, y, q0, pn, qn; no qn for a position goal).
         known_mask: (N, N) bool, symmetric, edges with known distances.
         goal: (..., 4, 4) pose of the last graph frame F_n in the graph frame.
     """

@@ -21,7 +21,8 @@ import torch
 
 from ggik.kinematics import geometry as geo
 from ggik.kinematics.consts import ConstCache
-from ggik.errors import GraphError
+from ggik.errors import GoalError, GraphError
+from ggik.graph.goal_kinds import check_goal_kind, goal_poses
 from ggik.graph.problem import Goals, PartialGraph
 from ggik.kinematics.robot import Robot
 
@@ -246,23 +247,38 @@ class RobotGraph:
         c = self._consts.get(T_goal.dtype, T_goal.device)
         return geo.invert_transform(c["T_base_graph"]) @ T_goal @ geo.invert_transform(c["T_tool"])
 
-    def goals(self, T_goal: torch.Tensor | Goals) -> Goals:
-        """Check EE goal poses ``T_goal`` (..., 4, 4) in the base link frame and map them into the graph frame.
+    @property
+    def tool_axis(self) -> torch.Tensor:
+        """(3,) the tool axis (q_n - p_n, the last joint's axis) in the EE frame: :func:`ggik.graph.goal_kinds.tool_axis`."""
+        return self.T_tool[2, :3].clone()
 
-        The one place where goals are checked: ``ValueError`` for a wrong shape, NaN/inf or a non-rigid pose.
-        A :class:`Goals` is returned as it is.
+    def goals(self, T_goal, kind: str | None = None) -> Goals:
+        """Check EE goals ``T_goal`` of ``kind`` (None: ``"pose"``) in the base link frame, map them into the graph frame.
+
+        The one place where goals are checked: ``ValueError`` for a wrong shape, NaN/inf or a non-rigid pose. Inputs
+        per kind: :func:`ggik.graph.goal_kinds.goal_poses` (a pose with kind ``"position"`` has its rotation ignored).
+        A :class:`Goals` is returned as it is (:class:`GoalError` if ``kind`` names another kind). Partial kinds need
+        the EE origin on the last joint's axis (:class:`GraphError` otherwise: the goal would not fix p_n).
         """
         if isinstance(T_goal, Goals):
+            if kind is not None and check_goal_kind(kind) != T_goal.kind:
+                raise GoalError(f"goals of kind {T_goal.kind!r} given where {kind!r} was asked for")
             return T_goal
-        T_goal = geo.check_pose(T_goal, "T_goal")
-        return Goals(in_base=T_goal, in_graph=self.goal_in_graph(T_goal))
+        kind = check_goal_kind(kind)
+        if kind != "pose" and float(self.T_tool[:3, 3].norm()) > 1e-6:
+            raise GraphError(f"{self.robot.name}: the EE origin lies {float(self.T_tool[:3, 3].norm()):.3g} m off the last "
+                             f"joint axis, so a {kind} goal does not fix p_n; use a pose goal or an EE link on that axis")
+        T_goal = goal_poses(T_goal, kind, self.tool_axis)
+        return Goals(in_base=T_goal, in_graph=self.goal_in_graph(T_goal), kind=kind)
 
-    def partial(self, T_goal: torch.Tensor | Goals) -> PartialGraph:
-        """The IK problem for EE goal poses ``T_goal`` (..., 4, 4) in the base link frame (or checked :class:`Goals`).
+    def partial(self, T_goal, kind: str | None = None) -> PartialGraph:
+        """The IK problem for EE goals ``T_goal`` of ``kind`` (see :meth:`goals`; or checked :class:`Goals`).
 
-        Raises ``ValueError`` for a wrong shape, NaN/inf or a non-rigid pose.
+        ``"pose"`` and ``"position+axis"`` anchor p_n and q_n (same known distances); ``"position"`` anchors p_n
+        only: q_n's position is 0 and its distances to the base points unknown. Raises ``ValueError`` for bad goals.
         """
-        G = self.goals(T_goal).in_graph
+        goals = self.goals(T_goal, kind)
+        G = goals.in_graph
         c = self._consts.get(G.dtype, G.device)
         batch = G.shape[:-2]
         pos = torch.zeros(batch + (self.num_nodes, 3), dtype=G.dtype, device=G.device)
@@ -270,16 +286,15 @@ class RobotGraph:
         pos[..., -2, :] = G[..., :3, 3]
         pos[..., -1, :] = G[..., :3, 3] + AXIS_LENGTH * G[..., :3, 2]
         D_goal = self.distances(pos)
-        goal_mask = self.known_mask & ~self._constant_mask
-        goal_mask = goal_mask.to(G.device)
+        anchors, known = self.anchor_mask.clone(), self.known_mask.clone()
+        if goals.kind == "position":
+            pos[..., -1, :] = 0.0
+            anchors[-1] = False
+            known[:4, -1] = known[-1, :4] = False
+        goal_mask = (known & ~self._constant_mask).to(G.device)
         D = torch.where(goal_mask, D_goal, c["D_const"].expand_as(D_goal))
-        return PartialGraph(
-            known_positions=pos,
-            known_distances=D,
-            anchor_mask=self.anchor_mask.to(G.device),
-            known_mask=self.known_mask.to(G.device),
-            goal=G,
-        )
+        return PartialGraph(known_positions=pos, known_distances=D, anchor_mask=anchors.to(G.device),
+                            known_mask=known.to(G.device), goal=G)
 
     def to_pyg(self, q=None, T_goal=None):
         """One example as a ``torch_geometric.data.Data``: see :func:`ggik.graph.pyg.to_pyg`."""
@@ -289,7 +304,8 @@ class RobotGraph:
 
     # ------------------------------------------------------------------ solutions -> joint angles
     def joint_angles(self, points: torch.Tensor, T_goal: torch.Tensor | Goals) -> torch.Tensor:
-        """Joint values (..., n) from (noisy) point sets (..., N, 3) and EE goals (..., 4, 4) (base frame, or :class:`Goals`).
+        """Joint values (..., n) from (noisy) point sets (..., N, 3) and EE goals (..., 4, 4) (base frame, or :class:`Goals`
+        of any kind).
 
         The sequential azimuth rule of GGIK, made robust:
         1. the generated base points (p0, x, y, q0) are fitted to their true positions by a proper
@@ -299,7 +315,8 @@ class RobotGraph:
            rotation about z of F_{i-1} that best aligns (least squares in the xy plane) the home
            positions of p_i and q_i with the generated ones;
         3. the last joint does not move p_n, q_n (they lie on its axis): theta_n is the roll about the
-           last axis that best matches the goal orientation;
+           last axis that best matches the goal orientation; for partial goal kinds (free roll) joint n - 1 also
+           fits the generated p_n, q_n (q_n is sampled for a position goal) and theta_n is 0 (clamped into its limits);
         4. each angle is moved into the joint limits when a 2 pi equivalent lies inside them.
         """
         if points.shape[-2:] != (self.num_nodes, 3):
@@ -319,16 +336,24 @@ class RobotGraph:
             Ci = c["C"][i - 1]
             home_p = Ci[:3, 3]
             home_q = home_p + AXIS_LENGTH * Ci[:3, 2]
-            gen = torch.stack([P[..., 2 * i + 2, :], P[..., 2 * i + 3, :]], dim=-2)  # p_i, q_i (..., 2, 3)
+            rows, homes = [2 * i + 2, 2 * i + 3], [home_p, home_q]  # p_i, q_i
+            if i == self.n - 1 and goals.kind != "pose":  # p_n, q_n too: they turn with joint n - 1
+                Cn = Ci @ c["C"][-1]
+                rows, homes = rows + [2 * i + 4, 2 * i + 5], homes + [Cn[:3, 3], Cn[:3, 3] + AXIS_LENGTH * Cn[:3, 2]]
+            gen = P[..., rows, :]  # (..., k, 3)
             local = (gen - T[..., None, :3, 3]) @ T[..., :3, :3]  # R^T (x - t), row-vector form
-            h = torch.stack([home_p, home_q], dim=0)
+            h = torch.stack(homes, dim=0)
             num = (h[:, 0] * local[..., 1] - h[:, 1] * local[..., 0]).sum(-1)
             den = (h[:, 0] * local[..., 0] + h[:, 1] * local[..., 1]).sum(-1)
             theta = torch.atan2(num, den)
             thetas.append(theta)
             T = T @ _rz_left(theta, Ci)
         M = T[..., :3, :3].transpose(-1, -2) @ G[..., :3, :3] @ c["C"][-1][:3, :3].transpose(-1, -2)
-        thetas.append(torch.atan2(M[..., 1, 0] - M[..., 0, 1], M[..., 0, 0] + M[..., 1, 1]))
+        last = torch.atan2(M[..., 1, 0] - M[..., 0, 1], M[..., 0, 0] + M[..., 1, 1])
+        if goals.kind != "pose":  # the roll is free and moves no point: 0, within the limits
+            last = torch.zeros_like(last).clamp(float(self.robot.lower[-1]), float(self.robot.upper[-1])) \
+                if bool(self.robot.limited[-1]) else torch.zeros_like(last)
+        thetas.append(last)
         return self.wrap_to_limits(torch.stack(thetas, dim=-1))
 
     def wrap_to_limits(self, theta: torch.Tensor) -> torch.Tensor:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from ggik.graph import Goals, RobotGraph
-from ggik.kinematics.geometry import pose_errors
+from ggik.graph.goal_kinds import goal_errors
 
 __all__ = ["DGConfig", "DGResult", "project_point_sets", "dg_refine", "distance_cost"]
 
@@ -127,5 +127,5 @@ def dg_refine(graph: RobotGraph, points: torch.Tensor, goals: torch.Tensor | Goa
         X, cost = project_point_sets(graph, points[start : start + goals_per_pass].cpu(), g, cfg)
         parts.append((graph.joint_angles(X, g[:, None]), cost, X))
     q = torch.cat([p[0] for p in parts])
-    pos, rot = pose_errors(graph.robot.fk(q), goals.in_base[:, None])
+    pos, rot = goal_errors(graph.robot.fk(q), goals.in_base[:, None], goals.kind, graph.tool_axis)
     return DGResult(q=q, pos_err=pos, rot_err=rot, cost=torch.cat([p[1] for p in parts]), points=torch.cat([p[2] for p in parts]))

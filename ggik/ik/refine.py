@@ -4,6 +4,10 @@ Both minimise the end-effector pose error of ``robot`` for goals ``T_goal`` in t
 starting from initial joint values (random starts, or GGIK samples), and respect joint limits
 (continuous joints are unbounded). Errors: position [m] and rotation angle [rad]; a solution is
 *converged* when both are below the tolerances (default 1 mm and 0.01 rad).
+
+Goal kinds (``kind=``, :mod:`ggik.graph.goal_kinds`): ``"pose"`` (6 residual rows), ``"position+axis"`` (5 rows:
+the position and the 2 components of the rotation taking the tool axis onto the goal axis, so the roll about the
+axis is free; the rotation error is the angle between the axes) and ``"position"`` (3 rows; rotation error 0).
 """
 from __future__ import annotations
 
@@ -12,10 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ggik.kinematics.geometry import check_pose, matrix_to_rotvec, pose_errors
+from ggik.graph import Goals
+from ggik.graph.goal_kinds import check_goal_kind, goal_errors, goal_poses, tool_axis
+from ggik.kinematics.geometry import matrix_to_rotvec
 from ggik.kinematics.robot import Robot
 
-__all__ = ["RefineConfig", "RefineInfo", "lm_refine", "slsqp_refine", "slsqp_objective", "pose_residual"]
+__all__ = ["RefineConfig", "RefineInfo", "lm_refine", "slsqp_refine", "slsqp_objective", "pose_residual", "goal_residual",
+           "residual_rows"]
 
 
 @dataclass
@@ -38,7 +45,7 @@ class RefineInfo:
     converged: torch.Tensor  #: bool
     iterations: torch.Tensor  #: long, iterations used until convergence (or the budget)
     pos_err: torch.Tensor  #: final position error [m]
-    rot_err: torch.Tensor  #: final rotation error [rad]
+    rot_err: torch.Tensor  #: final rotation error [rad]: the angle between the tool axes for "position+axis", 0 for "position"
 
 
 def pose_residual(T: torch.Tensor, T_goal: torch.Tensor, rot_weight: float) -> torch.Tensor:
@@ -50,6 +57,66 @@ def pose_residual(T: torch.Tensor, T_goal: torch.Tensor, rot_weight: float) -> t
     dp = T_goal[..., :3, 3] - T[..., :3, 3]
     rotvec = matrix_to_rotvec(T_goal[..., :3, :3] @ T[..., :3, :3].transpose(-1, -2))
     return torch.cat([dp, rot_weight * rotvec], -1)
+
+
+def _axis_basis(g: torch.Tensor) -> torch.Tensor:
+    """(..., 3, 2) an orthonormal basis of the plane perpendicular to unit vectors g (..., 3)."""
+    helper = torch.zeros_like(g)
+    helper[..., 0] = (g[..., 0].abs() < 0.9).to(g.dtype)
+    helper[..., 1] = 1.0 - helper[..., 0]
+    u = torch.linalg.cross(g, helper, dim=-1)
+    u = u / torch.linalg.vector_norm(u, dim=-1, keepdim=True)
+    return torch.stack([u, torch.linalg.cross(g, u, dim=-1)], -1)
+
+
+def goal_residual(T: torch.Tensor, T_goal: torch.Tensor, rot_weight: float, kind: str = "pose",
+                  axis_in_ee: torch.Tensor | None = None) -> torch.Tensor:
+    """The residual of ``kind``: (..., 6) :func:`pose_residual`, (..., 3) ``p_goal - p``, or (..., 5) for
+    ``"position+axis"``: ``[p_goal - p; w * B^T rho]`` with rho the rotation vector of the shortest rotation taking
+    the tool axis ``a = R axis_in_ee`` onto the goal axis ``g = R_goal axis_in_ee`` (angle * unit(a x g); a half
+    turn about an axis of B when opposite) and B (3, 2) a basis of the plane perpendicular to g (rho lies in it,
+    so both rows keep its whole length). ``T``, ``T_goal``: (..., 4, 4) EE and canonical goal poses."""
+    kind = check_goal_kind(kind)
+    if kind == "pose":
+        return pose_residual(T, T_goal, rot_weight)
+    dp = T_goal[..., :3, 3] - T[..., :3, 3]
+    if kind == "position":
+        return dp
+    ax = axis_in_ee.to(T)
+    a, g = T[..., :3, :3] @ ax, T_goal[..., :3, :3] @ ax
+    B = _axis_basis(g)
+    c = torch.linalg.cross(a, g, dim=-1)
+    s, d = torch.linalg.vector_norm(c, dim=-1), (a * g).sum(-1)
+    small = s < 1e-12
+    rho = c * (torch.atan2(s, d) / torch.where(small, torch.ones_like(s), s))[..., None]
+    rho = torch.where((small & (d < 0))[..., None], torch.pi * B[..., 0], torch.where(small[..., None], torch.zeros_like(c), rho))
+    return torch.cat([dp, rot_weight * (rho[..., None, :] @ B)[..., 0, :]], -1)
+
+
+def residual_rows(J: torch.Tensor, T_goal: torch.Tensor, rot_weight: float, kind: str = "pose",
+                  axis_in_ee: torch.Tensor | None = None) -> torch.Tensor:
+    """The Jacobian (..., 3|5|6, dof) of :func:`goal_residual`'s model from the geometric Jacobian J (..., 6, dof)
+    (base frame): the weighted rows for ``"pose"``, the linear rows for ``"position"``, and the linear rows and
+    ``w B^T J_w`` for ``"position+axis"`` (a turn about the goal axis does not move it)."""
+    kind = check_goal_kind(kind)
+    if kind == "pose":
+        w = torch.tensor([1.0] * 3 + [rot_weight] * 3, dtype=J.dtype, device=J.device)
+        return J * w[:, None]
+    if kind == "position":
+        return J[..., :3, :]
+    B = _axis_basis(T_goal[..., :3, :3] @ axis_in_ee.to(J))
+    return torch.cat([J[..., :3, :], rot_weight * (B.transpose(-1, -2) @ J[..., 3:, :])], -2)
+
+
+def _goal_input(robot: Robot, T_goal, kind: str | None) -> tuple[torch.Tensor, str, torch.Tensor]:
+    """(canonical goal poses, kind, tool axis in the EE frame) from a pose/position/pair or :class:`Goals`."""
+    if isinstance(T_goal, Goals):
+        if kind is not None and check_goal_kind(kind) != T_goal.kind:
+            raise ValueError(f"goals of kind {T_goal.kind!r} given with kind={kind!r}")
+        return T_goal.in_base, T_goal.kind, tool_axis(robot)
+    kind = check_goal_kind(kind)
+    axis = tool_axis(robot)
+    return goal_poses(T_goal, kind, axis), kind, axis
 
 
 def _batch_shape(q: torch.Tensor, T_goal: torch.Tensor) -> torch.Size:
@@ -70,8 +137,14 @@ def _limits(robot: Robot, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
     return lo, hi
 
 
-def lm_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineConfig | None = None) -> tuple[torch.Tensor, RefineInfo]:
+def lm_refine(robot: Robot, T_goal, q0: torch.Tensor, cfg: RefineConfig | None = None,
+              kind: str | None = None) -> tuple[torch.Tensor, RefineInfo]:
     """Batched Levenberg-Marquardt from starts ``q0`` (..., dof) towards goals ``T_goal`` (..., 4, 4) (broadcast).
+
+    ``kind`` (None: ``"pose"``, or the kind of a :class:`ggik.graph.Goals` passed as ``T_goal``): the goal kind, whose
+    inputs are those of :func:`ggik.graph.goal_kinds.goal_poses` (a position (..., 3) for ``"position"``, a pair
+    (position, axis) for ``"position+axis"``, or a pose of which only that part is read) and whose residual is
+    :func:`goal_residual` (3, 5 or 6 rows).
 
     Each iteration solves ``(J^T J + lambda diag(J^T J) + lambda I) dq = J^T e`` for every element at
     once; a step that lowers the error is taken and lambda shrinks, otherwise lambda grows. Joint
@@ -82,28 +155,28 @@ def lm_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineC
     """
     cfg = cfg or RefineConfig()
     q = robot.check_q(q0).clone()
-    T_goal = check_pose(T_goal, "T_goal").to(q.dtype)
+    T_goal, kind, axis = _goal_input(robot, T_goal, kind)
+    T_goal, axis = T_goal.to(q), axis.to(q)
     batch = _batch_shape(q, T_goal)
     n = batch.numel()
     q = q.expand(batch + (robot.dof,)).reshape(n, robot.dof).clone()
     goal = T_goal.expand(batch + (4, 4)).reshape(n, 4, 4)
     lo, hi = _limits(robot, q)
     q = torch.maximum(torch.minimum(q, hi), lo)
-    w = torch.tensor([1.0, 1.0, 1.0, cfg.rot_weight, cfg.rot_weight, cfg.rot_weight], dtype=q.dtype, device=q.device)
     eye = torch.eye(robot.dof, dtype=q.dtype, device=q.device)
 
     F, T = robot.joint_frames(q)  # the joint frames give the Jacobian without a second FK pass
-    pos, rot = pose_errors(T, goal)
+    pos, rot = goal_errors(T, goal, kind, axis)
     iters = torch.zeros(n, dtype=torch.long, device=q.device)
     active = ((pos >= cfg.pos_tol) | (rot >= cfg.rot_tol)).nonzero()[:, 0]  # the working set: indices into the batch
     qa, Fa, Ta, Tg, pos_a, rot_a = q[active], F[active], T[active], goal[active], pos[active], rot[active]
-    e = pose_residual(Ta, Tg, cfg.rot_weight)
+    e = goal_residual(Ta, Tg, cfg.rot_weight, kind, axis)
     cost = (e * e).sum(-1)
     lam = torch.full(active.shape, cfg.damping, dtype=q.dtype, device=q.device)
     for _ in range(cfg.max_iters):
         if active.numel() == 0:
             break
-        J = robot.jacobian_at(Fa, Ta) * w[:, None]  # weighted rows, matching the residual
+        J = residual_rows(robot.jacobian_at(Fa, Ta), Tg, cfg.rot_weight, kind, axis)  # rows matching the residual
         # Active set: a joint on a limit whose descent direction points outward is held for this step.
         g = (J.transpose(-1, -2) @ e[..., None])[..., 0]
         held = ((qa <= lo) & (g < 0)) | ((qa >= hi) & (g > 0))
@@ -113,7 +186,7 @@ def lm_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineC
         dq = torch.linalg.solve(A, (J.transpose(-1, -2) @ e[..., None]))[..., 0]
         q_new = torch.maximum(torch.minimum(qa + dq, hi), lo)
         F_new, T_new = robot.joint_frames(q_new)
-        e_new = pose_residual(T_new, Tg, cfg.rot_weight)
+        e_new = goal_residual(T_new, Tg, cfg.rot_weight, kind, axis)
         cost_new = (e_new * e_new).sum(-1)
         better = cost_new < cost
         qa = torch.where(better[:, None], q_new, qa)
@@ -123,7 +196,7 @@ def lm_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineC
         cost = torch.where(better, cost_new, cost)
         lam = torch.where(better, lam / 3.0, lam * 4.0).clamp(1e-9, 1e6)
         iters[active] += 1
-        pos_a, rot_a = pose_errors(Ta, Tg)
+        pos_a, rot_a = goal_errors(Ta, Tg, kind, axis)
         keep = (pos_a >= cfg.pos_tol) | (rot_a >= cfg.rot_tol)
         if not bool(keep.all()):  # converged elements leave the working set
             out = ~keep
@@ -136,12 +209,15 @@ def lm_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineC
                                                        pos_err=pos.reshape(batch), rot_err=rot.reshape(batch))
 
 
-def slsqp_objective(robot: Robot, q, T_goal, rot_weight: float) -> tuple[float, np.ndarray]:
+def slsqp_objective(robot: Robot, q, T_goal, rot_weight: float, kind: str = "pose",
+                    axis_in_ee: torch.Tensor | None = None) -> tuple[float, np.ndarray]:
     """The SLSQP objective of one element and its exact gradient: ``(f, grad (dof,))``.
 
     ``f = |p - p_goal|^2 + w^2 (3 - trace(R_goal^T R))`` (smooth; ~ w^2 angle^2 near the goal) and
     ``grad = 2 J_v^T (p - p_goal) + w^2 J_w^T a`` from the geometric Jacobian, a = (M21 - M12,
-    M02 - M20, M10 - M01) for M = R R_goal^T. ``q`` (dof,) and ``T_goal`` (4, 4): numpy arrays or
+    M02 - M20, M10 - M01) for M = R R_goal^T. ``"position"``: ``|p - p_goal|^2`` alone; ``"position+axis"``:
+    ``|p - p_goal|^2 + w^2 |a - g|^2`` for the tool axes a = R t, g = R_goal t (t = ``axis_in_ee``), gradient
+    ``2 J_v^T (p - p_goal) - 2 w^2 J_w^T (a x g)``. ``q`` (dof,) and ``T_goal`` (4, 4): numpy arrays or
     tensors, evaluated in float64 on the CPU.
     """
 
@@ -150,16 +226,25 @@ def slsqp_objective(robot: Robot, q, T_goal, rot_weight: float) -> tuple[float, 
     T = robot.fk(qt).numpy()
     J = robot.jacobian(qt).numpy()
     dp = T[:3, 3] - Tg[:3, 3]
+    w2 = rot_weight**2
+    kind = check_goal_kind(kind)
+    if kind == "position":
+        return dp @ dp, 2.0 * J[:3].T @ dp
+    if kind == "position+axis":
+        t = np.asarray(axis_in_ee, dtype=np.float64)
+        a, g = T[:3, :3] @ t, Tg[:3, :3] @ t
+        return dp @ dp + w2 * ((a - g) @ (a - g)), 2.0 * J[:3].T @ dp - 2.0 * w2 * J[3:].T @ np.cross(a, g)
     M = T[:3, :3] @ Tg[:3, :3].T
     a = np.array([M[2, 1] - M[1, 2], M[0, 2] - M[2, 0], M[1, 0] - M[0, 1]])
-    w2 = rot_weight**2
     f = dp @ dp + w2 * (3.0 - np.trace(Tg[:3, :3].T @ T[:3, :3]))
     g = 2.0 * J[:3].T @ dp + w2 * J[3:].T @ a
     return f, g
 
 
-def slsqp_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineConfig | None = None) -> tuple[torch.Tensor, RefineInfo]:
+def slsqp_refine(robot: Robot, T_goal, q0: torch.Tensor, cfg: RefineConfig | None = None,
+                 kind: str | None = None) -> tuple[torch.Tensor, RefineInfo]:
     """SLSQP (scipy) per element, as in the GGIK paper: at most ``slsqp_max_iters`` iterations, bounds = limits.
+    Goals and ``kind`` as in :func:`lm_refine`.
 
     Objective ``|p - p_goal|^2 + w^2 (3 - trace(R_goal^T R))`` (smooth; ~ w^2 angle^2 near the goal)
     with its exact gradient from the geometric Jacobian (:func:`slsqp_objective`). Runs on CPU in float64.
@@ -168,7 +253,8 @@ def slsqp_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: Refi
 
     cfg = cfg or RefineConfig()
     q0 = robot.check_q(q0).detach().to("cpu", torch.float64)
-    T_goal = check_pose(T_goal, "T_goal").detach().to("cpu", torch.float64)
+    T_goal, kind, axis = _goal_input(robot, T_goal, kind)
+    T_goal = T_goal.detach().to("cpu", torch.float64)
     batch = _batch_shape(q0, T_goal)
     q0 = q0.expand(batch + (robot.dof,)).reshape(-1, robot.dof)
     goals = T_goal.expand(batch + (4, 4)).reshape(-1, 4, 4)
@@ -179,14 +265,14 @@ def slsqp_refine(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: Refi
         Tg_np = Tg.numpy()
 
         def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
-            return slsqp_objective(robot, x, Tg_np, cfg.rot_weight)
+            return slsqp_objective(robot, x, Tg_np, cfg.rot_weight, kind, axis)
 
         x0 = np.clip(qi.numpy(), [b[0] if b[0] is not None else -np.inf for b in bounds], [b[1] if b[1] is not None else np.inf for b in bounds])
         res = minimize(fun, x0, jac=True, method="SLSQP", bounds=bounds, options={"maxiter": cfg.slsqp_max_iters, "ftol": cfg.slsqp_ftol})
         out.append(torch.from_numpy(res.x))
         iters.append(int(res.nit))
     q = torch.stack(out).reshape(batch + (robot.dof,))
-    pos, rot = pose_errors(robot.fk(q), T_goal.expand(batch + (4, 4)))
+    pos, rot = goal_errors(robot.fk(q), T_goal.expand(batch + (4, 4)), kind, axis)
     info = RefineInfo(
         converged=(pos < cfg.pos_tol) & (rot < cfg.rot_tol),
         iterations=torch.tensor(iters, dtype=torch.long).reshape(batch),

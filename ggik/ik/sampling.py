@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import torch
 
 from ggik.graph import GraphBatch, Goals
-from ggik.kinematics.geometry import pose_errors
+from ggik.graph.goal_kinds import goal_errors
 from ggik.graph.robot_graph import RobotGraph
 from ggik.nn.cvae import GGIKModel
 
@@ -41,7 +41,7 @@ def sample_joint_angles(
     noise: dict[str, torch.Tensor] | None = None,
 ) -> RawSamples:
     """Sample ``num_samples`` solutions for each goal (P, 4, 4) of one robot (base-link frame, or checked
-    :class:`Goals`); errors by FK in float64.
+    :class:`Goals` of any kind); errors by FK in float64 (the rotation error the goal kind fixes).
 
     Goals go through the network in chunks of about ``graphs_per_pass`` decoded graphs (goals x samples):
     on a CPU, passes whose edge tensors stay cache-sized ran 2-3x faster than one huge pass. ``bf16``:
@@ -64,7 +64,7 @@ def sample_joint_angles(
         qs.append(graph.joint_angles(points, T[:, None]))
         pts.append(points)
     q = torch.cat(qs)
-    pos, rot = pose_errors(graph.robot.fk(q), goals.in_base[:, None])
+    pos, rot = goal_errors(graph.robot.fk(q), goals.in_base[:, None], goals.kind, graph.tool_axis)
     return RawSamples(q=q, pos_err=pos, rot_err=rot, points=torch.cat(pts))
 
 

@@ -121,6 +121,7 @@ class GGIK:
         generator: torch.Generator | None = None,
         pos_tol: float | None = None,
         rot_tol: float | None = None,
+        goal: str = "pose",
     ) -> IKResult:
         """IK solutions for goals ``T_goal`` (4, 4) or (B, 4, 4): EE poses in ``robot``'s base-link frame.
 
@@ -131,6 +132,13 @@ class GGIK:
         ``pos_tol`` [m] and ``rot_tol`` [rad]: the success tolerances of this call (default the solver's, 1 mm and
         0.01 rad); LM refines until they are met. Returns an :class:`IKResult` with B = number of goals,
         S = ``num_samples``.
+
+        ``goal``: the goal kind (:mod:`ggik.graph.goal_kinds`). ``"pose"``: ``T_goal`` as above. ``"position"``:
+        positions (3,) or (B, 3), or poses whose rotation is ignored; the model gets p_n only. ``"position+axis"``:
+        a pair (position, axis) of (3,) or (B, 3) each, or poses of which only the tool axis (``RobotGraph.tool_axis``,
+        the last joint's axis in the EE frame) counts; the roll about it is free. ``rot_err`` is then the angle
+        between the tool axes (0 for ``"position"``). The shipped model was trained on full poses only, so its raw
+        samples for partial goals are rough starts; use ``refine="lm"``.
         """
         if not isinstance(robot, Robot):
             raise TypeError(f"robot must be a ggik.Robot, got {type(robot).__name__}")
@@ -138,13 +146,20 @@ class GGIK:
             raise ValueError(f"refine must be one of {self.REFINE_METHODS}, got {refine!r}")
         if int(num_samples) != num_samples or num_samples < 1:
             raise ValueError(f"num_samples must be a positive integer, got {num_samples!r}")
-        T_goal = torch.as_tensor(T_goal)
-        if T_goal.shape == (4, 4):
-            T_goal = T_goal[None]
-        if T_goal.ndim != 3 or T_goal.shape[-2:] != (4, 4):
-            raise ValueError(f"T_goal must have shape (4, 4) or (B, 4, 4), got {tuple(T_goal.shape)}")
         graph = self._graph(robot)
-        goals = graph.goals(T_goal.to(torch.float64))  # checked and mapped into the graph frame once
+        if goal == "pose":
+            T_goal = torch.as_tensor(T_goal)
+            if T_goal.shape == (4, 4):
+                T_goal = T_goal[None]
+            if T_goal.ndim != 3 or T_goal.shape[-2:] != (4, 4):
+                raise ValueError(f"T_goal must have shape (4, 4) or (B, 4, 4), got {tuple(T_goal.shape)}")
+            T_goal = T_goal.to(torch.float64)
+        goals = graph.goals(T_goal, goal)  # checked and mapped into the graph frame once
+        if len(goals.shape) == 0:
+            goals = goals[None]
+        if len(goals.shape) != 1:
+            raise ValueError(f"{goal} goals must be one goal or a batch (B, ...), got batch shape {tuple(goals.shape)}")
+        goals = goals.to(torch.float64)
         raw = sample_joint_angles(self.model, graph, goals, num_samples, generator=generator)
         q, pos, rot = raw.q, raw.pos_err, raw.rot_err
         cfg = self._tolerances(pos_tol, rot_tol)
@@ -153,7 +168,7 @@ class GGIK:
             q, pos, rot = projected.q, projected.pos_err, projected.rot_err
         if refine in ("lm", "slsqp", "dg+lm"):
             fn = slsqp_refine if refine == "slsqp" else lm_refine
-            q, info = fn(robot, goals.in_base[:, None], q, cfg)
+            q, info = fn(robot, goals[:, None], q, cfg)
             pos, rot = info.pos_err, info.rot_err
         success = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
         return _sort_best_first(q, pos, rot, success, robot.within_limits(q), cfg.pos_tol, cfg.rot_tol)
