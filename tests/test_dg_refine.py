@@ -99,3 +99,21 @@ def test_solver_refine_dg_and_dg_lm(monkeypatch):
         assert (res.pos_err[:, 0] < raw.pos_err[:, 0]).all()
     with pytest.raises(ValueError, match="refine must be one of"):
         solver.solve(robot, T, 4, refine="gn")
+
+
+def test_a_position_goal_projects_onto_its_own_known_edges():
+    """A position goal leaves q_n free and its base edges unknown: the projection must use the problem's edges."""
+    robot = Robot.from_name("panda")
+    graph = RobotGraph.from_robot(robot)
+    q, T = problems(robot, 4, 5)
+    goals = graph.goals(T[:, :3, 3], "position")
+    g = torch.Generator().manual_seed(6)
+    X = graph.realize(q)[:, None].expand(-1, 2, -1, -1) + 0.05 * torch.randn(4, 2, graph.num_nodes, 3, generator=g, dtype=F64)
+    out = dg_refine(graph, X, goals, DGConfig(iterations=30))
+    problem = graph.partial(goals)
+    assert not problem.anchor_mask[-1], "q_n is free for a position goal"
+    d = torch.linalg.vector_norm(out.points[..., :, None, :] - out.points[..., None, :, :], dim=-1)
+    err = ((d - problem.known_distances[:, None]) * problem.known_mask).abs()
+    assert err.max() < 1e-6, "every known edge of the problem, q_n's included, has its length"
+    pos = torch.linalg.vector_norm(robot.fk(out.q)[..., :3, 3] - T[:, None, :3, 3], dim=-1)
+    assert pos.max() < 1e-4

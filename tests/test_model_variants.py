@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_model import TRANSFORMS, apply, problem_batch, random_motions, solved_batch, transform_batch  # as for the default model
+from test_model import (TRANSFORMS, apply, assert_decoder_equivariant, problem_batch, random_motions, solved_batch,
+                        transform_batch)  # as for the default model
 
 from ggik import Robot, RobotGraph, random_robot
 from ggik.checkpoint import load_model
@@ -85,17 +86,7 @@ def test_latent_has_one_node_per_graph_or_per_node(graphs, variant):
 @pytest.mark.parametrize("kind", list(TRANSFORMS))
 @pytest.mark.parametrize("variant", **VARIANT_ARGS)
 def test_decoder_is_equivariant(graphs, variant, kind, pin):
-    model = tiny_model(variant, pin_anchors=pin)
-    batch = solved_batch(graphs)
-    R, t = random_motions(kind, batch.batch_size)
-    z = torch.randn(batch.batch_size, latent_nodes(model, batch), model.cfg.latent, generator=torch.Generator().manual_seed(4),
-                    dtype=F64)
-    pa = model.encode_problem(batch)
-    x = model.decode(z, pa, batch.node_mask)
-    x_moved = model.decode(z, model.encode_problem(transform_batch(batch, R, t)), batch.node_mask)
-    real = batch.node_mask
-    assert (x - pa.x_partial)[real].abs().max() > 1e-2, "the decoder must move points (else trivial)"
-    torch.testing.assert_close(x_moved[real], apply(x, R, t)[real], rtol=0, atol=TOL)
+    assert_decoder_equivariant(tiny_model(variant, pin_anchors=pin), solved_batch(graphs), kind, TOL)
 
 
 @pytest.mark.parametrize("kind", list(TRANSFORMS))

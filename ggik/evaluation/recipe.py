@@ -226,7 +226,7 @@ def retime_rows(stem: str | Path, runs: dict[tuple[str, str], str | Path], cfg: 
             if (row["protocol"], row["variant"]) != (protocol, variant):
                 continue
             robot = Robot.from_name(row["robot"])
-            (_, _, T), = evaluation_problems([robot], EvalConfig(problems=16, samples=cfg.samples, seed=cfg.seed))
+            (_, _, T), = evaluation_problems([robot], cfg)  # the goals of measure_run, which times the first 16
             graph = RobotGraph.from_robot(robot)
             new = {k: _parse(v) for k, v in row.items()}
             new["sample ms/goal 1 thr"] = _sampling_ms(model, graph, T, cfg.samples, 1)

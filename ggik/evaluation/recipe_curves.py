@@ -27,9 +27,8 @@ def plot_recipe_curves(runs: dict[str, str | Path], path: str | Path, title: str
             continue
         x = [r["cpu_s"] / 60.0 for r in train]
         for ax, values in ((ax_rec, [1e3 * math.sqrt(max(r["free_se"], 0.0)) for r in train]), (ax_kl, [r["kl"] for r in train])):
-            k = max(1, min(smooth, len(values)))
-            mean = [sum(values[max(0, i - k + 1) : i + 1]) / len(values[max(0, i - k + 1) : i + 1]) for i in range(len(values))]
-            ax.plot(x, mean, label=name, lw=1.2)
+            windows = [values[max(0, i - max(1, smooth) + 1) : i + 1] for i in range(len(values))]
+            ax.plot(x, [sum(w) / len(w) for w in windows], label=name, lw=1.2)
         drawn += 1
     if not drawn:
         raise ValueError("no run with training records to plot")

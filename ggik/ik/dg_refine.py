@@ -8,9 +8,9 @@ minimise
 
     f(X) = 1/2 sum_{known {i, j}} r_ij^2,   r_ij = |x_i - x_j|^2 - d_ij^2   [m^2]
 
-with damped Gauss-Newton steps on all samples at once: per sample the normal equations of the 3M free
-coordinates (M free nodes) are assembled in closed form (block (i, i) = sum_j 4 e_ij e_ij^T, block (i, j) =
--4 e_ij e_ij^T, e_ij = x_i - x_j) and solved densely with a relative damping that shrinks 3x per step
+with damped Gauss-Newton steps on all samples at once (:func:`ggik.nn.distance_geometry.gauss_newton_step`, the
+step the model's decoder also follows: per sample the normal equations of the 3M free coordinates, M free nodes,
+in closed form, solved densely) with a relative damping that shrinks 3x per step
 (1e-3 at first); every step is taken and the last iterate returned. (The schedule was chosen in short,
 uncommitted probes on the shipped model's samples, where refusing steps that raise f, or returning the
 iterate of least f, converged more slowly: f is not monotone on the way into a solution's basin.
@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ggik.graph import Goals, RobotGraph
+from ggik.graph import Goals, PartialGraph, RobotGraph
 from ggik.graph.goal_kinds import goal_errors
+from ggik.nn.distance_geometry import gauss_newton_step
 
 __all__ = ["DGConfig", "DGResult", "project_point_sets", "dg_refine", "distance_cost"]
 
@@ -41,10 +42,11 @@ class DGConfig:
     tol: float = 1e-20  #: a sample stops when f(X) is below this [m^4] (distance errors ~1e-10 m)
 
 
-def _edge_mask(graph: RobotGraph) -> torch.Tensor:
-    """(N, N) bool, symmetric: known edges with at least one free node (edges between anchors are constant)."""
-    free = ~graph.anchor_mask
-    return graph.known_mask & (free[:, None] | free[None, :])
+def _edge_mask(problem: PartialGraph) -> torch.Tensor:
+    """(N, N) bool, symmetric: the problem's known edges with at least one free node (edges between anchors are
+    constant). From the problem, not the robot's graph: a position goal leaves q_n free and its base edges unknown."""
+    free = ~problem.anchor_mask
+    return problem.known_mask & (free[:, None] | free[None, :])
 
 
 def distance_cost(points: torch.Tensor, known_sq: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -70,31 +72,20 @@ def project_point_sets(graph: RobotGraph, points: torch.Tensor, goals: torch.Ten
     X = points.to(torch.float64).clone()
     anchors = problem.anchor_mask
     X[:, :, anchors] = problem.known_positions[:, None, anchors]
-    free = (~anchors).nonzero()[:, 0]
-    M = free.numel()
-    mask = _edge_mask(graph).to(torch.float64)
+    P, S, N, _ = X.shape
+    mask = _edge_mask(problem).to(torch.float64)
     known_sq = (problem.known_distances**2)[:, None]  # (P, 1, N, N) [m^2]
+    dist = problem.known_distances[:, None].expand(P, S, N, N).reshape(P * S, N, N)
+    known = mask.expand(P * S, N, N)
+    movable = (~anchors).expand(P * S, N)
     cost = distance_cost(X, known_sq, mask)
-    eye = torch.eye(3 * M, dtype=torch.float64)
     for k in range(cfg.iterations):
         active = cost > cfg.tol
         if not bool(active.any()):
             break
-        e = X[..., free, None, :] - X[..., None, :, :]  # (P, S, M, N, 3): x_i - x_j, i free
-        w = mask[free]  # (M, N)
-        r = ((e**2).sum(-1) - known_sq[..., free, :]) * w  # (P, S, M, N)
-        grad = 2.0 * (r[..., None] * e).sum(-2)  # J^T r per free node (P, S, M, 3)
-        diag = 4.0 * torch.einsum("psmnk,psmnl->psmkl", w[..., None] * e, e)  # sum_j 4 w_ij e_ij e_ij^T
-        e_ff = e[..., free, :]  # (P, S, M, M, 3)
-        H = -4.0 * w[:, free][..., None, None] * e_ff[..., :, :, None] * e_ff[..., :, None, :]  # (P, S, M, M, 3, 3)
-        idx = torch.arange(M)
-        H[..., idx, idx, :, :] = diag
-        H = H.transpose(-3, -2).reshape(*H.shape[:-4], 3 * M, 3 * M)
-        scale = torch.diagonal(H, dim1=-2, dim2=-1).mean(-1).clamp_min(1e-12)
-        A = H + (cfg.damping * cfg.damping_decay**-k * scale)[..., None, None] * eye
-        step = torch.linalg.solve(A, -grad.reshape(*grad.shape[:-2], 3 * M, 1))[..., 0].reshape(*grad.shape)
-        X = X.clone()
-        X[..., free, :] = X[..., free, :] + step * active[..., None, None]
+        damping = cfg.damping * cfg.damping_decay**-k
+        step = gauss_newton_step(X.reshape(P * S, N, 3), dist, known, movable, damping, max_step=float("inf"))
+        X = X + step.reshape(P, S, N, 3) * active[..., None, None]
         cost = distance_cost(X, known_sq, mask)
     return X, cost
 

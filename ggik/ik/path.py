@@ -43,7 +43,8 @@ __all__ = ["PathConfig", "PathResult", "solve_path", "path_result", "check_path_
 
 @dataclass
 class PathConfig:
-    """Tolerances, budgets and method switches of :func:`solve_path` (the defaults are the measured choice)."""
+    """Tolerances, budgets and method switches of :func:`solve_path` (defaults chosen in short, uncommitted
+    probes; ``ggik eval paths`` measures the result)."""
 
     pos_tol: float = 1e-4  #: [m] a waypoint is reached within this position error (CppFlow: 0.1 mm)
     rot_tol: float = math.radians(0.1)  #: [rad] ... and this rotation error (0.1 deg)

@@ -183,7 +183,7 @@ def lm_refine(robot: Robot, T_goal, q0: torch.Tensor, cfg: RefineConfig | None =
         J = J * (~held)[..., None, :].to(J.dtype)
         JtJ = J.transpose(-1, -2) @ J
         A = JtJ + lam[..., None, None] * (torch.diag_embed(torch.diagonal(JtJ, dim1=-2, dim2=-1)) + eye)
-        dq = torch.linalg.solve(A, (J.transpose(-1, -2) @ e[..., None]))[..., 0]
+        dq = torch.linalg.solve(A, torch.where(held, 0.0, g)[..., None])[..., 0]  # J^T e of the held-out J
         q_new = torch.maximum(torch.minimum(qa + dq, hi), lo)
         F_new, T_new = robot.joint_frames(q_new)
         e_new = goal_residual(T_new, Tg, cfg.rot_weight, kind, axis)

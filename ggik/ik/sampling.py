@@ -72,7 +72,6 @@ def shared_noise(model: GGIKModel, graph: RobotGraph, num_samples: int, generato
     """Sampling noise for ``num_samples`` samples of any goal of ``graph``'s robot: ``{"u": (S, L), "eps": (S, L, Z)}``
     (float32, CPU), uniform and standard normal, with L the model's latent nodes for this graph
     (``model.latent_mask``: the N nodes, or 1 for a per-graph latent) and Z ``model.cfg.latent``."""
-    batch = GraphBatch.from_graph(graph, T_goal=graph.robot.fk(torch.zeros(1, graph.robot.dof, dtype=torch.float64)))
-    L = model.latent_mask(batch.node_mask).shape[1]
+    L = model.latent_mask(torch.ones(1, graph.num_nodes, dtype=torch.bool)).shape[1]
     S = int(num_samples)
     return {"u": torch.rand((S, L), generator=generator), "eps": torch.randn((S, L, model.cfg.latent), generator=generator)}

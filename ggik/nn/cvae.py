@@ -221,7 +221,8 @@ class GGIKModel(nn.Module):
 
     def decode(self, z: torch.Tensor, problem: ProblemEncoding, node_mask: torch.Tensor) -> torch.Tensor:
         """Positions (B, N, 3) from latents z (B, L, Z) and the problem encoding."""
-        z = z.expand(-1, node_mask.shape[1], -1) if z.shape[1] != node_mask.shape[1] else z
+        if self.cfg.latent_scope == "graph":  # one latent per graph, the same at every node
+            z = z.expand(-1, node_mask.shape[1], -1)
         h = self.dec_in(torch.cat([z, problem.h_partial, problem.h0], -1))
         frame = problem.frame if self.cfg.anchor_frame else None
         x = problem.x_partial

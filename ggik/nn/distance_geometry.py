@@ -8,7 +8,7 @@ and the cost f(X) = 1/2 sum_{edges} r_ij^2, one damped Gauss-Newton step of the 
 (J^T J + lambda I) delta = -J^T r with the closed-form blocks of J^T J (block (i, i) = sum_j 4 e_ij e_ij^T, block
 (i, j) = -4 e_ij e_ij^T, e_ij = x_i - x_j). The step is an equivariant vector per node (it rotates with X and
 does not change under translation), so a network may follow it with invariant coefficients and stay
-E(3)-equivariant. Everything here is batched, dense and differentiable (Cholesky solve); the parameter-free
+E(3)-equivariant. Everything here is batched, dense and differentiable (a batched linear solve); the parameter-free
 refinement of :mod:`ggik.ik.dg_refine` is the float64, no-grad, many-iteration relative of this step.
 """
 from __future__ import annotations
@@ -18,16 +18,21 @@ import torch
 __all__ = ["known_residuals", "gauss_newton_step"]
 
 
-def known_residuals(x: torch.Tensor, known_distances: torch.Tensor, known_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def known_residuals(x: torch.Tensor, known_distances: torch.Tensor, known_mask: torch.Tensor,
+                    rows: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Residuals of the known edges and the pairwise differences.
 
     Args:
-        x: (B, N, 3) positions [m]; known_distances: (B, N, N) [m] (anything where unknown);
-        known_mask: (B, N, N) float or bool, 1 on known edges (symmetric, 0 on the diagonal and padding).
+        x: (B, N, 3) positions [m]; known_distances: (B, N, N) [m] (anything, also NaN, where unknown);
+        known_mask: (B, N, N) float or bool, 1 on known edges (symmetric, 0 on the diagonal and padding);
+        rows: optional (M,) node indices i: only the residuals of their edges (i, j), for all j.
     Returns:
-        r: (B, N, N) r_ij = (|x_i - x_j|^2 - d_ij^2) * known [m^2]; e: (B, N, N, 3) x_i - x_j [m].
+        r: (B, M, N) r_ij = (|x_i - x_j|^2 - d_ij^2) * known [m^2]; e: (B, M, N, 3) x_i - x_j [m] (M = N without
+        ``rows``).
     """
-    e = x[:, :, None, :] - x[:, None, :, :]
+    if rows is not None:
+        known_distances, known_mask = known_distances[:, rows], known_mask[:, rows]
+    e = (x if rows is None else x[:, rows])[:, :, None, :] - x[:, None, :, :]
     known = known_mask.to(x.dtype)
     d = torch.where(known > 0, known_distances.to(x.dtype), torch.zeros_like(known))  # NaN/inf where unknown stay out
     r = ((e * e).sum(-1) - d**2) * known
@@ -49,36 +54,43 @@ def gauss_newton_step(
         movable: (B, N) bool, nodes whose positions are unknowns (padding and anchors: False).
         damping: lambda relative to the mean diagonal of J^T J over the movable coordinates.
         max_step: each node's step is scaled down to at most this length [m] (a trust region: far from a
-            solution a Gauss-Newton step can be huge, and a network early in training starts far away).
-    The solve runs in float32 at least (Cholesky needs it under bf16 autocast); the result has x's dtype.
+            solution a Gauss-Newton step can be huge, and a network early in training starts far away);
+            ``inf``: no limit.
+    The normal equations are assembled and solved over the M nodes that are movable in some row of the batch
+    (3M unknowns: for one robot, its free nodes; a row's other nodes get a unit diagonal and a zero right-hand
+    side, so their step is exactly 0). The solve runs in float32 at least (the linear solve needs it under
+    bf16 autocast); the result has x's dtype.
     """
     dtype = x.dtype
     work = torch.promote_types(dtype, torch.float32)
+    B, N, _ = x.shape
+    step = torch.zeros(B, N, 3, dtype=work, device=x.device)
+    cols = movable.any(0).nonzero()[:, 0]  # (M,)
+    M = cols.numel()
+    if M == 0:
+        return step.to(dtype)
     with torch.autocast(x.device.type, enabled=False):
         xw = x.to(work)
-        B, N, _ = xw.shape
-        r, e = known_residuals(xw, known_distances, known_mask)
-        known = known_mask.to(work)
-        mov = movable.to(work)
-        grad = 2.0 * (r[..., None] * e).sum(2)  # (B, N, 3): J^T r
-        outer = e[..., :, None] * e[..., None, :]  # (B, N, N, 3, 3)
-        H = -4.0 * known[..., None, None] * outer
-        idx = torch.arange(N, device=x.device)
-        H = H.clone()
+        r, e = known_residuals(xw, known_distances, known_mask, rows=cols)  # (B, M, N), (B, M, N, 3)
+        known = known_mask[:, cols].to(work)  # (B, M, N)
+        mov = movable[:, cols].to(work)  # (B, M)
+        grad = 2.0 * (r[..., None] * e).sum(2)  # (B, M, 3): J^T r
+        outer = e[..., :, None] * e[..., None, :]  # (B, M, N, 3, 3)
+        H = -4.0 * known[:, :, cols, None, None] * outer[:, :, cols]  # (B, M, M, 3, 3) off-diagonal blocks
+        idx = torch.arange(M, device=x.device)
         H[:, idx, idx] = 4.0 * (known[..., None, None] * outer).sum(2)
         pair = mov[:, :, None] * mov[:, None, :]  # only movable rows and columns are unknowns
-        H = (H * pair[..., None, None]).transpose(2, 3).reshape(B, 3 * N, 3 * N)
-        mov3 = mov.repeat_interleave(3, dim=1)  # (B, 3N)
+        H = (H * pair[..., None, None]).transpose(2, 3).reshape(B, 3 * M, 3 * M)
+        mov3 = mov.repeat_interleave(3, dim=1)  # (B, 3M)
         diag = torch.diagonal(H, dim1=-2, dim2=-1)
         scale = (diag * mov3).sum(-1) / mov3.sum(-1).clamp_min(1.0)
         lam = damping * scale.clamp_min(1e-6)
-        eye = torch.eye(3 * N, dtype=work, device=x.device)
-        # fixed coordinates get a unit diagonal and a zero right-hand side: their step is exactly 0
+        eye = torch.eye(3 * M, dtype=work, device=x.device)
         A = H + (lam[:, None] * mov3 + (1.0 - mov3))[..., None] * eye
-        rhs = -(grad.reshape(B, 3 * N) * mov3)[..., None]
-        L = torch.linalg.cholesky(A)
-        step = torch.cholesky_solve(rhs, L)[..., 0].reshape(B, N, 3) * mov[..., None]
+        rhs = -(grad.reshape(B, 3 * M) * mov3)[..., None]
+        sub = torch.linalg.solve(A, rhs)[..., 0].reshape(B, M, 3) * mov[..., None]  # LU: also for a damping near 0
         if max_step != float("inf"):  # inf / length would make 0 * inf = NaN in the backward pass
-            length = torch.sqrt((step * step).sum(-1, keepdim=True) + 1e-12)
-            step = step * torch.clamp(max_step / length, max=1.0)
+            length = torch.sqrt((sub * sub).sum(-1, keepdim=True) + 1e-12)
+            sub = sub * torch.clamp(max_step / length, max=1.0)
+        step = step.index_copy(1, cols, sub)
     return step.to(dtype)
