@@ -18,6 +18,7 @@ import torch
 
 from ggik.graph.batch import GraphBatch
 from ggik.errors import GGIKError
+from ggik.graph.goal_kinds import GOAL_KINDS
 from ggik.fileio import atomic_write, load_torch_file
 from ggik.graph.robot_graph import RobotGraph
 from ggik.kinematics.random_robots import random_robot, randomize_links
@@ -41,6 +42,10 @@ class DataConfig:
     randomize_fraction: float = 0.2  #: per-link scale range r of those, U[1 - r, 1 + r]
     batch_size: int = 128  #: examples per step (per process under DDP)
     seed: int = 0
+    #: goal kind -> weight (:data:`ggik.graph.goal_kinds.GOAL_KINDS`): each robot's examples are split among the
+    #: kinds by these weights. "pose" and "position+axis" give the model the same inputs (both anchor p_n and q_n);
+    #: "position" anchors p_n alone. A robot whose EE is off its last joint axis gets pose goals only.
+    goal_kinds: dict[str, float] = field(default_factory=lambda: {"pose": 1.0})
 
 
 def _categorical(weights: list[float], n: int, g: torch.Generator) -> torch.Tensor:
@@ -63,7 +68,12 @@ class TrainingData:
             raise GGIKError("randomized_weight > 0 needs named robots to randomise")
         if cfg.random_weight > 0 and (not cfg.random_dofs or min(cfg.random_dofs) < 2):
             raise GGIKError(f"random_dofs must be a non-empty list of DOF >= 2, got {cfg.random_dofs}")
+        bad_kinds = [k for k in cfg.goal_kinds if k not in GOAL_KINDS]
+        if bad_kinds or any(w < 0 for w in cfg.goal_kinds.values()) or sum(cfg.goal_kinds.values()) <= 0:
+            raise GGIKError(f"data.goal_kinds must map kinds of {GOAL_KINDS} to weights >= 0 with a positive sum, "
+                            f"got {cfg.goal_kinds}")
         self.cfg = cfg
+        self._kinds = {k: float(w) for k, w in cfg.goal_kinds.items() if w > 0}
         self.graphs = {name: RobotGraph.from_robot(Robot.from_name(name)) for name in cfg.robots}
         self._weights = weights
 
@@ -74,6 +84,7 @@ class TrainingData:
             "named": dict(c.robots),
             "random": {"weight": c.random_weight, "dofs": list(c.random_dofs)},
             "randomized": {"weight": c.randomized_weight, "fraction": c.randomize_fraction},
+            "goal_kinds": dict(self._kinds),
         }
 
     def batch(self, step: int, rank: int = 0, batch_size: int | None = None) -> tuple[GraphBatch, list[RobotGraph], list[int]]:
@@ -105,8 +116,20 @@ class TrainingData:
                 base = names[int(torch.multinomial(torch.tensor(base_w, dtype=torch.float64), 1, generator=g))]
                 graphs.append(RobotGraph.from_robot(randomize_links(self.graphs[base].robot, c.randomize_fraction, g)))
                 sizes.append(k)
-        parts = [GraphBatch.from_graph(gr, q=gr.robot.sample_q(k, g)) for gr, k in zip(graphs, sizes)]
+        parts = [self._examples(gr, gr.robot.sample_q(k, g), g) for gr, k in zip(graphs, sizes)]
         return GraphBatch.cat(parts), graphs, sizes
+
+    def _examples(self, graph: RobotGraph, q: torch.Tensor, g: torch.Generator) -> GraphBatch:
+        """Solved examples of configurations ``q`` (k, dof), their goals split among the goal kinds.
+
+        With one kind no random number is drawn (the data stream of runs made before goal kinds is unchanged).
+        """
+        kinds = list(self._kinds) if graph.supports_partial_goals else ["pose"]
+        if len(kinds) == 1:
+            return GraphBatch.from_graph(graph, q=q, kind=kinds[0])
+        counts = _categorical([self._kinds[k] for k in kinds], q.shape[0], g).tolist()
+        chunks = torch.split(q, counts)
+        return GraphBatch.cat([GraphBatch.from_graph(graph, q=c, kind=k) for k, c in zip(kinds, chunks) if c.shape[0]])
 
 
 def merge_training_sets(before: dict, now: dict) -> dict:
@@ -114,12 +137,15 @@ def merge_training_sets(before: dict, now: dict) -> dict:
 
     A run resumed with another data mix, or fine-tuned from another model, has seen both sets: a named robot
     counts with its largest weight, random DH robots with the union of the DOFs of the stages that drew them
-    (weight > 0), randomised robots with the largest fraction of such stages. Weights are kept as the largest
+    (weight > 0), randomised robots with the largest fraction of such stages, goal kinds with their largest weight
+    (a stage that names none trained on poses). Weights are kept as the largest
     of the two, so a weight > 0 means "seen" exactly as in one stage.
     """
-    named = dict(before.get("named") or {})
-    for name, w in (now.get("named") or {}).items():
-        named[name] = max(float(w), float(named.get(name, 0.0)))
+    def largest(key: str, default: dict) -> dict:
+        out = {k: float(w) for k, w in (before.get(key) or default).items()}
+        for k, w in (now.get(key) or default).items():
+            out[k] = max(float(w), out.get(k, 0.0))
+        return out
 
     def drawn(key: str) -> list[dict]:
         return [s.get(key) or {} for s in (before, now) if float((s.get(key) or {}).get("weight", 0.0)) > 0]
@@ -127,7 +153,8 @@ def merge_training_sets(before: dict, now: dict) -> dict:
     rnd, rzd = drawn("random"), drawn("randomized")
     now_random, now_randomized = now.get("random") or {}, now.get("randomized") or {}
     return {
-        "named": named,
+        "named": largest("named", {}),
+        "goal_kinds": largest("goal_kinds", {"pose": 1.0}),  # runs from before goal kinds were trained on poses
         "random": {"weight": max([float(r["weight"]) for r in rnd], default=float(now_random.get("weight", 0.0))),
                    "dofs": sorted({int(d) for r in rnd for d in r.get("dofs", [])}) if rnd else list(now_random.get("dofs", []))},
         "randomized": {"weight": max([float(r["weight"]) for r in rzd], default=float(now_randomized.get("weight", 0.0))),

@@ -110,12 +110,60 @@ def test_goal_is_fk_of_q_and_points_are_the_realization():
         (dict(robots={}, random_weight=0.0), "positive sum"),
         (dict(robots={}, random_weight=1.0, randomized_weight=1.0), "needs named robots"),
         (dict(robots={}, random_weight=1.0, random_dofs=[]), "random_dofs"),
+        (dict(goal_kinds={"pose": 1.0, "orientation": 1.0}), "goal_kinds must map kinds of"),
+        (dict(goal_kinds={"pose": 1.0, "position": -0.5}), "goal_kinds must map.*weights >= 0"),
+        (dict(goal_kinds={"position": 0.0}), "goal_kinds.*positive sum"),
     ],
-    ids=["unknown-robot", "negative-weight", "zero-weights", "randomized-without-named", "no-random-dofs"],
+    ids=["unknown-robot", "negative-weight", "zero-weights", "randomized-without-named", "no-random-dofs",
+         "unknown-goal-kind", "negative-goal-kind", "zero-goal-kinds"],
 )
 def test_bad_data_config_is_a_clear_error(cfg, message):
     with pytest.raises(GGIKError, match=message):
         TrainingData(DataConfig(**cfg))
+
+
+# ---------------------------------------------------------------------------------------------- goal kinds
+def test_one_goal_kind_draws_no_extra_random_numbers():
+    """A zero weight is no kind at all: the data stream of runs made before goal kinds is unchanged."""
+    a, _, _ = mixed_data().batch(3)
+    b, _, _ = mixed_data(goal_kinds={"pose": 1.0, "position": 0.0}).batch(3)
+    for name, t in batch_tensors(a).items():
+        assert torch.equal(t, getattr(b, name)), f"field {name} differs"
+
+
+def test_position_and_axis_gives_the_model_the_same_inputs_as_a_pose():
+    """Both anchor p_n and q_n with the same known distances; only the goal frame's roll is canonical."""
+    a, _, _ = mixed_data().batch(4)
+    b, _, _ = mixed_data(goal_kinds={"position+axis": 1.0}).batch(4)
+    for name in ("q", "pos", "anchor_mask", "known_mask", "known_positions", "known_distances"):
+        torch.testing.assert_close(getattr(a, name), getattr(b, name), rtol=0, atol=1e-12, msg=name)
+    torch.testing.assert_close(a.T_goal[:, :3, 2:], b.T_goal[:, :3, 2:], rtol=0, atol=1e-12)  # axis and position
+
+
+def test_mixed_goal_kinds_split_each_robot_by_weight():
+    weights = {"pose": 0.5, "position+axis": 0.2, "position": 0.3}
+    batch, graphs, sizes = mixed_data(goal_kinds=weights, batch_size=600).batch(7)
+    position = batch.anchor_mask.sum(1) == 5  # p0, x, y, q0, p_n: q_n is free
+    assert set(batch.anchor_mask.sum(1).tolist()) == {5, 6}
+    share = position.double().mean().item()
+    assert abs(share - 0.3) < 0.07, share
+    for g, rows in groups(graphs, sizes):
+        N = g.num_nodes
+        pos_rows = position[rows]
+        assert pos_rows.any() and (~pos_rows).any(), f"{g.robot.name}: all examples of one kind"
+        sel = batch.select(torch.arange(batch.batch_size)[rows][pos_rows])
+        assert (sel.known_positions[:, N - 1] == 0).all() and not sel.known_mask[:, :4, N - 1].any()
+        torch.testing.assert_close(sel.known_positions[:, N - 2], sel.pos[:, N - 2], rtol=0, atol=1e-12)
+        torch.testing.assert_close(sel.pos[:, :N], g.realize(sel.q[:, : g.n]), rtol=0, atol=1e-12)  # still solutions
+    again, _, _ = mixed_data(goal_kinds=weights, batch_size=600).batch(7)
+    assert torch.equal(again.anchor_mask, batch.anchor_mask) and torch.equal(again.q, batch.q)
+
+
+def test_robot_with_ee_off_its_last_axis_gets_pose_goals_only(monkeypatch):
+    monkeypatch.setattr(RobotGraph, "supports_partial_goals", property(lambda self: self.robot.name != "ur10"))
+    batch, graphs, sizes = mixed_data(goal_kinds={"position": 1.0}, random_weight=0.0, randomized_weight=0.0).batch(1)
+    for g, rows in groups(graphs, sizes):
+        assert (batch.anchor_mask[rows].sum(1) == (6 if g.robot.name == "ur10" else 5)).all(), g.robot.name
 
 
 # ---------------------------------------------------------------------------------------------- problem sets

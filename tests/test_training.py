@@ -264,6 +264,25 @@ def test_metrics_records_with_validation(tmp_path):
     assert len(problems) == 2 and problems.seed == cfg.val.seed
 
 
+def test_training_on_mixed_goal_kinds_validates_each_kind(tmp_path):
+    cfg = tiny_cfg("steps=2", "log_every=1", "val.every=2", "val.problems_per_robot=2", "val.samples=2",
+                   "data.goal_kinds={pose: 0.6, position: 0.4}", "val.goal_kinds=[pose, position]")
+    Trainer(cfg, tmp_path, progress=False).train()
+    (val,) = [r for r in read_metrics(tmp_path) if r["kind"] == "val"]
+    for key in ("", "position/"):
+        assert 0.0 <= val[f"val/panda/{key}success"] <= 1.0 and 0.0 <= val[f"val/{key}success_mean"] <= 1.0
+        assert val[f"val/panda/{key}pos_err_best_m"] <= val[f"val/panda/{key}pos_err_mean_m"]
+    # q_n is free for a position goal: the posterior reconstructs one more node than for a pose
+    assert val["val/panda/position/free_se"] != val["val/panda/free_se"]
+    assert load_checkpoint(tmp_path / "last.pt")["training_robots"]["goal_kinds"] == {"pose": 0.6, "position": 0.4}
+
+
+@pytest.mark.parametrize("kinds, message", [("[]", "at least one goal kind"), ("[pose, roll]", "goal kind must be one of")])
+def test_bad_validation_goal_kinds_are_a_clear_error(kinds, message, tmp_path):
+    with pytest.raises(GGIKError, match=message):
+        Trainer(tiny_cfg(f"val.goal_kinds={kinds}"), tmp_path, progress=False)
+
+
 # ---------------------------------------------------------------------------------------------- CLI
 def test_cli_train_info_and_resume(tmp_path, capsys):
     run = tmp_path / "run"
@@ -440,7 +459,7 @@ def test_resume_with_another_data_mix_keeps_what_the_weights_saw(short_run, tmp_
     trainer.train()
     seen = load_checkpoint(run / "last.pt")["training_robots"]
     assert seen == {"named": {"panda": 1.0, "ur10": 1.0}, "random": {"weight": 0.5, "dofs": [5, 6]},
-                    "randomized": {"weight": 0.5, "fraction": 0.3}}
+                    "randomized": {"weight": 0.5, "fraction": 0.3}, "goal_kinds": {"pose": 1.0}}
 
 
 def test_merge_training_sets_rules():
@@ -448,10 +467,14 @@ def test_merge_training_sets_rules():
     b = {"named": {"ur10": 0.0, "irb140": 2.0}, "random": {"weight": 2.0, "dofs": [7, 6]}, "randomized": {"weight": 1.0, "fraction": 0.2}}
     assert merge_training_sets(a, b) == {"named": {"panda": 1.0, "ur10": 0.0, "irb140": 2.0},
                                          "random": {"weight": 2.0, "dofs": [6, 7]},  # DOF 9 had weight 0: never drawn
-                                         "randomized": {"weight": 1.0, "fraction": 0.4}}
-    none = {"named": {}, "random": {"weight": 0.0, "dofs": [6]}, "randomized": {"weight": 0.0, "fraction": 0.2}}
+                                         "randomized": {"weight": 1.0, "fraction": 0.4},
+                                         "goal_kinds": {"pose": 1.0}}  # neither names goal kinds: trained on poses
+    none = {"named": {}, "random": {"weight": 0.0, "dofs": [6]}, "randomized": {"weight": 0.0, "fraction": 0.2},
+            "goal_kinds": {"pose": 1.0}}
     assert merge_training_sets(none, none) == none
-    assert merge_training_sets(b, b) == {**b, "random": {"weight": 2.0, "dofs": [6, 7]}}
+    assert merge_training_sets(b, b) == {**b, "random": {"weight": 2.0, "dofs": [6, 7]}, "goal_kinds": {"pose": 1.0}}
+    mixed = {**b, "goal_kinds": {"pose": 0.5, "position": 0.3}}
+    assert merge_training_sets(a, mixed)["goal_kinds"] == {"pose": 1.0, "position": 0.3}
 
 
 def test_init_from_a_weights_only_export(short_run, tmp_path):

@@ -59,9 +59,11 @@ class GraphBatch:
         return self.node_mask.shape[1]
 
     @classmethod
-    def from_graph(cls, graph: RobotGraph, T_goal: torch.Tensor | Goals | None = None, q: torch.Tensor | None = None) -> "GraphBatch":
+    def from_graph(cls, graph: RobotGraph, T_goal: torch.Tensor | Goals | None = None, q: torch.Tensor | None = None,
+                   kind: str | None = None) -> "GraphBatch":
         """Problems of one robot: goals ``T_goal`` (B, 4, 4) in the base-link frame (or checked :class:`Goals`),
-        or solved examples from ``q`` (B, dof)."""
+        or solved examples from ``q`` (B, dof); ``kind`` is the goal kind (None: ``"pose"``, or that of
+        :class:`Goals`), see :meth:`RobotGraph.goals`."""
         if q is not None:
             q = graph.robot.check_q(q)
             if q.ndim != 2:
@@ -73,7 +75,7 @@ class GraphBatch:
             if not isinstance(T_goal, Goals) and T_goal.ndim != 3:
                 raise ValueError(f"T_goal must have shape (B, 4, 4), got {tuple(T_goal.shape)}")
             pos = None
-        goals = graph.goals(T_goal)
+        goals = graph.goals(T_goal, kind)
         if len(goals.shape) != 1:
             raise ValueError(f"goals must have one batch dimension (B, 4, 4), got batch shape {tuple(goals.shape)}")
         problem = graph.partial(goals)

@@ -252,20 +252,24 @@ class RobotGraph:
         """(3,) the tool axis (q_n - p_n, the last joint's axis) in the EE frame: :func:`ggik.graph.goal_kinds.tool_axis`."""
         return self.T_tool[2, :3].clone()
 
+    @property
+    def supports_partial_goals(self) -> bool:  # the EE origin on the last joint's axis (1 um): p_n is fixed by a position
+        return float(self.T_tool[:3, 3].norm()) <= 1e-6
+
     def goals(self, T_goal, kind: str | None = None) -> Goals:
         """Check EE goals ``T_goal`` of ``kind`` (None: ``"pose"``) in the base link frame, map them into the graph frame.
 
         The one place where goals are checked: ``ValueError`` for a wrong shape, NaN/inf or a non-rigid pose. Inputs
         per kind: :func:`ggik.graph.goal_kinds.goal_poses` (a pose with kind ``"position"`` has its rotation ignored).
-        A :class:`Goals` is returned as it is (:class:`GoalError` if ``kind`` names another kind). Partial kinds need
-        the EE origin on the last joint's axis (:class:`GraphError` otherwise: the goal would not fix p_n).
+        A :class:`Goals` is returned as it is (:class:`GoalError` if ``kind`` names another kind). Partial kinds need the
+        EE origin on the last joint's axis (:attr:`supports_partial_goals`; :class:`GraphError` otherwise).
         """
         if isinstance(T_goal, Goals):
             if kind is not None and check_goal_kind(kind) != T_goal.kind:
                 raise GoalError(f"goals of kind {T_goal.kind!r} given where {kind!r} was asked for")
             return T_goal
         kind = check_goal_kind(kind)
-        if kind != "pose" and float(self.T_tool[:3, 3].norm()) > 1e-6:
+        if kind != "pose" and not self.supports_partial_goals:
             raise GraphError(f"{self.robot.name}: the EE origin lies {float(self.T_tool[:3, 3].norm()):.3g} m off the last "
                              f"joint axis, so a {kind} goal does not fix p_n; use a pose goal or an EE link on that axis")
         T_goal = goal_poses(T_goal, kind, self.tool_axis)
@@ -299,7 +303,6 @@ class RobotGraph:
     def to_pyg(self, q=None, T_goal=None):
         """One example as a ``torch_geometric.data.Data``: see :func:`ggik.graph.pyg.to_pyg`."""
         from ggik.graph.pyg import to_pyg
-
         return to_pyg(self, q=q, T_goal=T_goal)
 
     # ------------------------------------------------------------------ solutions -> joint angles
@@ -362,9 +365,7 @@ class RobotGraph:
         An angle already inside its limits is kept; otherwise the in-range equivalent nearest to it is
         taken; when no equivalent lies inside, the angle is left unchanged.
         """
-        lo = self.robot.lower.to(theta)
-        hi = self.robot.upper.to(theta)
-        two_pi = 2.0 * math.pi
+        lo, hi, two_pi = self.robot.lower.to(theta), self.robot.upper.to(theta), 2.0 * math.pi
         up = theta + two_pi * torch.ceil((lo - theta) / two_pi)  # smallest equivalent >= lo
         down = theta - two_pi * torch.ceil((theta - hi) / two_pi)  # largest equivalent <= hi
         inside = (theta >= lo) & (theta <= hi)

@@ -43,6 +43,7 @@ class ValConfig:
     samples: int = 32  #: samples per problem for raw success (best of S within 1 cm and 1 degree)
     random_robots: int = 0  #: random robots added to the validation set (DOFs from data.random_dofs)
     seed: int = 12345
+    goal_kinds: list[str] = field(default_factory=lambda: ["pose"])  #: goal kinds validated (the same problems as each kind)
 
 
 @dataclass

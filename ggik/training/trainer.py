@@ -28,6 +28,7 @@ from ggik.data import ProblemSet, TrainingData, merge_training_sets
 from ggik.errors import GGIKError
 from ggik.fileio import atomic_write
 from ggik.graph import GraphBatch, RobotGraph
+from ggik.graph.goal_kinds import check_goal_kind
 from ggik.ik.metrics import success_rate
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot, random_robot
@@ -54,6 +55,9 @@ class Trainer:
     """
 
     def __init__(self, cfg: TrainConfig, run_dir: str | Path, device: str = "cpu", wandb: str = "disabled", progress: bool = True) -> None:
+        if not cfg.val.goal_kinds:
+            raise GGIKError("val.goal_kinds must name at least one goal kind")
+        [check_goal_kind(k) for k in cfg.val.goal_kinds]  # GoalError for a kind that does not exist
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -274,33 +278,40 @@ class Trainer:
 
     @torch.no_grad()
     def validate(self) -> dict:
-        """Per robot: posterior loss terms and raw success (best of S within 1 cm and 1 degree)."""
+        """Per robot and goal kind of ``val.goal_kinds``: posterior loss terms and raw success (best of S within 1 cm
+        and 1 degree, the rotation the kind fixes). Keys ``val/<robot>/<metric>`` for poses, ``val/<robot>/<kind>/...``
+        for the other kinds (robots whose EE is off the last axis are left out of those)."""
         self.model.eval()
         record: dict = {}
-        successes, best_errors = [], []
         if self._val_groups is None:
             self._val_groups = [(r, RobotGraph.from_robot(r), q, T) for r, q, T in self.validation_set().groups()]
-        for robot, graph, q, T_goal in self._val_groups:
-            batch = GraphBatch.from_graph(graph, q=q).to(self.device, torch.float32)
-            with self._autocast():
-                out = self.model(batch)
-            g = torch.Generator(device=self.device).manual_seed(self.cfg.val.seed)
-            raw = sample_joint_angles(self.model, graph, T_goal, self.cfg.val.samples, generator=g)
-            succ = success_rate(raw.pos_err, raw.rot_err)
-            successes.append(succ)
-            best = raw.pos_err.min(-1).values
-            best_errors.append(best.mean().item())
-            record.update(
-                {
-                    f"val/{robot.name}/free_se": out["free_se"].float().mean().item(),
-                    f"val/{robot.name}/kl": out["kl"].float().mean().item(),
-                    f"val/{robot.name}/success": succ,
-                    f"val/{robot.name}/pos_err_mean_m": raw.pos_err.mean().item(),
-                    f"val/{robot.name}/pos_err_best_m": best.mean().item(),
-                }
-            )
-        record["val/success_mean"] = sum(successes) / len(successes)
-        record["val/pos_err_best_mean_m"] = sum(best_errors) / len(best_errors)
+        for kind in self.cfg.val.goal_kinds:
+            key = "" if kind == "pose" else f"{kind}/"
+            successes, best_errors = [], []
+            for robot, graph, q, T_goal in self._val_groups:
+                if kind != "pose" and not graph.supports_partial_goals:
+                    continue
+                batch = GraphBatch.from_graph(graph, q=q, kind=kind).to(self.device, torch.float32)
+                with self._autocast():
+                    out = self.model(batch)
+                g = torch.Generator(device=self.device).manual_seed(self.cfg.val.seed)
+                raw = sample_joint_angles(self.model, graph, graph.goals(T_goal, kind), self.cfg.val.samples, generator=g)
+                succ = success_rate(raw.pos_err, raw.rot_err)
+                successes.append(succ)
+                best = raw.pos_err.min(-1).values
+                best_errors.append(best.mean().item())
+                record.update(
+                    {
+                        f"val/{robot.name}/{key}free_se": out["free_se"].float().mean().item(),
+                        f"val/{robot.name}/{key}kl": out["kl"].float().mean().item(),
+                        f"val/{robot.name}/{key}success": succ,
+                        f"val/{robot.name}/{key}pos_err_mean_m": raw.pos_err.mean().item(),
+                        f"val/{robot.name}/{key}pos_err_best_m": best.mean().item(),
+                    }
+                )
+            if successes:
+                record[f"val/{key}success_mean"] = sum(successes) / len(successes)
+                record[f"val/{key}pos_err_best_mean_m"] = sum(best_errors) / len(best_errors)
         return record
 
     # ----- logging
@@ -370,7 +381,7 @@ class Trainer:
                         rec["val_s"] = time.perf_counter() - t1
                         self.cpu_s += time.process_time() - c1
                         self._log(rec)
-                        bar.write(f"step {self.step}: val success {rec['val/success_mean']:.3f}")
+                        bar.write(f"step {self.step}: val success " + ", ".join(f"{k} {v:.3f}" for k, v in rec.items() if k.endswith("success_mean")))
                     if self.world > 1:
                         dist.barrier()
                 if self.step % cfg.checkpoint_every == 0:
