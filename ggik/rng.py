@@ -22,6 +22,7 @@ SEEDING_SAMPLES = 3  #: model samples used as LM/SLSQP seeds
 SEEDING_STARTS = 4  #: random starts of LM/SLSQP
 LIMITS_SAMPLES = 5  #: model samples of the joint-limits table
 GENERALISATION_SAMPLES = 6  #: model samples of the generalisation table
+GOAL_KINDS_IKNET = 7  #: model samples of the IKNet-protocol columns of the goal-kind table (ggik eval goals)
 RANDOM_FAMILY = 0x6E7  #: robots of the random families of the generalisation table
 # -- benchmarks (eval/ scripts)
 SOLVERS_GGIK_SAMPLES = 10  #: model samples of the solver benchmark

@@ -1,4 +1,4 @@
-"""``ggik eval accuracy|seeding|limits|generalisation|paths``: the evaluation suite, written as Markdown + CSV
+"""``ggik eval accuracy|seeding|limits|generalisation|goals|paths``: the evaluation suite, written as Markdown + CSV
 (``paths``: :mod:`ggik.cli.path`)."""
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import torch
 
 from ggik.cli.path import add_eval_paths_parser
 from ggik.cli.robots import add_chain_args, resolve_robots
+from ggik.graph.goal_kinds import GOAL_KINDS, check_goal_kind
 from ggik.kinematics import available_robots
 
-__all__ = ["add_eval_parser", "cmd_eval", "cmd_eval_generalisation"]
+__all__ = ["add_eval_parser", "cmd_eval", "cmd_eval_generalisation", "cmd_eval_goals"]
 
 URDF_FILES = "every URDF file among --robots"  #: what --base/--ee apply to in these commands
 
@@ -66,6 +67,27 @@ def cmd_eval_generalisation(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval_goals(args: argparse.Namespace) -> int:
+    from ggik.evaluation.goal_kind_report import write_goal_kind_report
+    from ggik.evaluation.goal_kind_table import goal_kind_rows
+    from ggik.ik.solver import GGIK
+
+    for kind in args.kinds:
+        check_goal_kind(kind)  # a bad name fails before the model is loaded
+    solver = GGIK.load_or_pretrained(args.ckpt)
+    robots = resolve_robots(args.robots or available_robots(), args.base, args.ee)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    rows = goal_kind_rows(solver.model, robots, kinds=args.kinds, problems=args.n, samples=args.samples, seed=args.seed,
+                          iknet_samples=args.iknet_samples, refine=solver.config, progress=not args.no_progress)
+    model = f"`{args.ckpt}`" if args.ckpt else "the shipped model (`ggik/weights/ggik_default.pt`)"
+    md, csv = write_goal_kind_report(rows, args.out_dir, command="ggik " + shlex.join(args.argv), seed=args.seed,
+                                     preamble=[f"Model: {model}"], refine=solver.config)
+    print(md.read_text())
+    print(f"wrote {md} and {csv}")
+    return 0
+
+
 def add_eval_parser(sub: Any) -> None:
     """``ggik eval ...`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
     ev = sub.add_parser("eval", help="evaluation suite (writes Markdown + CSV under eval/results/)")
@@ -104,4 +126,20 @@ def add_eval_parser(sub: Any) -> None:
     p.add_argument("--out-dir", default="eval/results")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_eval_generalisation)
+    p = ev_sub.add_parser("goals", help="raw and refined IK per goal kind (pose, position+axis, position), IKNet protocol, "
+                          "diversity")
+    p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
+    p.add_argument("--robots", nargs="*", help="shipped robot names or URDF files (default: all shipped robots)")
+    add_chain_args(p, of=URDF_FILES)
+    p.add_argument("--kinds", nargs="+", default=list(GOAL_KINDS), metavar="KIND",
+                   help=f"goal kinds, of {', '.join(GOAL_KINDS)} (default: all)")
+    p.add_argument("-n", type=int, default=200, help="goals per robot (the same configurations for every kind)")
+    p.add_argument("-s", "--samples", type=int, default=32, help="samples (and random LM starts) per goal")
+    p.add_argument("--iknet-samples", type=int, default=100, help="samples per target of the IKNet-protocol columns "
+                   "(position goals)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    p.add_argument("--out-dir", default="eval/results/goal_kinds", help="writes OUT_DIR/goal_kinds.md and .csv")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_eval_goals)
     add_eval_paths_parser(ev_sub)

@@ -66,7 +66,12 @@ class Table:
         lines = [f"# {self.title}", "", f"Command: `{command}`", f"Machine: {machine_description()}"]
         if seed is not None:
             lines.append(f"Seed: {seed}")
-        lines += ["", "| " + " | ".join(self.columns) + " |", "|" + "---|" * len(self.columns)]
+        return "\n".join(lines + ["", self.body()])
+
+    def body(self) -> str:
+        """The table itself in Markdown: column header, rows and notes (what :meth:`markdown` puts under its title
+        and provenance; a report of several tables puts one body under each section heading)."""
+        lines = ["| " + " | ".join(self.columns) + " |", "|" + "---|" * len(self.columns)]
         lines += ["| " + " | ".join(self._fmt(v) for v in row) + " |" for row in self.rows]
         if self.notes:
             lines += [""] + [f"- {n}" for n in self.notes]
