@@ -4,14 +4,19 @@
 #
 #   bash eval/ship_default.sh            # everything
 #   STEPS="accuracy seeding" bash eval/ship_default.sh   # a subset, in this order
+#   RUN=train/checkpoints/v3 OUT=eval/results/v3 N=200 GEN_N=100 STEPS="export curves accuracy seeding generalisation tables" \
+#     bash eval/ship_default.sh          # how model v3 was shipped (about 25 minutes)
 #
-# Writes ggik/weights/ggik_default.pt, eval/results/* and train/checkpoints/default/curves.png; prints the
-# README's model tables at the end (python eval/readme_tables.py).
+# Writes ggik/weights/ggik_default.pt, $OUT/* (default eval/results) and $RUN/curves.png; prints the
+# README's model tables at the end (python eval/readme_tables.py) and writes them to $OUT/readme_tables.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
 RUN=${RUN:-train/checkpoints/default}
 N=${N:-2000}
+GEN_N=${GEN_N:-200}
+OUT=${OUT:-eval/results}
+mkdir -p "$OUT"
 STEPS=${STEPS:-"export curves accuracy seeding limits generalisation timing solvers tables"}
 
 for step in $STEPS; do
@@ -19,15 +24,15 @@ for step in $STEPS; do
   case $step in
     export) "$BIN/ggik" export "$RUN/last.pt" ggik/weights/ggik_default.pt ;;
     curves) "$BIN/python" eval/plot_training.py "$RUN" --out "$RUN/curves.png" --fit-after 300000 ;;
-    accuracy) "$BIN/ggik" eval accuracy -n "$N" -s 32 --no-progress ;;
-    seeding) "$BIN/ggik" eval seeding -n "$N" -s 32 --slsqp-goals 10 --no-progress ;;
-    limits) "$BIN/ggik" eval limits -n 500 -s 32 --no-progress ;;
-    generalisation) "$BIN/ggik" eval generalisation -n 200 -s 32 --family-size 5 --figure --no-progress ;;
+    accuracy) "$BIN/ggik" eval accuracy -n "$N" -s 32 --out-dir "$OUT" --no-progress ;;
+    seeding) "$BIN/ggik" eval seeding -n "$N" -s 32 --slsqp-goals 10 --out-dir "$OUT" --no-progress ;;
+    limits) "$BIN/ggik" eval limits -n 500 -s 32 --out-dir "$OUT" --no-progress ;;
+    generalisation) "$BIN/ggik" eval generalisation -n "$GEN_N" -s 32 --family-size 5 --figure --out-dir "$OUT" --no-progress ;;
     timing) "$BIN/python" eval/bench_sampling.py --ckpt ggik/weights/ggik_default.pt --robots panda ur10 --samples 1 16 256 1024 --dofs 6 18 30 \
               --repeats 1 --threads 2 --max-gb 6 --no-progress ;;
     solvers) "$BIN/python" eval/bench_solvers.py --ckpt ggik/weights/ggik_default.pt --robots panda ur10 lbr_iiwa --goals 300 --single-goals 30 \
                --slsqp-goals 5 --threads 2 --no-progress ;;
-    tables) "$BIN/python" eval/readme_tables.py ;;
+    tables) "$BIN/python" eval/readme_tables.py --results "$OUT" | tee "$OUT/readme_tables.md" ;;
     *) echo "unknown step $step" >&2; exit 2 ;;
   esac
 done

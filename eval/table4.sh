@@ -4,6 +4,10 @@
 #
 #   bash eval/table4.sh                         # everything (about 100 minutes on 2 CPU cores)
 #   STAGES="train_loo eval_loo" bash eval/table4.sh
+#   # the v2 recipe (issue 12) at an equal CPU budget per model, one thread, the two named-robot models:
+#   RUNS=runs/table4_v2 OUT=eval/results/table4_v2 THREADS=1 CPU_MINUTES=30 \
+#     RECIPE="--set model.residual_inputs=true --set model.gn_steps=2" \
+#     STAGES="train_loo train_loo_named eval_loo eval_loo_named summary" bash eval/table4.sh
 #
 # Models (same architecture and seed, STEPS steps of 128 examples, cosine schedule over them, at most MINUTES
 # of wall time each), written to $RUNS/<name>:
@@ -26,21 +30,27 @@ STEPS=${STEPS:-2000}
 MINUTES=${MINUTES:-16}
 N=${N:-200}
 FT_EXAMPLES=${FT_EXAMPLES:-"0 1024 10240 102400"}  # 0 = the loo model itself
+THREADS=${THREADS:-2}
+RECIPE=${RECIPE:-}          # extra --set overrides of every model trained from scratch (e.g. the model recipe)
+CPU_MINUTES=${CPU_MINUTES:-}  # if set, also stop each model at this CPU budget (all threads, --max-cpu-minutes)
+BUDGET=(--max-minutes "$MINUTES")
+if [[ -n $CPU_MINUTES ]]; then BUDGET=(--max-cpu-minutes "$CPU_MINUTES"); fi
+read -r -a RECIPE_ARGS <<< "$RECIPE"
 STAGES=${STAGES:-"train_loo train_random train_loo_wide train_loo_named eval_loo eval_random eval_loo_wide eval_loo_named finetune summary"}
-COMMON=(--set "steps=$STEPS" --set val.every=$((STEPS / 2)) --set val.problems_per_robot=30 --set threads=2
-        --max-minutes "$MINUTES" --no-progress)
+COMMON=(--set "steps=$STEPS" --set val.every=$((STEPS / 2)) --set val.problems_per_robot=30 --set "threads=$THREADS"
+        "${RECIPE_ARGS[@]}" "${BUDGET[@]}" --no-progress)
 
 train() {  # name, then ggik train arguments
   local name=$1; shift
   if [[ -f "$RUNS/$name/last.pt" ]]; then
-    "$BIN/ggik" train --resume "$RUNS/$name" --max-minutes "$MINUTES" --no-progress   # finishes an interrupted run
+    "$BIN/ggik" train --resume "$RUNS/$name" "${BUDGET[@]}" --no-progress   # finishes an interrupted run
   else
     "$BIN/ggik" train "$@" "${COMMON[@]}" --out "$RUNS/$name"
   fi
 }
 
 evaluate() {  # name
-  "$BIN/ggik" eval generalisation "$RUNS/$1/last.pt" -n "$N" -s 32 --family-size 5 --figure --threads 2 \
+  "$BIN/ggik" eval generalisation "$RUNS/$1/last.pt" -n "$N" -s 32 --family-size 5 --figure --threads "$THREADS" \
     --no-progress --out-dir "$OUT/$1"
 }
 

@@ -19,6 +19,7 @@ from ggik.errors import GGIKError
 from ggik.evaluation.generalisation import FAMILY_MEAN as MEAN
 from ggik.evaluation.report import read_csv
 from ggik.fileio import atomic_write
+from ggik.nn.cvae import ModelConfig
 
 __all__ = ["StudyFilesError", "PAPER_TABLE4", "TARGET_RAW", "MODELS", "num", "fmt", "run_budget", "models_table",
            "finetune_rows", "finetune_table", "summarise_study"]
@@ -52,20 +53,24 @@ def fmt(value: float, digits: int = 1) -> str:
 
 
 def run_budget(run: Path) -> dict:
-    """``steps``, ``examples``, ``wall_min`` and ``cpu_min`` (minutes) of ``run/last.pt``."""
+    """``steps``, ``examples``, ``wall_min`` and ``cpu_min`` (minutes) of ``run/last.pt``, and ``recipe``: its model
+    config's values that differ from the :class:`ModelConfig` defaults (``"defaults"`` if none)."""
     ckpt = load_checkpoint(run / "last.pt")
     cpu_s, _ = cpu_time(ckpt)
-    return {"steps": ckpt["step"], "examples": ckpt["examples"], "wall_min": ckpt["wall_s"] / 60, "cpu_min": cpu_s / 60}
+    default = ModelConfig()
+    recipe = [f"{k}={v}" for k, v in (ckpt.get("config") or {}).get("model", {}).items() if getattr(default, k, v) != v]
+    return {"steps": ckpt["step"], "examples": ckpt["examples"], "wall_min": ckpt["wall_s"] / 60, "cpu_min": cpu_s / 60,
+            "recipe": ", ".join(recipe) or "defaults"}
 
 
 def models_table(results: Path, runs: Path, names: list[str]) -> tuple[str, dict[str, list[dict]]]:
     """(Markdown of the models' budgets, their unseen real robots and their families; model -> its
     generalisation.csv rows)."""
     rows_by_model = {m: read_csv(results / m / "generalisation.csv") for m in names}
-    out = ["| model | trained on | steps | examples | CPU-min |", "|---|---|---|---|---|"]
+    out = ["| model | trained on | model config (non-default) | steps | examples | CPU-min |", "|---|---|---|---|---|---|"]
     for m in names:
         b = run_budget(runs / m)
-        out.append(f"| {m} | {MODELS.get(m, '?')} | {b['steps']:,} | {b['examples']:,} | {b['cpu_min']:.0f} |")
+        out.append(f"| {m} | {MODELS.get(m, '?')} | {b['recipe']} | {b['steps']:,} | {b['examples']:,} | {b['cpu_min']:.0f} |")
     out += ["", "Unseen real robots (raw: best of 32 within 1 cm and 1 degree; refined: LM from the 32 samples, 1 mm and "
             "0.01 rad within limits):", "",
             "| model | robot | raw success [%] (paper Table 4) | target [%] | pos mean [mm] | best-of-32 pos [mm] | "
