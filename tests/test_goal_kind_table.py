@@ -14,7 +14,8 @@ from ggik.checkpoint import WEIGHTS_FORMAT
 from ggik.cli import main
 from ggik.errors import GoalError
 from ggik.evaluation.goal_kind_report import IKNET_REFERENCE, goal_kind_markdown
-from ggik.evaluation.goal_kind_table import COLUMNS, count_distinct_solutions, goal_kind_rows, joint_spread
+from ggik.evaluation.goal_kind_table import COLUMNS, goal_kind_rows, joint_spread
+from ggik.ik.metrics import count_distinct
 from ggik.nn.cvae import GGIKModel, ModelConfig
 
 F64 = torch.float64
@@ -119,25 +120,25 @@ def test_pose_rows_repeat_the_seeding_tables_lm_rows(rows, tiny_model):
 
 
 def test_distinct_solutions_on_hand_built_joints():
+    """The diversity columns count with :func:`ggik.ik.metrics.count_distinct` (joint-space distance, 2 pi wraps of
+    continuous joints are no difference), batched over goals."""
     unbounded = torch.tensor([True, False, False])
     a = torch.tensor([0.5, 0.2, -0.3], dtype=F64)
     q = torch.stack([
         a,
         a + torch.tensor([2 * math.pi, 0.0, 0.0], dtype=F64),  # a 2 pi wrap of the continuous joint: the same
-        a + torch.tensor([0.08, 0.08, 0.08], dtype=F64),  # max abs difference 0.08 < 0.1 (Euclidean 0.14): the same
-        a + torch.tensor([0.0, 0.3, 0.0], dtype=F64),  # distinct
-        a + torch.tensor([0.0, 0.35, 0.0], dtype=F64),  # the same as the previous one, not as the first
+        a + torch.tensor([0.05, 0.05, 0.05], dtype=F64),  # 0.087 rad away: the same
+        a + torch.tensor([0.08, 0.08, 0.08], dtype=F64),  # 0.139 rad away: distinct
         a + torch.tensor([0.0, 0.0, 2 * math.pi], dtype=F64),  # 2 pi on a bounded joint: another configuration
         a + torch.tensor([0.0, 0.0, 1.0], dtype=F64),  # distinct, but not kept
-    ])[None]
-    keep = torch.tensor([[True, True, True, True, True, True, False]])
-    assert count_distinct_solutions(q, keep, unbounded).tolist() == [3.0]
-    assert count_distinct_solutions(q, torch.zeros_like(keep), unbounded).tolist() == [0.0]
+    ])
+    keep = torch.tensor([True, True, True, True, True, False])
+    both = torch.stack([q, q.flip(0)])
+    assert count_distinct(both, torch.stack([keep, keep.flip(0)]), unbounded).tolist() == [3.0, 3.0]
+    assert count_distinct(both, torch.zeros(2, 6, dtype=torch.bool), unbounded).tolist() == [0.0, 0.0]
     near_pi = torch.tensor([[[3.1, 0.0, 0.0], [-3.1, 0.0, 0.0]]], dtype=F64)  # 0.083 apart across the wrap
-    assert count_distinct_solutions(near_pi, torch.ones(1, 2, dtype=torch.bool), unbounded).tolist() == [1.0]
-    assert count_distinct_solutions(near_pi, torch.ones(1, 2, dtype=torch.bool), torch.zeros(3, dtype=torch.bool)).tolist() == [2.0]
-    with pytest.raises(ValueError, match="q \\(P, S, dof\\)"):
-        count_distinct_solutions(q[0], keep[0], unbounded)
+    assert count_distinct(near_pi, torch.ones(1, 2, dtype=torch.bool), unbounded).tolist() == [1.0]
+    assert count_distinct(near_pi, torch.ones(1, 2, dtype=torch.bool), torch.zeros(3, dtype=torch.bool)).tolist() == [2.0]
 
 
 def test_joint_spread_ignores_wraps_and_needs_two_solutions():

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ggik.evaluation.goal_kind_table import COLUMNS, IKNET_RADII_CM, RAW_TOLERANCES, SAME_SOLUTION_TOL
+from ggik.evaluation.goal_kind_table import COLUMNS, IKNET_RADII_CM, RAW_TOLERANCES
+from ggik.ik.metrics import DISTINCT_TOL
 from ggik.evaluation.report import Table, command_line, machine_description
 from ggik.fileio import atomic_write_text
 from ggik.ik.refine import RefineConfig
@@ -79,8 +80,9 @@ def goal_kind_sections(rows: list[dict], refine: RefineConfig | None = None) -> 
         "mean over all S starts.",
     ]
     diversity.notes += [
-        f"distinct: solutions per goal after greedy clustering in sample order: two solutions are the same when their "
-        f"largest absolute joint difference is below {SAME_SOLUTION_TOL:g} rad (continuous joints compared modulo 2 pi); "
+        f"distinct: solutions per goal after greedy clustering in sample order (ggik.ik.metrics.count_distinct, as in every "
+        f"table): two solutions are the same when their joint-space distance is below {DISTINCT_TOL:g} rad (continuous "
+        "joints compared modulo 2 pi); "
         "mean over all goals (0 for a goal with none).",
         "joint std: per goal, the standard deviation of each joint over its solutions, averaged over joints, then over "
         "the goals with at least 2 solutions [rad].",

@@ -18,7 +18,7 @@ kind asked for (:meth:`ggik.graph.RobotGraph.goals`: the pose; its position and 
   where the kind fixes an angle, inside the joint limits), time per goal (the sampling included for the model's
   starts), mean LM iterations over all starts.
 * **diversity** of the solutions that reach the goal (strict ones after LM, and the raw samples within 1 cm and
-  1 deg, the raw success criterion of the kind): distinct solutions per goal (:func:`count_distinct_solutions`)
+  1 deg, the raw success criterion of the kind): distinct solutions per goal (:func:`ggik.ik.metrics.count_distinct`)
   and the mean per-joint standard deviation (:func:`joint_spread`). For partial kinds the last joint is left
   out: it turns the EE about the tool axis, which moves neither the EE origin nor the axis, so its value is
   arbitrary (0 in the raw samples, wherever a random start put it after LM) and would make every random start
@@ -45,19 +45,17 @@ from ggik.evaluation.solver_runs import timed
 from ggik.evaluation.tables import EvalConfig, evaluation_problems
 from ggik.graph import Goals, RobotGraph
 from ggik.graph.goal_kinds import GOAL_KINDS, check_goal_kind
-from ggik.ik.metrics import success_rate
+from ggik.ik.metrics import count_distinct, success_rate
 from ggik.ik.refine import RefineConfig, lm_refine
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel
 from ggik.rng import step_generator
 
-__all__ = ["COLUMNS", "RAW_TOLERANCES", "IKNET_RADII_CM", "SAME_SOLUTION_TOL", "goal_kind_rows",
-           "count_distinct_solutions", "joint_spread"]
+__all__ = ["COLUMNS", "RAW_TOLERANCES", "IKNET_RADII_CM", "goal_kind_rows", "joint_spread"]
 
 RAW_TOLERANCES = (1, 2, 5)  #: raw success criteria: best of S within k cm and k deg
 IKNET_RADII_CM = (10, 2, 1)  #: the IKNet protocol's shares of samples within these distances [cm]
-SAME_SOLUTION_TOL = 0.1  #: [rad] two solutions whose max abs joint difference is below this are the same
 NAN = float("nan")
 IKNET_CHUNK = 64  #: goals per sampling call of the IKNet columns (bounds the point sets held at once)
 STARTS = ("samples", "random")  #: LM starts: the model's samples, S uniform random configurations
@@ -72,28 +70,6 @@ COLUMNS: list[str] = (
     + [c for s in ("raw 1cm&1deg", "LM from samples", "LM from random")
        for c in (f"distinct {s}", f"joint std {s} [rad]")]
 )
-
-
-def count_distinct_solutions(q: torch.Tensor, keep: torch.Tensor, unbounded: torch.Tensor,
-                             tol: float = SAME_SOLUTION_TOL) -> torch.Tensor:
-    """(P,) float64: distinct solutions per goal among the kept rows of ``q`` (P, S, dof) [rad] (``keep`` (P, S) bool).
-
-    Greedy clustering in sample order, batched over the goals: a kept solution starts a new cluster unless it is
-    the same as an earlier cluster's first solution, where *the same* means that the largest absolute joint
-    difference is below ``tol`` [rad]; differences of unbounded (continuous) joints, ``unbounded`` (dof,) bool,
-    are wrapped to [-pi, pi] first, so a 2 pi wrap counts as no difference. (Unlike
-    :func:`ggik.ik.metrics.count_distinct`, which uses the Euclidean joint distance and one goal at a time.)
-    """
-    if q.ndim != 3 or keep.shape != q.shape[:2] or unbounded.shape != q.shape[2:]:
-        raise ValueError(f"count_distinct_solutions takes q (P, S, dof), keep (P, S), unbounded (dof,); got "
-                         f"{tuple(q.shape)}, {tuple(keep.shape)}, {tuple(unbounded.shape)}")
-    first = torch.zeros(keep.shape, dtype=torch.bool)
-    for k in range(q.shape[1]):  # the clusters' first solutions, in order; each step is batched over goals
-        d = q[:, :k] - q[:, k : k + 1]
-        d = torch.where(unbounded, torch.atan2(torch.sin(d), torch.cos(d)), d)
-        covered = ((d.abs().amax(-1) < tol) & first[:, :k]).any(-1) if k else torch.zeros_like(keep[:, 0])
-        first[:, k] = keep[:, k] & ~covered
-    return first.sum(-1).to(torch.float64)
 
 
 def joint_spread(q: torch.Tensor, keep: torch.Tensor, unbounded: torch.Tensor) -> torch.Tensor:
@@ -117,7 +93,7 @@ def _diversity(q: torch.Tensor, keep: torch.Tensor, robot: Robot, kind: str) -> 
     q, unbounded = q[..., :joints], ~robot.limited[:joints]
     spread = joint_spread(q, keep, unbounded)
     mean_spread = torch.nanmean(spread).item() if bool(torch.isfinite(spread).any()) else NAN
-    return count_distinct_solutions(q, keep, unbounded).mean().item(), mean_spread
+    return count_distinct(q, keep, unbounded).mean().item(), mean_spread
 
 
 def _empty_row(robot: Robot, kind: str, status: str, problems: int, samples: int) -> dict:
