@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.util
 import json
+import re
 import shutil
 import os
 import socket
@@ -264,10 +265,11 @@ def test_metrics_records_with_validation(tmp_path):
     assert len(problems) == 2 and problems.seed == cfg.val.seed
 
 
-def test_training_on_mixed_goal_kinds_validates_each_kind(tmp_path):
+def test_training_on_mixed_goal_kinds_validates_each_kind(tmp_path, capsys):
     cfg = tiny_cfg("steps=2", "log_every=1", "val.every=2", "val.problems_per_robot=2", "val.samples=2",
                    "data.goal_kinds={pose: 0.6, position: 0.4}", "val.goal_kinds=[pose, position]")
     Trainer(cfg, tmp_path, progress=False).train()
+    assert re.search(r"step 2: val success pose \d\.\d{3}, position \d\.\d{3}", capsys.readouterr().out)
     (val,) = [r for r in read_metrics(tmp_path) if r["kind"] == "val"]
     for key in ("", "position/"):
         assert 0.0 <= val[f"val/panda/{key}success"] <= 1.0 and 0.0 <= val[f"val/{key}success_mean"] <= 1.0

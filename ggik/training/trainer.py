@@ -381,7 +381,8 @@ class Trainer:
                         rec["val_s"] = time.perf_counter() - t1
                         self.cpu_s += time.process_time() - c1
                         self._log(rec)
-                        bar.write(f"step {self.step}: val success " + ", ".join(f"{k} {v:.3f}" for k, v in rec.items() if k.endswith("success_mean")))
+                        bar.write(f"step {self.step}: val success " + ", ".join(  # val/success_mean (poses), val/<kind>/success_mean
+                            f"{k[4:-12].strip('/') or 'pose'} {v:.3f}" for k, v in rec.items() if k.endswith("success_mean")))
                     if self.world > 1:
                         dist.barrier()
                 if self.step % cfg.checkpoint_every == 0:
