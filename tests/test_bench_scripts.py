@@ -338,7 +338,10 @@ def test_training_curves_of_a_run(tiny_ckpt, tmp_path):
     recs = [{"kind": "init"}]
     for e in (100, 10_000, 1_000_000):
         recs.append({"kind": "train", "examples": e, "free_se": 1.0 / e, "kl": 3.0})
-        recs.append({"kind": "val", "examples": e, "val/panda/success": 0.5, "val/panda/pos_err_best_m": 2.0 * e**-0.5})
+        recs.append({"kind": "val", "examples": e, "val/panda/success": 0.5, "val/panda/pos_err_best_m": 2.0 * e**-0.5,
+                     # other goal kinds (val.goal_kinds) are neither robots nor part of the pose fit
+                     "val/panda/position/success": 0.1, "val/panda/position/pos_err_best_m": 9.0,
+                     "val/success_mean": 0.5, "val/position/success_mean": 0.1})
     (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     train, val = read_metrics(run)
     assert [r["kind"] for r in train] == ["train"] * 3 and [r["kind"] for r in val] == ["val"] * 3

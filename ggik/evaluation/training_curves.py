@@ -3,7 +3,8 @@ validation error against examples seen, and a figure of loss terms and validatio
 
 A run's records are JSON lines with a ``kind``: ``train`` records carry ``examples``, ``free_se`` [m^2] and ``kl``
 [nats]; ``val`` records carry ``examples`` and, per validation robot R, ``val/R/success`` (fraction) and
-``val/R/pos_err_best_m`` (best-of-S position error [m]).
+``val/R/pos_err_best_m`` (best-of-S position error [m]) for pose goals (other goal kinds' ``val/R/<kind>/...`` keys
+are left out).
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def read_metrics(run: str | Path) -> tuple[list[dict], list[dict]]:
 
 def mean_best_error(record: dict) -> float:
     """Validation best-of-S position error [m], averaged over the record's robots."""
-    errs = [v for k, v in record.items() if k.startswith("val/") and k.endswith("/pos_err_best_m")]
+    errs = [v for k, v in record.items() if k.startswith("val/") and k.count("/") == 2 and k.endswith("/pos_err_best_m")]
     return sum(errs) / len(errs)
 
 
@@ -86,7 +87,8 @@ def plot_training_curves(runs: list[str | Path], path: str | Path, dpi: int = 11
         axes[1].plot(ex, [r["kl"] for r in train], label=run.name)
         if val:
             vex = [r["examples"] for r in val]
-            robots = sorted({k.split("/")[1] for r in val for k in r if k.startswith("val/") and k.count("/") == 2})
+            robots = sorted({k.split("/")[1] for r in val for k in r if k.startswith("val/") and k.count("/") == 2
+                             and k.endswith("/success")})  # poses; val/<robot>/<kind>/... are other goal kinds
             for robot in robots:
                 lbl = f"{run.name}: {robot}" if len(runs) > 1 else robot
                 axes[2].plot(vex, [100 * r[f"val/{robot}/success"] for r in val], marker="o", label=lbl)
