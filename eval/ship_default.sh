@@ -5,7 +5,7 @@
 #   bash eval/ship_default.sh            # everything
 #   STEPS="accuracy seeding" bash eval/ship_default.sh   # a subset, in this order
 #   RUN=train/checkpoints/v3 OUT=eval/results/v3 N=200 GEN_N=100 STEPS="export curves accuracy seeding generalisation tables" \
-#     bash eval/ship_default.sh          # how model v3 was shipped (about 25 minutes)
+#     bash eval/ship_default.sh          # how model v3 was shipped (about 10 minutes)
 #
 # Writes ggik/weights/ggik_default.pt, $OUT/* (default eval/results) and $RUN/curves.png; prints the
 # README's model tables at the end (python eval/readme_tables.py) and writes them to $OUT/readme_tables.md.

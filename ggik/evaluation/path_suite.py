@@ -69,9 +69,9 @@ def home_configuration(robot: Robot, generator: torch.Generator, n: int = 2048) 
     inside the workspace, not at its rim. The reach is the largest EE distance from the shoulder over all of them."""
     mid, half = (robot.lower + robot.upper) / 2, (robot.upper - robot.lower) / 2
     q = mid + 0.8 * half * (2 * torch.rand(n, robot.dof, generator=generator, dtype=F64) - 1)
-    J = robot.jacobian(q)
-    manip = torch.linalg.det(J @ J.transpose(-1, -2)).clamp(min=0).sqrt()
     frames, T = robot.joint_frames(q)
+    J = robot.jacobian_at(frames, T)  # one FK for both
+    manip = torch.linalg.det(J @ J.transpose(-1, -2)).clamp(min=0).sqrt()
     dist = torch.linalg.vector_norm(T[:, :3, 3] - frames[:, min(1, frames.shape[1] - 1), :3, 3], dim=-1)
     reach = float(dist.max())
     inside = (dist > 0.3 * reach) & (dist < 0.6 * reach)
@@ -151,7 +151,7 @@ def make_suite(robots: list[str], out_dir: str | Path, seed: int = 0, kinds: tup
         robot = Robot.from_name(name)
         q_home, reach = home_configuration(robot, step_generator(seed, rng.PATH_SUITE, 0, r_index))
         for kind in kinds:
-            q_start, q_hint, note = None, q_home, ""
+            q_start, q_hint = None, q_home
             if kind in ("circle", "writing"):
                 q_start = q_home
             if kind == "base_arc":

@@ -96,23 +96,17 @@ def goal_poses(T_goal, kind: str | None, axis_in_ee: torch.Tensor) -> torch.Tens
         if T.ndim >= 2 and T.shape[-2:] == (4, 4):
             if kind == "position":
                 p = _finite(T[..., :3, 3], "the goal position")
-                return _stack_poses(torch.eye(3, dtype=p.dtype).expand(p.shape + (3,)), p)
+                return geo.translation(p)
             T = geo.check_pose(T, "T_goal")
             p, a = T[..., :3, 3], T[..., :3, :3] @ axis_in_ee.to(T)
         elif kind == "position" and T.ndim >= 1 and T.shape[-1] == 3:
             p = _finite(T, "the goal position")
-            return _stack_poses(torch.eye(3, dtype=p.dtype).expand(p.shape + (3,)), p)
+            return geo.translation(p)
         else:
             want = "(..., 3) or (..., 4, 4)" if kind == "position" else "(..., 4, 4) or a pair (position, axis)"
             raise GoalError(f"a {kind} goal must have shape {want}, got {tuple(T.shape)}")
     R = geo.rotation_between(axis_in_ee.to(a).expand_as(a), a)
-    return _stack_poses(R, p)
-
-
-def _stack_poses(R: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
-    T = torch.zeros(p.shape[:-1] + (4, 4), dtype=p.dtype, device=p.device)
-    T[..., :3, :3], T[..., :3, 3], T[..., 3, 3] = R, p, 1.0
-    return T
+    return geo.make_transform(R, p)
 
 
 def goal_errors(T: torch.Tensor, T_goal: torch.Tensor, kind: str | None, axis_in_ee: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -195,7 +195,7 @@ class _Pool:
 
 def _start_candidates(robot: Robot, poses: torch.Tensor, at: list[int], cfg: PathConfig, lm: RefineConfig,
                       model: GGIKModel | None, graph: RobotGraph | None, extra: torch.Tensor | None,
-                      gen: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor, int]:
+                      gen: torch.Generator | None, scale: JointScale) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Refined, distinct start candidates at waypoints ``at``: (q (n, dof), their waypoints (n,), seeds refined).
 
     Seeds per waypoint: ``extra`` (e.g. the start configuration) first, then ``cfg.samples`` GGIK samples (with a
@@ -211,7 +211,6 @@ def _start_candidates(robot: Robot, poses: torch.Tensor, at: list[int], cfg: Pat
         seeds.append(robot.sample_q(A * n_random, gen).view(A, n_random, robot.dof))
     seeds = torch.cat(seeds, 1)
     q, ok = refine_tracks(robot, poses[at], seeds, lm)
-    scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
     keep = [distinct(q[i], ok[i], cfg.sweep_tracks, scale) for i in range(A)]
     for i in range(A):
         if keep[i].numel() == 0:
@@ -259,7 +258,7 @@ def solve_path(robot: Robot, poses: torch.Tensor, cfg: PathConfig | None = None,
         rounds += 1
         t = time.perf_counter()
         if cfg.continuation:
-            q0, where, n_seeds = _start_candidates(robot, poses, at, cfg, lm, model, graph, extra, generator)
+            q0, where, n_seeds = _start_candidates(robot, poses, at, cfg, lm, model, graph, extra, generator, scale)
             count += n_seeds
             t = clock("starts", t)
             direction = torch.cat([torch.ones_like(where), -torch.ones_like(where)])  # every start in both directions

@@ -62,14 +62,14 @@ class TrajectoryInfo:
 
 
 def trajectory_check(robot: Robot, poses: torch.Tensor, q: torch.Tensor, scale: JointScale, cfg: TrajectoryConfig,
-                     q_start: torch.Tensor | None = None) -> TrajectoryInfo:
+                     q_start: torch.Tensor | None = None, T_ee: torch.Tensor | None = None) -> TrajectoryInfo:
     """Pose errors, normalised moves and validity of trajectory ``q`` (T, dof) [rad or m] for ``poses`` (T, 4, 4) (base
-    frame). Moves are plain differences (continuous joints taken as unwrapped: a 2 pi step is a move). ValueError
-    for other shapes."""
+    frame). Moves are plain differences (continuous joints taken as unwrapped: a 2 pi step is a move). ``T_ee``: the
+    EE poses FK(q) (T, 4, 4) when the caller has them (saves one FK). ValueError for other shapes."""
     if q.ndim != 2 or q.shape[1] != robot.dof or poses.shape != (q.shape[0], 4, 4):
         raise ValueError(f"a trajectory (T, {robot.dof}) and poses (T, 4, 4) are needed, got {tuple(q.shape)} and "
                          f"{tuple(poses.shape)}")
-    pos, rot = pose_errors(robot.fk(q), poses)
+    pos, rot = pose_errors(robot.fk(q) if T_ee is None else T_ee, poses)
     full = q if q_start is None else torch.cat([torch.as_tensor(q_start, dtype=q.dtype)[None], q])
     moves = (full[1:] - full[:-1]) / torch.as_tensor(scale.step, dtype=q.dtype)
     reached = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
@@ -137,7 +137,7 @@ def trajectory_refine(robot: Robot, poses: torch.Tensor, q0: torch.Tensor, scale
     F, Tq = robot.joint_frames(q)
     e = pose_residual(Tq, poses, cfg.rot_weight)
     s, lam, it = cfg.smooth_weight, cfg.damping, 0
-    info = trajectory_check(robot, poses, q, scale, cfg, qs)
+    info = trajectory_check(robot, poses, q, scale, cfg, qs, T_ee=Tq)
     while not info.valid and it < cfg.max_iters:
         it += 1
         qn = q.numpy()
@@ -157,7 +157,7 @@ def trajectory_refine(robot: Robot, poses: torch.Tensor, q0: torch.Tensor, scale
         cost_new = float((e_new * e_new).sum()) + smooth_terms(q_new.numpy(), s)[0]
         if cost_new < cost:
             q, F, Tq, e, lam = q_new, F_new, T_new, e_new, max(lam / 3.0, 1e-9)
-            info = trajectory_check(robot, poses, q, scale, cfg, qs)
+            info = trajectory_check(robot, poses, q, scale, cfg, qs, T_ee=Tq)
         else:
             lam = min(lam * 4.0, 1e6)
         if it >= cfg.max_iters // 2 or not bool((info.moves.abs() > 1.0).any()):

@@ -55,9 +55,8 @@ class Trainer:
     """
 
     def __init__(self, cfg: TrainConfig, run_dir: str | Path, device: str = "cpu", wandb: str = "disabled", progress: bool = True) -> None:
-        if not cfg.val.goal_kinds:
+        if not [check_goal_kind(k) for k in cfg.val.goal_kinds]:  # GoalError for a kind that does not exist
             raise GGIKError("val.goal_kinds must name at least one goal kind")
-        [check_goal_kind(k) for k in cfg.val.goal_kinds]  # GoalError for a kind that does not exist
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -381,8 +380,9 @@ class Trainer:
                         rec["val_s"] = time.perf_counter() - t1
                         self.cpu_s += time.process_time() - c1
                         self._log(rec)
-                        bar.write(f"step {self.step}: val success " + ", ".join(  # val/success_mean (poses), val/<kind>/success_mean
-                            f"{k[4:-12].strip('/') or 'pose'} {v:.3f}" for k, v in rec.items() if k.endswith("success_mean")))
+                        kinds = {k.removeprefix("val/").removesuffix("success_mean").rstrip("/") or "pose": v  # val/<kind>/...
+                                 for k, v in rec.items() if k.endswith("success_mean")}
+                        bar.write(f"step {self.step}: val success " + ", ".join(f"{k} {v:.3f}" for k, v in kinds.items()))
                     if self.world > 1:
                         dist.barrier()
                 if self.step % cfg.checkpoint_every == 0:
