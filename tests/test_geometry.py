@@ -212,6 +212,14 @@ def test_rotation_between_random(rng):
     _check_between(a / a.norm(dim=-1, keepdim=True), b / b.norm(dim=-1, keepdim=True))
 
 
+def test_perpendicular_unit_random_and_axis_aligned(rng):
+    a = torch.randn(1000, 3, generator=rng, dtype=F64)
+    a = torch.cat([a / a.norm(dim=-1, keepdim=True), torch.eye(3, dtype=F64), -torch.eye(3, dtype=F64)])
+    p = geo.perpendicular_unit(a)
+    torch.testing.assert_close(p.norm(dim=-1), torch.ones(len(a), dtype=F64), rtol=0, atol=1e-12)
+    assert (p * a).sum(-1).abs().max() < 1e-12
+
+
 def test_rotation_between_is_the_minimal_rotation(rng):
     """The rotation angle equals the angle between the vectors, and a x b is kept fixed."""
     a = torch.randn(200, 3, generator=rng, dtype=F64)

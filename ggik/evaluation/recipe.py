@@ -74,6 +74,9 @@ VARIANTS: dict[str, dict] = {
     # a graph latent collapsed at once in the study (KL 0.4 nats by step 110): its variants keep 10 free nats
     "node": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "latent_scope": "graph"}, "loss": {"kl_free_nats": 10.0}},
     "node-node-latent": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256}},
+    # the cheap per-node decoder followed by 4 learned Gauss-Newton moves (per sample: an MLP per node and a
+    # (3M x 3M) solve per move, M free nodes; no edge work of width hidden)
+    "node-gn4": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "gn_steps": 4}},
     "residual-gn2": {"model": {"residual_inputs": True, "gn_steps": 2}},
     "graph-mixture": {"model": {"prior_mixture": "graph"}},
     # the same recipes with another training seed (initialisation and training noise; same data stream): the spread

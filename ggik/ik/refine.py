@@ -18,7 +18,8 @@ import torch
 
 from ggik.graph import Goals
 from ggik.graph.goal_kinds import check_goal_kind, goal_errors, goal_poses, tool_axis
-from ggik.kinematics.geometry import matrix_to_rotvec
+from ggik.errors import GoalError
+from ggik.kinematics.geometry import matrix_to_rotvec, perpendicular_unit
 from ggik.kinematics.robot import Robot
 
 __all__ = ["RefineConfig", "RefineInfo", "lm_refine", "slsqp_refine", "slsqp_objective", "pose_residual", "goal_residual",
@@ -61,11 +62,7 @@ def pose_residual(T: torch.Tensor, T_goal: torch.Tensor, rot_weight: float) -> t
 
 def _axis_basis(g: torch.Tensor) -> torch.Tensor:
     """(..., 3, 2) an orthonormal basis of the plane perpendicular to unit vectors g (..., 3)."""
-    helper = torch.zeros_like(g)
-    helper[..., 0] = (g[..., 0].abs() < 0.9).to(g.dtype)
-    helper[..., 1] = 1.0 - helper[..., 0]
-    u = torch.linalg.cross(g, helper, dim=-1)
-    u = u / torch.linalg.vector_norm(u, dim=-1, keepdim=True)
+    u = perpendicular_unit(g)
     return torch.stack([u, torch.linalg.cross(g, u, dim=-1)], -1)
 
 
@@ -112,7 +109,7 @@ def _goal_input(robot: Robot, T_goal, kind: str | None) -> tuple[torch.Tensor, s
     """(canonical goal poses, kind, tool axis in the EE frame) from a pose/position/pair or :class:`Goals`."""
     if isinstance(T_goal, Goals):
         if kind is not None and check_goal_kind(kind) != T_goal.kind:
-            raise ValueError(f"goals of kind {T_goal.kind!r} given with kind={kind!r}")
+            raise GoalError(f"goals of kind {T_goal.kind!r} given with kind={kind!r}")
         return T_goal.in_base, T_goal.kind, tool_axis(robot)
     kind = check_goal_kind(kind)
     axis = tool_axis(robot)

@@ -28,6 +28,7 @@ __all__ = [
     "invert_transform",
     "rotation_angle",
     "rotation_between",
+    "perpendicular_unit",
     "quat_to_matrix",
     "matrix_to_quat",
     "matrix_to_rotvec",
@@ -159,6 +160,17 @@ def rotation_angle(R: torch.Tensor) -> torch.Tensor:
     return torch.atan2(sin_, cos_)
 
 
+def perpendicular_unit(a: torch.Tensor) -> torch.Tensor:
+    """A unit vector (..., 3) perpendicular to the unit vectors ``a`` (..., 3): a x e_x, or a x e_y where a is
+    within ~26 deg of the x axis (so that the cross product never comes near zero)."""
+    helper = torch.zeros_like(a)
+    near_x = a[..., 0].abs() >= 0.9
+    helper[..., 0] = (~near_x).to(a.dtype)
+    helper[..., 1] = near_x.to(a.dtype)
+    perp = torch.linalg.cross(a, helper, dim=-1)
+    return perp / torch.linalg.vector_norm(perp, dim=-1, keepdim=True)
+
+
 def rotation_between(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """A rotation (..., 3, 3) that maps unit vector ``a`` onto unit vector ``b`` (both (..., 3)).
 
@@ -168,14 +180,7 @@ def rotation_between(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     v = torch.linalg.cross(a, b)
     s = torch.linalg.vector_norm(v, dim=-1)
     c = (a * b).sum(-1)
-    # Axis for the general case; for (anti)parallel vectors pick any unit axis perpendicular to a.
-    helper = torch.where(
-        (a[..., 0].abs() < 0.9)[..., None],
-        torch.tensor([1.0, 0.0, 0.0], dtype=a.dtype, device=a.device).expand_as(a),
-        torch.tensor([0.0, 1.0, 0.0], dtype=a.dtype, device=a.device).expand_as(a),
-    )
-    perp = torch.linalg.cross(a, helper)
-    perp = perp / torch.linalg.vector_norm(perp, dim=-1, keepdim=True)
+    perp = perpendicular_unit(a)  # the axis for (anti)parallel vectors: any unit axis perpendicular to a
     degenerate = (s < 1e-12)[..., None]
     axis = torch.where(degenerate, perp, v / torch.where(degenerate, torch.ones_like(v), s[..., None]))
     angle = torch.atan2(s, c)
