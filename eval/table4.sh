@@ -76,8 +76,8 @@ for stage in $STAGES; do
         if [[ $n == 0 ]]; then ckpt="$RUNS/loo/last.pt"; fi
         [[ -f "$ckpt" ]] || "$BIN/ggik" train --init "$RUNS/loo/last.pt" --set "data.robots.$LEFT_OUT=1.0" \
           --set "steps=$steps" --set optim.lr=3e-4 --set "optim.warmup_steps=$warm" --set loss.beta_warmup_steps=0 \
-          --set val.every=0 --set threads=2 --set "checkpoint_every=$steps" --no-progress --out "$run"
-        "$BIN/ggik" eval accuracy --ckpt "$ckpt" --robots "$LEFT_OUT" -n "$N" -s 32 --mmd-goals 50 --threads 2 \
+          --set val.every=0 --set "threads=$THREADS" --set "checkpoint_every=$steps" --no-progress --out "$run"
+        "$BIN/ggik" eval accuracy --ckpt "$ckpt" --robots "$LEFT_OUT" -n "$N" -s 32 --mmd-goals 50 --threads "$THREADS" \
           --no-progress --out-dir "$OUT/finetune_$n"
       done ;;
     summary) "$BIN/python" eval/generalisation_summary.py --runs "$RUNS" --results "$OUT" --left-out "$LEFT_OUT" ;;
