@@ -14,7 +14,7 @@ from conftest import orthogonal
 
 from ggik import RobotGraph, random_robot
 from ggik.graph.batch import GraphBatch
-from ggik.nn.distance_geometry import gauss_newton_step, known_residuals
+from ggik.nn.distance_geometry import block_jacobi_step, gauss_newton_step, known_residuals
 
 F64 = torch.float64
 TOL = 1e-9
@@ -266,3 +266,65 @@ def test_float32_input_gives_float32_close_to_float64_also_under_autocast():
         auto = gauss_newton_step(x.float(), batch.known_distances.float(), batch.known_mask, movable(batch))
     assert auto.dtype == torch.float32
     torch.testing.assert_close(auto.double(), want, rtol=0, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------------------------- block-Jacobi step
+def reference_jacobi_step(x: torch.Tensor, D: torch.Tensor, K: torch.Tensor, free: torch.Tensor, damping: float) -> torch.Tensor:
+    """Each free node alone: its own edges' residuals, their autograd Jacobian in its 3 coordinates (neighbours held),
+    and the damped normal equations with lambda = damping * trace(J^T J) / 3 (+ 1e-9)."""
+    out = torch.zeros_like(x)
+    for i in free.nonzero()[:, 0].tolist():
+        nbr = (K[i] > 0).nonzero()[:, 0]
+
+        def residuals(p: torch.Tensor) -> torch.Tensor:
+            return ((p - x[nbr]) ** 2).sum(-1) - D[i, nbr] ** 2
+
+        J = torch.autograd.functional.jacobian(residuals, x[i])  # (edges, 3)
+        JtJ = J.T @ J
+        lam = damping * torch.diagonal(JtJ).sum() / 3 + 1e-9
+        out[i] = torch.linalg.solve(JtJ + lam * torch.eye(3, dtype=x.dtype), -J.T @ residuals(x[i]))
+    return out
+
+
+def jacobi(x: torch.Tensor, batch: GraphBatch, **kwargs) -> torch.Tensor:
+    return block_jacobi_step(x, batch.known_distances, batch.known_mask, movable(batch), **kwargs)
+
+
+@pytest.mark.parametrize("damping", [1e-3, 1e-1])
+@pytest.mark.parametrize("dof", DOFS)
+def test_jacobi_step_equals_per_node_autograd_newton_steps(dof, damping):
+    batch = solved(dof, seed=dof)
+    x = perturbed(batch, 0.02, seed=dof)
+    free = movable(batch)
+    want = torch.stack([reference_jacobi_step(x[b], batch.known_distances[b], batch.known_mask[b], free[b], damping)
+                        for b in range(batch.batch_size)])
+    got = jacobi(x, batch, damping=damping, max_step=math.inf)
+    assert want.abs().max() > 1e-3, "the reference moves the points"
+    torch.testing.assert_close(got, want, rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("det", [1.0, -1.0])
+@pytest.mark.parametrize("dof", (3, 7))
+def test_jacobi_step_is_equivariant_zero_at_solutions_and_on_fixed_nodes(dof, det):
+    batch = solved(dof, P=3, seed=2)
+    x = perturbed(batch, 0.05, seed=3)
+    R, t = motion(dof, det, batch.batch_size)
+    got = jacobi(x, batch, max_step=0.02)
+    moved = jacobi(x @ R.transpose(-1, -2) + t, batch, max_step=0.02)
+    torch.testing.assert_close(moved, got @ R.transpose(-1, -2), rtol=0, atol=TOL)
+    assert (got[~movable(batch)] == 0).all() and got[movable(batch)].norm(dim=-1).max() <= 0.02 + 1e-12
+    assert jacobi(batch.pos, batch).abs().max() < TOL, "a solution is a fixed point"
+
+
+def test_jacobi_steps_of_a_single_free_node_converge_to_its_edges():
+    """With all other nodes at their true positions, the block-Jacobi step is the node's own Gauss-Newton step:
+    iterating it puts the node back on its known distances."""
+    batch = solved(7, P=2, seed=4)
+    free = movable(batch)
+    one = torch.zeros_like(free)
+    one[:, free[0].nonzero()[3, 0]] = True
+    x = torch.where(one[..., None], batch.pos + 0.05, batch.pos)
+    for _ in range(20):
+        x = x + block_jacobi_step(x, batch.known_distances, batch.known_mask, one, 1e-3, math.inf)
+    r, _ = known_residuals(x, batch.known_distances, batch.known_mask)
+    assert r.abs().max() < 1e-9

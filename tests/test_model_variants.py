@@ -16,7 +16,7 @@ from ggik.checkpoint import load_model
 from ggik.graph.batch import GraphBatch
 from ggik.nn import EGNN
 from ggik.nn.cvae import GGIKModel, ModelConfig
-from ggik.nn.distance_geometry import gauss_newton_step
+from ggik.nn.distance_geometry import block_jacobi_step, gauss_newton_step
 
 F64 = torch.float64
 TOL = 1e-9
@@ -30,6 +30,8 @@ VARIANTS = {
     "node-decoder": {"decoder": "node", "dec_layers": 2},
     "node-gn2-graph-latent": {"decoder": "node", "gn_steps": 2, "latent_scope": "graph"},
     "residual-gn1": {"residual_inputs": True, "gn_steps": 1},
+    "node-jacobi3": {"decoder": "node", "gn_steps": 3, "gn_solver": "jacobi"},
+    "egnn-jacobi1": {"gn_steps": 1, "gn_solver": "jacobi"},
 }
 VARIANT_ARGS = dict(argvalues=list(VARIANTS.values()), ids=list(VARIANTS))
 PIN = {"pinned": True, "free-anchors": False}
@@ -204,12 +206,14 @@ def test_noise_of_the_wrong_shape_is_a_clear_error(graphs, variant):
 
 # ---------------------------------------------------------------------------------------------- what the decoders compute
 @pytest.mark.parametrize("decoder", ["egnn", "node"])
-def test_gauss_newton_moves_start_as_plain_damped_steps(graphs, decoder):
+@pytest.mark.parametrize("solver", ["full", "jacobi"])
+def test_gauss_newton_moves_start_as_plain_damped_steps(graphs, decoder, solver):
     """At initialisation (zero weights, bias gn_init) every move is gn_init times the damped Gauss-Newton step; in
     the EGNN decoder the moves come before each of the last gn_steps layers, in the node decoder after it."""
     gn_init, damping = 0.75, 3e-2  # 0.75: exact in float32, where the model is built
-    model = tiny_model({"decoder": decoder, "gn_steps": 2, "gn_init": gn_init, "gn_damping": damping, "dec_layers": 2},
-                       gn_weights=False)
+    model = tiny_model({"decoder": decoder, "gn_steps": 2, "gn_init": gn_init, "gn_damping": damping, "dec_layers": 2,
+                        "gn_solver": solver}, gn_weights=False)
+    step = {"full": gauss_newton_step, "jacobi": block_jacobi_step}[solver]
     batch = solved_batch(graphs)
     z = torch.randn(batch.batch_size, batch.num_nodes, model.cfg.latent, generator=torch.Generator().manual_seed(5), dtype=F64)
     pa = model.encode_problem(batch)
@@ -218,7 +222,7 @@ def test_gauss_newton_moves_start_as_plain_damped_steps(graphs, decoder):
     dist, known = pa.edge_attr[..., 0], pa.edge_attr[..., 1]
 
     def move(x):
-        return x + gn_init * gauss_newton_step(x, dist, known, pa.movable, damping, 0.25)
+        return x + gn_init * step(x, dist, known, pa.movable, damping, 0.25)
 
     h = model.dec_in(torch.cat([z, pa.h_partial, pa.h0], -1))
     if decoder == "node":
@@ -280,6 +284,7 @@ BAD_CONFIGS = {
     "prior-mixture": ({"prior_mixture": "x"}, r"model.prior_mixture must be one of"),
     "gn-steps-above-dec-layers": ({"gn_steps": 3, "dec_layers": 2}, r"gn_steps must be in \[0, dec_layers\].*got 3"),
     "negative-gn-steps": ({"gn_steps": -1}, r"gn_steps must be in"),
+    "gn-solver": ({"gn_solver": "lu"}, r"model.gn_solver must be one of \('full', 'jacobi'\), got 'lu'"),
     "node-decoder-without-frame": ({"decoder": "node", "anchor_frame": False}, r"decoder='node'.*needs anchor_frame=True"),
 }
 

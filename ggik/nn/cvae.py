@@ -50,7 +50,8 @@ Variants of the recipe study (``eval/results/recipe``), all off by default so th
   edge inputs and may step along the distance cost's gradient (:class:`ggik.nn.EGNNLayer`).
 * ``gn_steps`` > 0: the last decoder stages follow the damped Gauss-Newton step of the known distances
   with learned invariant coefficients (:class:`ggik.nn.decoders.GaussNewtonFollow`), interleaved with
-  the last EGNN layers (or after the node decoder).
+  the last EGNN layers (or after the node decoder); ``gn_solver="jacobi"`` makes each move the cheap block-Jacobi
+  step (:func:`ggik.nn.distance_geometry.block_jacobi_step`, a 3 x 3 solve per node) instead of the full system.
 * ``latent_scope="graph"``: one latent of size Z per graph (a mixture prior of K components over it)
   instead of one per node; the decoder sees the same z at every node. Internally it is a latent "node"
   dimension of size L = 1, so the same code handles both.
@@ -96,11 +97,13 @@ class ModelConfig:
     gn_steps: int = 0  #: learned-length Gauss-Newton moves at the end of the decoder (0 = none)
     gn_init: float = 1.0  #: initial coefficient of those moves (1 = plain damped Gauss-Newton steps)
     gn_damping: float = 1e-2  #: their damping, relative to the mean diagonal of J^T J
+    gn_solver: str = "full"  #: "full": the (3M x 3M) Gauss-Newton system; "jacobi": its diagonal 3 x 3 blocks per node
     latent_scope: str = "node"  #: "node": a latent per node (reference); "graph": one latent per graph
 
     def check(self) -> None:
         """Raise ValueError on a setting no model can be built with."""
-        choices = {"prior_mixture": ("graph", "node"), "decoder": ("egnn", "node"), "latent_scope": ("graph", "node")}
+        choices = {"prior_mixture": ("graph", "node"), "decoder": ("egnn", "node"), "latent_scope": ("graph", "node"),
+                   "gn_solver": ("full", "jacobi")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"model.{name} must be one of {allowed}, got {getattr(self, name)!r}")
@@ -137,7 +140,8 @@ class GGIKModel(nn.Module):
                                 residual_inputs=cfg.residual_inputs)
         else:
             self.decoder = NodeDecoder(D, H, cfg.dec_layers, F, cfg.coord_gain)
-        self.gn_follow = GaussNewtonFollow(D, cfg.gn_steps, cfg.gn_init, cfg.gn_damping) if cfg.gn_steps else None
+        self.gn_follow = (GaussNewtonFollow(D, cfg.gn_steps, cfg.gn_init, cfg.gn_damping, solver=cfg.gn_solver)
+                          if cfg.gn_steps else None)
 
     # ------------------------------------------------------------------ inputs
     def node_features(self, batch: GraphBatch) -> torch.Tensor:

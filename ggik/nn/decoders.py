@@ -8,7 +8,8 @@
 * :class:`GaussNewtonFollow`: ``steps`` moves along the damped Gauss-Newton step of the known distances
   (:func:`ggik.nn.distance_geometry.gauss_newton_step`), each scaled per node by an invariant coefficient
   read from the node's features. The step is an input the network may follow or ignore; the coefficients
-  start at ``init`` (1 = a plain Gauss-Newton step) and are trained end to end.
+  start at ``init`` (1 = a plain Gauss-Newton step) and are trained end to end. With ``solver="jacobi"`` the step is
+  :func:`ggik.nn.distance_geometry.block_jacobi_step` (a 3 x 3 solve per node instead of a (3M x 3M) one per sample).
 
 Both keep the known anchors fixed (only ``movable`` nodes move) and are exactly E(3)-equivariant.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ggik.nn.distance_geometry import gauss_newton_step
+from ggik.nn.distance_geometry import block_jacobi_step, gauss_newton_step
 
 __all__ = ["NodeDecoder", "GaussNewtonFollow"]
 
@@ -53,13 +54,19 @@ class GaussNewtonFollow(nn.Module):
 
     Args:
         dim: feature width D; steps: number of moves T; init: initial coefficient (bias of the heads);
-        damping, max_step: of :func:`gauss_newton_step`.
+        damping, max_step: of :func:`gauss_newton_step`; solver: "full" (:func:`gauss_newton_step`) or "jacobi"
+        (:func:`block_jacobi_step`).
     Shapes: h (B, N, D), x (B, N, 3) [m], known_distances and known_mask (B, N, N), movable (B, N) -> (B, N, 3).
     """
 
-    def __init__(self, dim: int, steps: int, init: float = 1.0, damping: float = 1e-2, max_step: float = 0.25) -> None:
+    STEPS = {"full": gauss_newton_step, "jacobi": block_jacobi_step}
+
+    def __init__(self, dim: int, steps: int, init: float = 1.0, damping: float = 1e-2, max_step: float = 0.25,
+                 solver: str = "full") -> None:
         super().__init__()
-        self.damping, self.max_step = damping, max_step
+        if solver not in self.STEPS:
+            raise ValueError(f"solver must be one of {tuple(self.STEPS)}, got {solver!r}")
+        self.damping, self.max_step, self.solver = damping, max_step, solver
         self.coef = nn.ModuleList(nn.Linear(dim, 1) for _ in range(steps))
         for head in self.coef:
             nn.init.zeros_(head.weight)
@@ -68,7 +75,7 @@ class GaussNewtonFollow(nn.Module):
     def step(self, k: int, h: torch.Tensor, x: torch.Tensor, known_distances: torch.Tensor, known_mask: torch.Tensor,
              movable: torch.Tensor) -> torch.Tensor:
         """Move ``k`` of the sequence (so that decoders can interleave the moves with their own layers)."""
-        delta = gauss_newton_step(x, known_distances, known_mask, movable, self.damping, self.max_step)
+        delta = self.STEPS[self.solver](x, known_distances, known_mask, movable, self.damping, self.max_step)
         return x + self.coef[k](h).to(x.dtype) * delta
 
     def forward(self, h: torch.Tensor, x: torch.Tensor, known_distances: torch.Tensor, known_mask: torch.Tensor,

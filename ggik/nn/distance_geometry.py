@@ -8,14 +8,16 @@ and the cost f(X) = 1/2 sum_{edges} r_ij^2, one damped Gauss-Newton step of the 
 (J^T J + lambda I) delta = -J^T r with the closed-form blocks of J^T J (block (i, i) = sum_j 4 e_ij e_ij^T, block
 (i, j) = -4 e_ij e_ij^T, e_ij = x_i - x_j). The step is an equivariant vector per node (it rotates with X and
 does not change under translation), so a network may follow it with invariant coefficients and stay
-E(3)-equivariant. Everything here is batched, dense and differentiable (a batched linear solve); the parameter-free
+E(3)-equivariant. :func:`block_jacobi_step` keeps only the diagonal (3 x 3) blocks of J^T J: each node takes the
+damped Newton step of its own edges with its neighbours held where they are (a closed-form 3 x 3 solve per node,
+no (3M x 3M) system), a cheaper and weaker step for decoders whose per-sample budget is small. Everything here is batched, dense and differentiable (a batched linear solve); the parameter-free
 refinement of :mod:`ggik.ik.dg_refine` is the float64, no-grad, many-iteration relative of this step.
 """
 from __future__ import annotations
 
 import torch
 
-__all__ = ["known_residuals", "gauss_newton_step"]
+__all__ = ["known_residuals", "gauss_newton_step", "block_jacobi_step"]
 
 
 def known_residuals(x: torch.Tensor, known_distances: torch.Tensor, known_mask: torch.Tensor,
@@ -89,8 +91,61 @@ def gauss_newton_step(
         A = H + (lam[:, None] * mov3 + (1.0 - mov3))[..., None] * eye
         rhs = -(grad.reshape(B, 3 * M) * mov3)[..., None]
         sub = torch.linalg.solve(A, rhs)[..., 0].reshape(B, M, 3) * mov[..., None]  # LU: also for a damping near 0
-        if max_step != float("inf"):  # inf / length would make 0 * inf = NaN in the backward pass
-            length = torch.sqrt((sub * sub).sum(-1, keepdim=True) + 1e-12)
-            sub = sub * torch.clamp(max_step / length, max=1.0)
+        sub = _clamp_step_length(sub, max_step)
         step = step.index_copy(1, cols, sub)
     return step.to(dtype)
+
+
+def _clamp_step_length(step: torch.Tensor, max_step: float) -> torch.Tensor:
+    """Scale each node's step (..., 3) down to at most ``max_step`` [m] (``inf``: unchanged)."""
+    if max_step == float("inf"):  # inf / length would make 0 * inf = NaN in the backward pass
+        return step
+    length = torch.sqrt((step * step).sum(-1, keepdim=True) + 1e-12)
+    return step * torch.clamp(max_step / length, max=1.0)
+
+
+def block_jacobi_step(
+    x: torch.Tensor,
+    known_distances: torch.Tensor,
+    known_mask: torch.Tensor,
+    movable: torch.Tensor,
+    damping: float = 1e-2,
+    max_step: float = 0.25,
+) -> torch.Tensor:
+    """One damped block-Jacobi Gauss-Newton step delta (B, N, 3) [m]: node i solves (H_ii + lambda_i I) delta_i = -g_i.
+
+    ``H_ii = 4 sum_j k_ij e_ij e_ij^T`` is the diagonal block of J^T J of :func:`gauss_newton_step` and ``g_i = 2 sum_j
+    r_ij e_ij`` the node's gradient, so a node with fixed neighbours would land on the Gauss-Newton point of its own
+    edges; all nodes move at once (neighbours that both correct one edge overshoot it, which the learned
+    coefficients of a decoder can scale). lambda_i = damping * trace(H_ii) / 3 per node (+ a floor of 1e-9 m^2 for a
+    node without known edges). Arguments and shapes as in :func:`gauss_newton_step`; computed in float32 at least,
+    returned in x's dtype; zero on nodes that may not move.
+    """
+    dtype = x.dtype
+    work = torch.promote_types(dtype, torch.float32)
+    with torch.autocast(x.device.type, enabled=False):
+        xw = x.to(work)
+        r, e = known_residuals(xw, known_distances, known_mask)  # (B, N, N), (B, N, N, 3)
+        known = known_mask.to(work)
+        grad = 2.0 * (r[..., None] * e).sum(2)  # (B, N, 3)
+        ek = e * known[..., None]
+        H = 4.0 * torch.einsum("bijk,bijl->bikl", ek, e)  # (B, N, 3, 3)
+        lam = damping * torch.diagonal(H, dim1=-2, dim2=-1).sum(-1) / 3.0 + 1e-9
+        A = H + lam[..., None, None] * torch.eye(3, dtype=work, device=x.device)
+        step = -_solve_spd3(A, grad) * movable[..., None].to(work)
+        step = _clamp_step_length(step, max_step)
+    return step.to(dtype)
+
+
+def _solve_spd3(A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """x with A x = b for symmetric positive definite A (..., 3, 3), b (..., 3): the adjugate over the determinant,
+    elementwise (a batched LAPACK call per 3 x 3 matrix costs far more than the arithmetic)."""
+    a, bb, c = A[..., 0, 0], A[..., 1, 1], A[..., 2, 2]
+    d, e, f = A[..., 0, 1], A[..., 1, 2], A[..., 0, 2]
+    c00, c11, c22 = bb * c - e * e, a * c - f * f, a * bb - d * d
+    c01, c12, c02 = f * e - d * c, d * f - a * e, d * e - bb * f
+    det = a * c00 + d * c01 + f * c02
+    x0 = c00 * b[..., 0] + c01 * b[..., 1] + c02 * b[..., 2]
+    x1 = c01 * b[..., 0] + c11 * b[..., 1] + c12 * b[..., 2]
+    x2 = c02 * b[..., 0] + c12 * b[..., 1] + c22 * b[..., 2]
+    return torch.stack([x0, x1, x2], -1) / det[..., None]
