@@ -137,8 +137,9 @@ class GGIK:
         positions (3,) or (B, 3), or poses whose rotation is ignored; the model gets p_n only. ``"position+axis"``:
         a pair (position, axis) of (3,) or (B, 3) each, or poses of which only the tool axis (``RobotGraph.tool_axis``,
         the last joint's axis in the EE frame) counts; the roll about it is free. ``rot_err`` is then the angle
-        between the tool axes (0 for ``"position"``). The shipped model was trained on full poses only, so its raw
-        samples for partial goals are rough starts; use ``refine="lm"``.
+        between the tool axes (0 for ``"position"``). The shipped model was trained on all three kinds (v3 on), but its
+        raw samples are rough starts for every kind (centimetres off, README "Where the model stands"); use ``refine="lm"``
+        for solutions within tolerance.
         """
         if not isinstance(robot, Robot):
             raise TypeError(f"robot must be a ggik.Robot, got {type(robot).__name__}")
