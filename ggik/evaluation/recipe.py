@@ -88,6 +88,8 @@ VARIANTS: dict[str, dict] = {
     "baseline-seed1": {"seed": 1},
     "gn2-seed1": {"model": {"gn_steps": 2}, "seed": 1},
     "node-gn4-seed1": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "gn_steps": 4}, "seed": 1},
+    # node-gn4 trained on past the equal budget (a copy of its multi run, continued): does the cheap decoder keep learning?
+    "node-gn4-long": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "gn_steps": 4}},
     # node-gn4's seed 1 collapsed its latent (KL 0.9 nats): the same seed with 10 free nats per graph
     "node-gn4-fb-seed1": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "gn_steps": 4},
                           "loss": {"kl_free_nats": 10.0}, "seed": 1},
