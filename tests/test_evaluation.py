@@ -83,6 +83,34 @@ def test_tables_have_one_row_per_robot_and_sane_values(tiny_ckpt, which):
         assert all(r[7] == 0.0 for r in table.rows if r[2] == "random"), "random starts cost no sampling time"
 
 
+def test_seeding_table_compares_few_samples_with_many_random_starts(tiny_ckpt):
+    """``random_starts`` sets the random starts per goal apart from the model samples; the default keeps them equal,
+    and the random rows of the default repeat those of a run whose random starts are named explicitly."""
+    model, _ = load_model(tiny_ckpt)
+    robots = [Robot.from_name("ur10")]
+    cfg = EvalConfig(problems=4, samples=2, seed=0, slsqp_problems=1, random_starts=5)
+    rows = [dict(zip(t.columns, r)) for t in [seeding_table(model, robots, cfg, progress=False)] for r in t.rows]
+    assert {(r["solver"], r["starts"]): r["starts per goal"] for r in rows} == {
+        ("LM", "random"): 5, ("LM", "GGIK"): 2, ("SLSQP", "random"): 5, ("SLSQP", "GGIK"): 2}
+    same = seeding_table(model, robots, EvalConfig(problems=4, samples=2, seed=0, slsqp_problems=1), progress=False)
+    named = seeding_table(model, robots, EvalConfig(problems=4, samples=2, seed=0, slsqp_problems=1, random_starts=2),
+                          progress=False)
+    assert [r[-1] for r in same.rows] == [2, 2, 2, 2]
+    lm_random = [[r for r in t.rows if r[1] == "LM" and r[2] == "random"][0] for t in (same, named)]
+    assert lm_random[0][4:6] == lm_random[1][4:6]  # success and iterations: same starts
+    with pytest.raises(ValueError, match="random start"):
+        seeding_table(model, robots, EvalConfig(problems=2, samples=2, random_starts=0), progress=False)
+
+
+def test_ggik_eval_seeding_random_starts_flag(tiny_ckpt, tmp_path):
+    argv = ["eval", "seeding", "--ckpt", str(tiny_ckpt), "--robots", "ur10", "-n", "2", "-s", "2", "--random-starts", "3",
+            "--slsqp-goals", "1", "--out-dir", str(tmp_path), "--no-progress"]
+    assert main(argv) == 0
+    rows = _read_csv(tmp_path / "seeding.csv")
+    assert {(r["starts"], r["starts per goal"]) for r in rows} == {("random", "3"), ("GGIK", "2")}
+    assert "2 GGIK samples vs 3 random starts per goal" in (tmp_path / "seeding.md").read_text()
+
+
 def test_accuracy_stats_are_ordered(tiny_ckpt):
     model, _ = load_model(tiny_ckpt)
     table = accuracy_table(model, [Robot.from_name("ur10")], EvalConfig(problems=6, samples=5, mmd_problems=3), progress=False)

@@ -26,7 +26,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     solver = GGIK.load_or_pretrained(args.ckpt)
     robots = resolve_robots(args.robots or available_robots(), args.base, args.ee)
     cfg = EvalConfig(problems=args.n, samples=args.samples, seed=args.seed, slsqp_problems=args.slsqp_goals,
-                     mmd_problems=min(args.mmd_goals, args.n))
+                     mmd_problems=min(args.mmd_goals, args.n), random_starts=getattr(args, "random_starts", None))
     if args.threads:
         torch.set_num_threads(args.threads)
     make = {"accuracy": accuracy_table, "seeding": seeding_table, "limits": limits_table}[args.action]
@@ -104,6 +104,10 @@ def add_eval_parser(sub: Any) -> None:
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--slsqp-goals", type=int, default=50, help="goals per robot given to SLSQP (slow)")
         p.add_argument("--mmd-goals", type=int, default=200, help="goals per robot used for the MMD diversity score")
+        if name == "seeding":
+            p.add_argument("--random-starts", type=int, default=None, metavar="R",
+                           help="random starts per goal (default: -s, as many as model samples); e.g. -s 4 "
+                                "--random-starts 32 compares 4 model seeds with 32 random starts in one run")
         p.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
         p.add_argument("--out-dir", default="eval/results")
         p.add_argument("--no-progress", action="store_true")

@@ -48,6 +48,14 @@ class EvalConfig:
     mmd_problems: int = 200  #: goals per robot used for the diversity score (it needs a reference set)
     mmd_bandwidth: float = 1.0  #: h of the kernel exp(-|f(a) - f(b)|^2 / (2 h^2)), f(q) = (cos q, sin q)
     slsqp_problems: int = 50  #: SLSQP is slow (scipy, one goal at a time): it sees the first N goals
+    #: random starts per goal in the seeding table (None: ``samples``, the paper's protocol); more than ``samples``
+    #: compares a few model seeds with many random starts in one run (e.g. 4 samples against 32 random starts)
+    random_starts: int | None = None
+
+    @property
+    def starts(self) -> int:
+        """Random starts per goal of the seeding table."""
+        return self.samples if self.random_starts is None else self.random_starts
 
 
 def _features(q: torch.Tensor) -> torch.Tensor:
@@ -170,15 +178,20 @@ def accuracy_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, progr
 
 def seeding_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, refine: RefineConfig | None = None,
                   progress: bool = True) -> Table:
-    """Paper Table 2: LM and SLSQP from S random starts vs from S GGIK samples (strict 1 mm / 0.01 rad)."""
+    """Paper Table 2: LM and SLSQP from R random starts vs from S GGIK samples (strict 1 mm / 0.01 rad); R = S unless
+    ``cfg.random_starts`` says otherwise (column "starts per goal")."""
     from tqdm import tqdm
 
     refine = refine or RefineConfig()
+    if cfg.samples < 1 or cfg.starts < 1:
+        raise ValueError(f"seeding needs at least one sample and one random start per goal, got {cfg.samples} and {cfg.starts}")
+    per_goal = f"{cfg.samples} starts per goal" if cfg.starts == cfg.samples else \
+        f"{cfg.samples} GGIK samples vs {cfg.starts} random starts per goal"
     table = Table(
-        f"Seeding local solvers: {cfg.samples} starts per goal, strict success = {refine.pos_tol * 1e3:g} mm and "
+        f"Seeding local solvers: {per_goal}, strict success = {refine.pos_tol * 1e3:g} mm and "
         f"{refine.rot_tol:g} rad within limits",
         ["robot", "solver", "starts", "goals", "success [%]", "mean iterations", "time per goal [ms]",
-         "of which sampling [ms]", "best pos err [mm]", "best rot err [deg]"],
+         "of which sampling [ms]", "best pos err [mm]", "best rot err [deg]", "starts per goal"],
     )
     for robot, _, T in tqdm(evaluation_problems(robots, cfg), desc="seeding", disable=not progress):
         graph = RobotGraph.from_robot(robot)
@@ -186,14 +199,15 @@ def seeding_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, refine
         t0 = time.perf_counter()
         raw = sample_joint_angles(model, graph, T, cfg.samples, generator=step_generator(cfg.seed, rng.SEEDING_SAMPLES))
         t_sample = (time.perf_counter() - t0) / T.shape[0]
-        rand = robot.sample_q(T.shape[0] * cfg.samples, step_generator(cfg.seed, rng.SEEDING_STARTS)).view(T.shape[0], cfg.samples, robot.dof)
+        rand = robot.sample_q(T.shape[0] * cfg.starts, step_generator(cfg.seed, rng.SEEDING_STARTS)).view(T.shape[0], cfg.starts, robot.dof)
         for solver_name, fn, n in (("LM", lm_refine, T.shape[0]), ("SLSQP", slsqp_refine, min(cfg.slsqp_problems, T.shape[0]))):
             for start_name, q0, extra in (("random", rand, 0.0), ("GGIK", raw.q, t_sample)):
                 t0 = time.perf_counter()
                 q, info = fn(robot, T[:n, None], q0[:n], refine)
                 dt = (time.perf_counter() - t0) / n
                 success, iters, bp, br = refined_stats(robot, q, info, refine)
-                table.add(robot.name, solver_name, start_name, n, success, iters, 1e3 * (dt + extra), 1e3 * extra, bp, br)
+                table.add(robot.name, solver_name, start_name, n, success, iters, 1e3 * (dt + extra), 1e3 * extra, bp, br,
+                          q0.shape[1])
     table.notes += [
         f"LM: batched damped least squares in torch (all goals x starts at once), at most {refine.max_iters} iterations; "
         f"SLSQP: scipy, at most {refine.slsqp_max_iters} iterations, ftol {refine.slsqp_ftol:g}, first {cfg.slsqp_problems} goals.",
