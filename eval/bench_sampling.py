@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ggik.evaluation.bench_setup import BenchmarkError, script_command
+from ggik.evaluation.bench_setup import run_table_script
 from ggik.evaluation.sampling_benchmark import DEFAULT_DOFS, DEFAULT_SAMPLES, SamplingBenchmark, run_sampling_benchmark
 
 
@@ -35,13 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = SamplingBenchmark(samples=args.samples, dofs=args.dofs, robots=args.robots, repeats=args.repeats,
                              threads=args.threads, seed=args.seed, max_gb=args.max_gb, load_probe=args.load_probe,
                              progress=not args.no_progress)
-    command = script_command(__file__, argv)
-    try:
-        table = run_sampling_benchmark(args.ckpt, opts, args.out_dir, command)
-    except BenchmarkError as exc:
-        raise SystemExit(str(exc)) from None
-    print(table.markdown(command, args.seed))
-    return 0
+    return run_table_script(__file__, argv, args.seed, lambda command: run_sampling_benchmark(args.ckpt, opts, args.out_dir, command))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ggik.evaluation.bench_setup import BenchmarkError, script_command
+from ggik.evaluation.bench_setup import run_table_script
 from ggik.evaluation.solver_benchmark import METHODS, SolverBenchmark, run_solver_benchmark
 from ggik.ik.metrics import DISTINCT_TOL
 
@@ -46,13 +46,7 @@ def main(argv: list[str] | None = None) -> int:
                            iters=args.iters, slsqp_goals=args.slsqp_goals, slsqp_iters=args.slsqp_iters,
                            tracik_timeout=args.tracik_timeout, distinct_tol=args.distinct_tol, methods=args.methods,
                            threads=args.threads, seed=args.seed, load_probe=args.load_probe, progress=not args.no_progress)
-    command = script_command(__file__, argv)
-    try:
-        table = run_solver_benchmark(args.ckpt, opts, args.out_dir, command)
-    except BenchmarkError as exc:
-        raise SystemExit(str(exc)) from None
-    print(table.markdown(command, args.seed))
-    return 0
+    return run_table_script(__file__, argv, args.seed, lambda command: run_solver_benchmark(args.ckpt, opts, args.out_dir, command))
 
 
 if __name__ == "__main__":

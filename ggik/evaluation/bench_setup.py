@@ -10,16 +10,17 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import Callable
 
 from ggik import rng
 from ggik.checkpoint import load_model
 from ggik.errors import ChainError, GGIKError
-from ggik.evaluation.report import command_line
+from ggik.evaluation.report import Table, command_line
 from ggik.kinematics import Robot, available_robots, random_robot
 from ggik.nn.cvae import GGIKModel
 from ggik.rng import step_generator
 
-__all__ = ["BenchmarkError", "script_command", "default_robots", "robot_from_arg", "load_bench_model", "busy_processes"]
+__all__ = ["BenchmarkError", "script_command", "run_table_script", "default_robots", "robot_from_arg", "load_bench_model", "busy_processes"]
 
 _RANDOM = re.compile(r"^random(\d+)$")
 
@@ -34,6 +35,19 @@ def script_command(script: str, argv: list[str] | None) -> str:
     ``script`` is the script's path (``__file__``; shown relative to the working directory), ``argv`` its
     arguments (None: ``sys.argv``, whose first entry is the script)."""
     return command_line(None if argv is None else [script] + list(argv))
+
+
+def run_table_script(script: str, argv: list[str] | None, seed: int, run: Callable[[str], Table]) -> int:
+    """The common end of the table-writing eval scripts: ``run(command)`` with the command that reproduces the run
+    (:func:`script_command`), then its table printed as Markdown; a :class:`BenchmarkError` exits with its message
+    (status 1, no traceback). Returns 0."""
+    command = script_command(script, argv)
+    try:
+        table = run(command)
+    except BenchmarkError as exc:
+        raise SystemExit(str(exc)) from None
+    print(table.markdown(command, seed))
+    return 0
 
 
 def default_robots() -> list[str]:

@@ -1,0 +1,91 @@
+"""The two-stage LM solve (:mod:`ggik.ik.cascade`) and its benchmark (:mod:`ggik.evaluation.cascade_benchmark`)."""
+from __future__ import annotations
+
+import csv
+
+import pytest
+import torch
+
+from ggik.checkpoint import load_model
+from ggik.evaluation.bench_setup import BenchmarkError
+from ggik.evaluation.cascade_benchmark import COLUMNS, CascadeBenchmark, run_cascade_benchmark
+from ggik.ik.cascade import lm_cascade, lm_random_starts
+from ggik.ik.refine import RefineConfig, lm_refine
+from ggik.ik.sampling import sample_joint_angles
+from ggik.graph.robot_graph import RobotGraph
+from ggik.kinematics import Robot
+from ggik.kinematics.geometry import pose_errors
+
+CFG = RefineConfig()
+
+
+@pytest.fixture(scope="module")
+def model(tiny_ckpt):
+    return load_model(tiny_ckpt)[0].eval()
+
+
+def _goals(robot: Robot, n: int, seed: int) -> torch.Tensor:
+    return robot.fk(robot.sample_q(n, torch.Generator().manual_seed(seed)))
+
+
+def _check_strict(robot: Robot, res, T: torch.Tensor) -> None:
+    """Every reported success is a strict-valid solution by FK, and the reported errors are the solution's."""
+    pos, rot = pose_errors(robot.fk(res.q), T)
+    torch.testing.assert_close(res.pos_err, pos, rtol=0, atol=1e-9)
+    torch.testing.assert_close(res.rot_err, rot, rtol=0, atol=1e-9)
+    ok = (pos < CFG.pos_tol) & (rot < CFG.rot_tol) & robot.within_limits(res.q)
+    assert (res.success == ok).all()
+
+
+@pytest.mark.parametrize("name", ["ur10", "panda"])
+def test_random_starts_are_the_best_of_one_lm_run(name):
+    robot, T = Robot.from_name(name), _goals(Robot.from_name(name), 6, 1)
+    res = lm_random_starts(robot, T, 8, CFG, torch.Generator().manual_seed(3))
+    q0 = robot.sample_q(6 * 8, torch.Generator().manual_seed(3)).view(6, 8, robot.dof)
+    q, info = lm_refine(robot, T[:, None], q0, CFG)
+    assert (res.success == (info.converged & robot.within_limits(q)).any(-1)).all()
+    torch.testing.assert_close(res.iterations, info.iterations.double().sum(-1))
+    assert not res.first_stage.any()
+    _check_strict(robot, res, T)
+
+
+def test_cascade_keeps_the_models_solutions_and_restarts_the_rest(model):
+    robot = Robot.from_name("panda")
+    T = _goals(robot, 8, 2)
+    res = lm_cascade(model, robot, T, num_samples=2, random_starts=16, cfg=CFG, generator=torch.Generator().manual_seed(4),
+                     start_generator=torch.Generator().manual_seed(5))
+    _check_strict(robot, res, T)
+    # stage 1 alone, with the same sampling noise: the goals it solves are exactly the cascade's first-stage goals
+    raw = sample_joint_angles(model, RobotGraph.from_robot(robot), T, 2, generator=torch.Generator().manual_seed(4))
+    q, info = lm_refine(robot, T[:, None], raw.q, CFG)
+    stage1 = (info.converged & robot.within_limits(q)).any(-1)
+    assert (res.first_stage == stage1).all()
+    assert (res.success >= stage1).all()
+    assert res.success.all(), "16 random starts reach every reachable panda goal here"
+    assert (res.iterations >= info.iterations.double().sum(-1)).all()
+
+
+def test_cascade_rejects_bad_input(model):
+    robot = Robot.from_name("ur10")
+    T = _goals(robot, 2, 0)
+    with pytest.raises(ValueError, match=r"\(B, 4, 4\)"):
+        lm_cascade(model, robot, T[0])
+    with pytest.raises(ValueError, match="num_samples"):
+        lm_cascade(model, robot, T, num_samples=0)
+    with pytest.raises(ValueError, match="random_starts"):
+        lm_random_starts(robot, T, random_starts=2.5)
+
+
+def test_cascade_benchmark_rows(tiny_ckpt, tmp_path):
+    opts = CascadeBenchmark(robots=["ur10"], goals=3, samples=[2, 1], random_starts=4, repeats=1, threads=1)
+    table = run_cascade_benchmark(tiny_ckpt, opts, tmp_path / "c", "cmd")
+    assert table.columns == COLUMNS
+    rows = [dict(zip(table.columns, r)) for r in table.rows]
+    assert [(r["method"], r["model samples"]) for r in rows] == [("LM from random starts", 0), ("cascade", 1), ("cascade", 2)]
+    assert rows[0]["speed-up vs random starts"] == 1.0 and rows[0]["solved by the model [%]"] == 0.0
+    assert all(0 <= r["strict success [%]"] <= 100 and r["time per goal [ms]"] > 0 for r in rows)
+    with open(tmp_path / "c.csv") as f:
+        assert len(list(csv.DictReader(f))) == 3
+    assert "Command: `cmd`" in (tmp_path / "c.md").read_text()
+    with pytest.raises(BenchmarkError, match="--samples"):
+        run_cascade_benchmark(tiny_ckpt, CascadeBenchmark(samples=[0]), tmp_path / "d", "cmd")
