@@ -6,8 +6,8 @@ that stage 1 left without a strict-valid solution (within the tolerances *and* t
 starts and runs LM again. :func:`lm_random_starts` is the baseline it is measured against (R random starts for every
 goal, one LM run); ``eval/bench_cascade.py`` times both in one process.
 
-Both return one solution per goal (the best by ``pos / pos_tol + rot / rot_tol`` among the strict-valid ones, or
-among all when none is), so that a cascade and the baseline answer the same question: a solution for each goal.
+Both return one solution per goal (the first in :class:`ggik.GGIK`'s order: successful, within the limits, then by
+``pos / pos_tol + rot / rot_tol``), so that a cascade and the baseline answer the same question: a solution for each goal.
 """
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ from dataclasses import dataclass
 import torch
 
 from ggik.graph.robot_graph import RobotGraph
-from ggik.ik.refine import RefineConfig, RefineInfo, lm_refine
+from ggik.ik.refine import RefineConfig, lm_refine
 from ggik.ik.sampling import sample_joint_angles
+from ggik.ik.solver import sort_best_first
 from ggik.kinematics import Robot
+from ggik.kinematics.geometry import check_pose
 from ggik.nn.cvae import GGIKModel
 
 __all__ = ["CascadeResult", "lm_cascade", "lm_random_starts"]
@@ -44,10 +46,11 @@ class CascadeResult:
 
 
 def _check_poses(T_goal: torch.Tensor) -> torch.Tensor:
-    T = torch.as_tensor(T_goal)
-    if T.ndim != 3 or T.shape[-2:] != (4, 4):
+    """(B, 4, 4) float64 rigid poses (:func:`ggik.kinematics.geometry.check_pose`: shape, NaN/inf, rigidity)."""
+    T = check_pose(torch.as_tensor(T_goal, dtype=torch.float64), "T_goal")
+    if T.ndim != 3:
         raise ValueError(f"T_goal must be full poses of shape (B, 4, 4), got {tuple(T.shape)}")
-    return T.to(torch.float64)
+    return T
 
 
 def _check_count(value: int, name: str) -> int:
@@ -56,15 +59,21 @@ def _check_count(value: int, name: str) -> int:
     return int(value)
 
 
-def _best_per_goal(robot: Robot, q: torch.Tensor, info: RefineInfo, cfg: RefineConfig) -> CascadeResult:
-    """The best of each goal's refined starts q (B, K, dof): strict-valid first, then by the scaled errors."""
-    ok = info.converged & robot.within_limits(q)  # (B, K)
-    score = info.pos_err / cfg.pos_tol + info.rot_err / cfg.rot_tol + (~ok).to(q.dtype) * 1e12
-    k = score.argmin(-1)  # (B,)
-    take = lambda t: t.gather(1, k[:, None])[:, 0]  # noqa: E731
-    return CascadeResult(q=q.gather(1, k[:, None, None].expand(-1, 1, q.shape[-1]))[:, 0], pos_err=take(info.pos_err),
-                         rot_err=take(info.rot_err), success=take(ok), first_stage=torch.zeros_like(k, dtype=torch.bool),
-                         iterations=info.iterations.to(torch.float64).sum(-1))
+def _best_per_goal(robot: Robot, q: torch.Tensor, pos: torch.Tensor, rot: torch.Tensor, iterations: torch.Tensor,
+                   cfg: RefineConfig) -> CascadeResult:
+    """The first of each goal's candidates q (B, K, dof) in :func:`ggik.ik.solver.sort_best_first`'s order (the
+    solver's: successful, then within the limits, then by the scaled errors); ``iterations`` (B,) is passed through."""
+    ranked = sort_best_first(q, pos, rot, (pos < cfg.pos_tol) & (rot < cfg.rot_tol), robot.within_limits(q),
+                             cfg.pos_tol, cfg.rot_tol)
+    return CascadeResult(q=ranked.q[:, 0], pos_err=ranked.pos_err[:, 0], rot_err=ranked.rot_err[:, 0],
+                         success=(ranked.success & ranked.within_limits)[:, 0],
+                         first_stage=torch.zeros(q.shape[0], dtype=torch.bool), iterations=iterations)
+
+
+def _refined(robot: Robot, T: torch.Tensor, q0: torch.Tensor, cfg: RefineConfig) -> CascadeResult:
+    """LM from starts q0 (B, K, dof) towards T (B, 4, 4); the best solution per goal."""
+    q, info = lm_refine(robot, T[:, None], q0, cfg)
+    return _best_per_goal(robot, q, info.pos_err, info.rot_err, info.iterations.to(torch.float64).sum(-1), cfg)
 
 
 def lm_random_starts(robot: Robot, T_goal: torch.Tensor, random_starts: int = 32, cfg: RefineConfig | None = None,
@@ -74,9 +83,7 @@ def lm_random_starts(robot: Robot, T_goal: torch.Tensor, random_starts: int = 32
     T = _check_poses(T_goal)
     R = _check_count(random_starts, "random_starts")
     cfg = cfg or RefineConfig()
-    q0 = robot.sample_q(T.shape[0] * R, generator).view(T.shape[0], R, robot.dof)
-    q, info = lm_refine(robot, T[:, None], q0, cfg)
-    return _best_per_goal(robot, q, info, cfg)
+    return _refined(robot, T, robot.sample_q(T.shape[0] * R, generator).view(T.shape[0], R, robot.dof), cfg)
 
 
 def lm_cascade(model: GGIKModel, robot: Robot, T_goal: torch.Tensor, num_samples: int = 1, random_starts: int = 32,
@@ -94,17 +101,13 @@ def lm_cascade(model: GGIKModel, robot: Robot, T_goal: torch.Tensor, num_samples
     R = _check_count(random_starts, "random_starts")
     cfg = cfg or RefineConfig()
     graph = graph or RobotGraph.from_robot(robot)
-    raw = sample_joint_angles(model, graph, T, S, generator=generator)
-    q, info = lm_refine(robot, T[:, None], raw.q, cfg)
-    out = _best_per_goal(robot, q, info, cfg)
+    out = _refined(robot, T, sample_joint_angles(model, graph, T, S, generator=generator).q, cfg)
     out.first_stage = out.success.clone()
     todo = (~out.success).nonzero()[:, 0]
-    if todo.numel():
+    if todo.numel():  # each unsolved goal keeps the better of its two answers, in the same order
         again = lm_random_starts(robot, T[todo], R, cfg, start_generator)
-        score = lambda r, i: r.pos_err[i] / cfg.pos_tol + r.rot_err[i] / cfg.rot_tol  # noqa: E731
-        better = again.success | (score(again, slice(None)) < score(out, todo))  # solved, or the closer miss
-        idx = todo[better]
-        for name in ("q", "pos_err", "rot_err", "success"):
-            getattr(out, name)[idx] = getattr(again, name)[better]
-        out.iterations[todo] += again.iterations
+        pair = lambda name: torch.stack([getattr(out, name)[todo], getattr(again, name)], 1)  # noqa: E731
+        best = _best_per_goal(robot, pair("q"), pair("pos_err"), pair("rot_err"), out.iterations[todo] + again.iterations, cfg)
+        for name in ("q", "pos_err", "rot_err", "success", "iterations"):
+            getattr(out, name)[todo] = getattr(best, name)
     return out

@@ -52,7 +52,7 @@ class IKResult:
         return self.q.shape[0]
 
 
-def _sort_best_first(q, pos, rot, success, within, pos_tol, rot_tol) -> IKResult:
+def sort_best_first(q, pos, rot, success, within, pos_tol, rot_tol) -> IKResult:
     """Order each goal's solutions: successful first, then within limits, then by pos/pos_tol + rot/rot_tol."""
     order = torch.argsort(pos / pos_tol + rot / rot_tol, dim=-1, stable=True)
     for key in (within, success):  # stable sorts: the last key applied is the primary one
@@ -172,7 +172,7 @@ class GGIK:
             q, info = fn(robot, goals[:, None], q, cfg)
             pos, rot = info.pos_err, info.rot_err
         success = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
-        return _sort_best_first(q, pos, rot, success, robot.within_limits(q), cfg.pos_tol, cfg.rot_tol)
+        return sort_best_first(q, pos, rot, success, robot.within_limits(q), cfg.pos_tol, cfg.rot_tol)
 
     def _tolerances(self, pos_tol: float | None, rot_tol: float | None) -> RefineConfig:
         for name, v in (("pos_tol", pos_tol), ("rot_tol", rot_tol)):

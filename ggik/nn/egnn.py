@@ -113,8 +113,7 @@ class EGNNLayer(nn.Module):
             r = (d2 - edge_attr[..., :1] ** 2) * edge_attr[..., 1:2]  # (B, N, N, 1) [m^2], 0 off the known edges
             edge_in.append(r)
         # A h_i + B h_j + (c d + E a): added in place into the one edge-sized tensor (out-of-place broadcasts
-        # allocate two more (B, N, N, hidden) tensors; in place measured 1.1x (1 thread) to 1.6x (2 threads) faster bf16
-        # sampling on the 2-core CPU, 128 decoded panda graphs per pass).
+        # allocate two more (B, N, N, hidden) tensors per layer; see the re-timed rows of eval/results/recipe).
         # The linear maps' backward needs their inputs, not outputs, so the in-place adds are autograd-safe; SiLU's
         # backward needs its input, so it runs in place only without autograd.
         pre = self.lin_edge(torch.cat(edge_in, -1))
