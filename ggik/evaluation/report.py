@@ -1,22 +1,57 @@
 """Result tables for evaluations and benchmarks: one Markdown file and one CSV per table, with provenance.
 
 Every table records the command that produced it, the seed, the machine, the versions and the load on
-the machine, so that a number in the README can always be traced to a rerunnable command.
+the machine, the code version (``git describe``) and, for a table of a model, which model it measured (file,
+sha256 prefix, training step), so that a number in the README can always be traced to a rerunnable command and
+to the exact weights it came from.
 """
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 import platform
 import shlex
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ggik.checkpoint import load_checkpoint, shipped_model_path
 from ggik.fileio import atomic_write_text
+from ggik.version import __version__
 
-__all__ = ["Table", "machine_description", "command_line", "read_csv"]
+__all__ = ["Table", "machine_description", "command_line", "code_version", "model_stamp", "provenance", "read_csv"]
+
+SHA256_PREFIX = 12  #: hex digits of a model file's sha256 quoted in a table header
+
+
+def code_version() -> str:
+    """The code that ran: ``ggik X.Y.Z`` plus ``git describe --always --dirty`` of the checkout holding the
+    package, when it is one (an installed wheel has no git: the version alone)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        described = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=10"], cwd=root,
+                                   capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        described = ""
+    return f"ggik {__version__}" + (f", git {described}" if described else "")
+
+
+def model_stamp(path: str | Path | None) -> str:
+    """Which model a table measured: the file (``None``: the shipped model), the first 12 hex digits of its sha256,
+    its training step and examples. Reads the file (GGIKError if it is not a ggik checkpoint)."""
+    if path is None:
+        with shipped_model_path() as shipped:
+            return _stamp(shipped, "shipped ggik/weights/" + shipped.name)
+    return _stamp(Path(path), os.path.relpath(path) if os.path.isabs(path) else str(path))
+
+
+def _stamp(path: Path, name: str) -> str:
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:SHA256_PREFIX]
+    ckpt = load_checkpoint(path)
+    return f"{name} (sha256 {digest}, step {int(ckpt['step']):,}, {int(ckpt['examples']):,} examples)"
 
 
 def command_line(argv: list[str] | None = None) -> str:
@@ -38,6 +73,17 @@ def machine_description() -> str:
         f"{platform.machine()}, {os.cpu_count()} logical CPUs, torch {torch.__version__} ({torch.get_num_threads()} threads), "
         f"Python {platform.python_version()}, 1-min load average {load:.2f}"
     )
+
+
+def provenance(command: str, seed: int | None = None, model: str | None = None) -> list[str]:
+    """The header lines of a result file: command, model (if any), code version, machine, seed (if any)."""
+    lines = [f"Command: `{command}`"]
+    if model is not None:
+        lines.append(f"Model: {model}")
+    lines += [f"Code: {code_version()}", f"Machine: {machine_description()}"]
+    if seed is not None:
+        lines.append(f"Seed: {seed}")
+    return lines
 
 
 @dataclass
@@ -62,11 +108,9 @@ class Table:
             return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.0f}"
         return str(v)
 
-    def markdown(self, command: str, seed: int | None = None) -> str:
-        lines = [f"# {self.title}", "", f"Command: `{command}`", f"Machine: {machine_description()}"]
-        if seed is not None:
-            lines.append(f"Seed: {seed}")
-        return "\n".join(lines + ["", self.body()])
+    def markdown(self, command: str, seed: int | None = None, model: str | None = None) -> str:
+        """Title, provenance (command, model as :func:`model_stamp` gives it, code version, machine, seed) and body."""
+        return "\n".join([f"# {self.title}", "", *provenance(command, seed, model), "", self.body()])
 
     def body(self) -> str:
         """The table itself in Markdown: column header, rows and notes (what :meth:`markdown` puts under its title
@@ -84,10 +128,12 @@ class Table:
         w.writerows(self.rows)
         return buf.getvalue()
 
-    def write(self, stem: str | Path, command: str | None = None, seed: int | None = None) -> tuple[Path, Path]:
-        """Write ``stem.md`` and ``stem.csv`` atomically; returns both paths."""
+    def write(self, stem: str | Path, command: str | None = None, seed: int | None = None,
+              model: str | None = None) -> tuple[Path, Path]:
+        """Write ``stem.md`` and ``stem.csv`` atomically; returns both paths. ``model``: :func:`model_stamp` of the
+        model the table measured (None for a table of no model)."""
         stem = Path(stem)
-        md = atomic_write_text(stem.with_suffix(".md"), self.markdown(command or command_line(), seed))
+        md = atomic_write_text(stem.with_suffix(".md"), self.markdown(command or command_line(), seed, model))
         cs = atomic_write_text(stem.with_suffix(".csv"), self.csv())
         return md, cs
 
