@@ -40,18 +40,21 @@ def code_version() -> str:
 
 
 def model_stamp(path: str | Path | None) -> str:
-    """Which model a table measured: the file (``None``: the shipped model), the first 12 hex digits of its sha256,
-    its training step and examples. Reads the file (GGIKError if it is not a ggik checkpoint)."""
+    """Which model a table measured: the file as given (``None``: the shipped model), the first 12 hex digits of its
+    sha256, its training step and examples (where the file records them). Reads the file (GGIKError if it is not a
+    ggik checkpoint)."""
     if path is None:
         with shipped_model_path() as shipped:
             return _stamp(shipped, "shipped ggik/weights/" + shipped.name)
-    return _stamp(Path(path), os.path.relpath(path) if os.path.isabs(path) else str(path))
+    return _stamp(Path(path), str(path))
 
 
 def _stamp(path: Path, name: str) -> str:
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:SHA256_PREFIX]
     ckpt = load_checkpoint(path)
-    return f"{name} (sha256 {digest}, step {int(ckpt['step']):,}, {int(ckpt['examples']):,} examples)"
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:SHA256_PREFIX]
+    trained = [f"{what} {int(ckpt[key]):,}" if what == "step" else f"{int(ckpt[key]):,} {what}"
+               for key, what in (("step", "step"), ("examples", "examples")) if key in ckpt]
+    return f"{name} (" + ", ".join([f"sha256 {digest}", *trained]) + ")"
 
 
 def command_line(argv: list[str] | None = None) -> str:
