@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install clean
+.PHONY: demo test lint install clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,7 +13,7 @@ $(VENV)/bin/python:
 $(STAMP): $(VENV)/bin/python pyproject.toml setup.py constraints.txt
 	$(PIP) install --quiet --upgrade pip -c constraints.txt
 	$(PIP) install --quiet -c constraints.txt torch==2.13.0
-	$(PIP) install --quiet -c constraints.txt -e ".[test,plot]"
+	$(PIP) install --quiet -c constraints.txt -e ".[test,plot,dev]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -23,6 +23,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# Lint, format check and type check (settings in pyproject.toml; mypy checks ggik/).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) build *.egg-info
