@@ -1,4 +1,5 @@
 """Exceptions raised by ggik. All derive from :class:`GGIKError` and from ``ValueError``."""
+
 from __future__ import annotations
 
 __all__ = ["GGIKError", "URDFError", "ChainError", "GraphError", "PathFileError", "GoalError"]

@@ -1,10 +1,13 @@
 """Atomic file writing: a file is either the complete new content or left as it was."""
+
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, IO
+from typing import IO
 
 __all__ = ["atomic_write", "atomic_write_text", "load_torch_file"]
 
@@ -26,10 +29,8 @@ def atomic_write(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
     return path
 
@@ -54,8 +55,8 @@ def load_torch_file(path: str | Path, expected_format: str | tuple[str, ...], wh
     """
     import torch
 
-    from ggik.version import __version__
     from ggik.errors import GGIKError
+    from ggik.version import __version__
 
     path = Path(path)
     if not path.is_file():
@@ -63,7 +64,9 @@ def load_torch_file(path: str | Path, expected_format: str | tuple[str, ...], wh
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many types for damaged files
-        raise GGIKError(f"{path} is not a readable ggik {what} (corrupt or truncated?): {type(exc).__name__}: {exc}") from None
+        raise GGIKError(
+            f"{path} is not a readable ggik {what} (corrupt or truncated?): {type(exc).__name__}: {exc}"
+        ) from None
     accepted = (expected_format,) if isinstance(expected_format, str) else tuple(expected_format)
     if not isinstance(payload, dict) or payload.get("format") not in accepted:
         found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__

@@ -3,8 +3,10 @@
 Unknown keys are errors, values are checked against the field types, nested sections map to nested
 dataclasses. ``to_dict`` / ``from_dict`` round-trip exactly (checkpoints store the dict).
 """
+
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import typing
 from pathlib import Path
@@ -67,10 +69,8 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
         return value
     if tp is float:
         if isinstance(value, str):  # YAML 1.1 reads "3e-4" (no dot) as a string
-            try:
+            with contextlib.suppress(ValueError):
                 value = float(value)
-            except ValueError:
-                pass
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{where}: expected a number, got {value!r}")
         return float(value)

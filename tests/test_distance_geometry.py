@@ -4,6 +4,7 @@ The reference for one step is built independently: the residual vector of the kn
 its Jacobian by autograd, and the damped normal equations (J^T J + lambda I) delta = -J^T r over the free
 coordinates, solved densely. (:func:`ggik.ik.dg_refine.project_point_sets` iterates this same step.)
 """
+
 from __future__ import annotations
 
 import math
@@ -95,7 +96,9 @@ def test_residuals_match_a_loop_and_ignore_unknown_entries(dof):
             for i in range(N):
                 for j in range(N):
                     if batch.known_mask[b, i, j]:
-                        want[b, i, j] = float(((x[b, i] - x[b, j]) ** 2).sum()) - float(batch.known_distances[b, i, j]) ** 2
+                        want[b, i, j] = (
+                            float(((x[b, i] - x[b, j]) ** 2).sum()) - float(batch.known_distances[b, i, j]) ** 2
+                        )
         torch.testing.assert_close(r, want, rtol=0, atol=1e-12)
         assert want.abs().max() > 1e-3
 
@@ -113,7 +116,9 @@ def test_residuals_are_invariant_and_differences_equivariant(dof, det):
 
 
 # ---------------------------------------------------------------------------------------------- one step
-def reference_step(x: torch.Tensor, D: torch.Tensor, K: torch.Tensor, free: torch.Tensor, damping: float) -> torch.Tensor:
+def reference_step(
+    x: torch.Tensor, D: torch.Tensor, K: torch.Tensor, free: torch.Tensor, damping: float
+) -> torch.Tensor:
     """One damped Gauss-Newton step of one point set x (N, 3) from an autograd Jacobian of the edge residuals."""
     i, j = torch.triu_indices(x.shape[0], x.shape[0])
     edge = K[i, j] > 0
@@ -143,8 +148,12 @@ def test_step_equals_its_autograd_reference(solver, dof, damping):
     batch = solved(dof, seed=dof)
     x = perturbed(batch, 0.02, seed=dof)
     free = movable(batch)
-    want = torch.stack([reference(x[b], batch.known_distances[b], batch.known_mask[b], free[b], damping)
-                        for b in range(batch.batch_size)])
+    want = torch.stack(
+        [
+            reference(x[b], batch.known_distances[b], batch.known_mask[b], free[b], damping)
+            for b in range(batch.batch_size)
+        ]
+    )
     got = ours(x, batch, damping=damping, max_step=math.inf)
     assert want.abs().max() > 1e-3, "the reference moves the points"
     torch.testing.assert_close(got, want, rtol=0, atol=TOL)
@@ -162,8 +171,9 @@ def test_step_is_zero_on_fixed_nodes_and_padding_and_padding_changes_nothing():
         row = 0
         for single in alone:
             B, N = single.batch_size, single.num_nodes
-            torch.testing.assert_close(step(x[row : row + B, :N], single, max_step=max_step), got[row : row + B, :N],
-                                       rtol=0, atol=1e-12)
+            torch.testing.assert_close(
+                step(x[row : row + B, :N], single, max_step=max_step), got[row : row + B, :N], rtol=0, atol=1e-12
+            )
             row += B
     # Whatever the padding rows and columns hold, they change nothing.
     junk = joint.known_distances + (~joint.node_mask[:, :, None] | ~joint.node_mask[:, None, :]) * 7.0
@@ -272,15 +282,17 @@ def test_float32_input_gives_float32_close_to_float64_also_under_autocast():
 
 
 # ---------------------------------------------------------------------------------------------- block-Jacobi step
-def reference_jacobi_step(x: torch.Tensor, D: torch.Tensor, K: torch.Tensor, free: torch.Tensor, damping: float) -> torch.Tensor:
+def reference_jacobi_step(
+    x: torch.Tensor, D: torch.Tensor, K: torch.Tensor, free: torch.Tensor, damping: float
+) -> torch.Tensor:
     """Each free node alone: its own edges' residuals, their autograd Jacobian in its 3 coordinates (neighbours held),
     and the damped normal equations with lambda = damping * trace(J^T J) / 3 (+ 1e-9)."""
     out = torch.zeros_like(x)
     for i in free.nonzero()[:, 0].tolist():
         nbr = (K[i] > 0).nonzero()[:, 0]
 
-        def residuals(p: torch.Tensor) -> torch.Tensor:
-            return ((p - x[nbr]) ** 2).sum(-1) - D[i, nbr] ** 2
+        def residuals(p: torch.Tensor, x_nbr: torch.Tensor = x[nbr], d_nbr: torch.Tensor = D[i, nbr]) -> torch.Tensor:
+            return ((p - x_nbr) ** 2).sum(-1) - d_nbr**2
 
         J = torch.autograd.functional.jacobian(residuals, x[i])  # (edges, 3)
         JtJ = J.T @ J

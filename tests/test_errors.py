@@ -1,4 +1,5 @@
 """Bad input fails early with a specific message (every ggik error is a GGIKError and a ValueError)."""
+
 from __future__ import annotations
 
 import math
@@ -32,20 +33,27 @@ def test_error_hierarchy():
     [
         (BASE.replace("</robot>", ""), r"<URDF string> is not well-formed XML: no element found: line \d+, column 0"),
         (
-            edit("<robot name=\"fixed_middle\">", '<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="fixed_middle">\n'
-                 '  <xacro:macro name="arm" params="prefix"><link name="${prefix}l9"/></xacro:macro>'),
-            r"contains unexpanded xacro \(element <xacro:macro>\); expand it first, e\.g\. `xacro robot\.urdf\.xacro > robot\.urdf`",
+            edit(
+                '<robot name="fixed_middle">',
+                '<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="fixed_middle">\n'
+                '  <xacro:macro name="arm" params="prefix"><link name="${prefix}l9"/></xacro:macro>',
+            ),
+            r"contains unexpanded xacro \(element <xacro:macro>\); "
+            r"expand it first, e\.g\. `xacro robot\.urdf\.xacro > robot\.urdf`",
         ),
         (
             edit('xyz="0 0 0.2"', 'xyz="0 0 ${base_height}"'),
             r"unexpanded xacro expression '0 0 \$\{base_height\}' \(attribute 'xyz' of <origin>\)",
         ),
         (
-            edit("<robot name=\"fixed_middle\">", '<robot name="fixed_middle"><xacro:property name="h" value="1"/>'),
+            edit('<robot name="fixed_middle">', '<robot name="fixed_middle"><xacro:property name="h" value="1"/>'),
             r"contains unexpanded xacro \(xacro: elements\)",
         ),
         (edit('xyz="0 0 0.2"', 'xyz="0 nan 0.2"'), r"joint 'j1' <origin xyz> = '0 nan 0\.2' contains NaN or inf"),
-        (edit('rpy="0.4 -0.3 0.2"', 'rpy="0.4 -inf 0.2"'), r"joint 'f1' <origin rpy> = '0\.4 -inf 0\.2' contains NaN or inf"),
+        (
+            edit('rpy="0.4 -0.3 0.2"', 'rpy="0.4 -inf 0.2"'),
+            r"joint 'f1' <origin rpy> = '0\.4 -inf 0\.2' contains NaN or inf",
+        ),
         (edit('upper="2.5"', 'upper="inf"'), r"joint 'j1' <limit upper> = 'inf' contains NaN or inf"),
         (edit('axis xyz="0 1 0"', 'axis xyz="0 0 0"'), r"joint 'j2' has a zero axis '0 0 0'"),
         (edit('xyz="0 0 0.2"', 'xyz="0 0.2"'), r"joint 'j1' <origin xyz> = '0 0\.2' must have 3 numbers, found 2"),
@@ -58,9 +66,22 @@ def test_error_hierarchy():
         (edit('<parent link="l2"/>', ""), r"joint 'j2' has no <parent link=\.\.\.>"),
     ],
     ids=[
-        "malformed-xml", "xacro-macro", "xacro-expression", "xacro-no-namespace", "nan-origin", "inf-rpy",
-        "inf-limit", "zero-axis", "origin-2-numbers", "origin-words", "root-not-robot", "duplicate-link",
-        "undeclared-link", "joint-without-name", "joint-without-type", "joint-without-parent",
+        "malformed-xml",
+        "xacro-macro",
+        "xacro-expression",
+        "xacro-no-namespace",
+        "nan-origin",
+        "inf-rpy",
+        "inf-limit",
+        "zero-axis",
+        "origin-2-numbers",
+        "origin-words",
+        "root-not-robot",
+        "duplicate-link",
+        "undeclared-link",
+        "joint-without-name",
+        "joint-without-type",
+        "joint-without-parent",
     ],
 )
 def test_bad_urdf_documents(text, match):
@@ -101,7 +122,9 @@ def test_unknown_end_effector_link():
 
 
 def test_base_not_an_ancestor_of_the_end_effector():
-    match = r"base link 'l5' is not an ancestor of end-effector link 'l2' \(the path up from 'l2' ends at the root 'l0'\)"
+    match = (
+        r"base link 'l5' is not an ancestor of end-effector link 'l2' \(the path up from 'l2' ends at the root 'l0'\)"
+    )
     with pytest.raises(ChainError, match=match):
         Robot.from_urdf(BASE, base_link="l5", ee_link="l2")
 
@@ -142,7 +165,9 @@ def test_lower_limit_above_upper():
 
 @pytest.mark.parametrize("jtype", ["floating", "planar"])
 def test_unsupported_joint_type(jtype):
-    with pytest.raises(ChainError, match=rf"joint 'j2' has type '{jtype}'; ggik supports revolute, continuous, prismatic, fixed"):
+    with pytest.raises(
+        ChainError, match=rf"joint 'j2' has type '{jtype}'; ggik supports revolute, continuous, prismatic, fixed"
+    ):
         Robot.from_urdf(edit('name="j2" type="revolute"', f'name="j2" type="{jtype}"'))
 
 
@@ -160,28 +185,37 @@ def test_link_with_two_parents():
 
 
 CYCLE = """<robot name="cyc"><link name="a"/><link name="b"/><link name="c"/>
-<joint name="j1" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
-<joint name="j2" type="revolute"><parent link="b"/><child link="c"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
-<joint name="j3" type="revolute"><parent link="c"/><child link="a"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+<joint name="j1" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/>
+  <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+<joint name="j2" type="revolute"><parent link="b"/><child link="c"/><axis xyz="0 0 1"/>
+  <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+<joint name="j3" type="revolute"><parent link="c"/><child link="a"/><axis xyz="0 0 1"/>
+  <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
 </robot>"""
 
 
 @pytest.mark.parametrize("links", [{}, {"base_link": "a"}, {"base_link": "a", "ee_link": "c"}, {"ee_link": "b"}])
 def test_joints_forming_a_cycle_are_named(links):
-    with pytest.raises(ChainError, match=r"joints \['j\d', 'j\d', 'j\d'\] form a cycle .* is its own ancestor; a URDF must be a tree") as err:
+    with pytest.raises(
+        ChainError, match=r"joints \['j\d', 'j\d', 'j\d'\] form a cycle .* is its own ancestor; a URDF must be a tree"
+    ) as err:
         Robot.from_urdf(CYCLE, **links)
     assert all(f"'{j}'" in str(err.value) for j in ("j1", "j2", "j3"))
 
 
 def test_a_cycle_beside_a_valid_chain_is_refused_too():
-    extra = ('<link name="x"/><link name="y"/><joint name="jx" type="fixed"><parent link="x"/><child link="y"/></joint>'
-             '<joint name="jy" type="fixed"><parent link="y"/><child link="x"/></joint>\n</robot>')
+    extra = (
+        '<link name="x"/><link name="y"/><joint name="jx" type="fixed"><parent link="x"/><child link="y"/></joint>'
+        '<joint name="jy" type="fixed"><parent link="y"/><child link="x"/></joint>\n</robot>'
+    )
     with pytest.raises(ChainError, match=r"joints \['j[xy]', 'j[xy]'\] form a cycle"):
         Robot.from_urdf(edit("</robot>", extra))
 
 
 def test_unknown_robot_name():
-    with pytest.raises(ChainError, match=r"unknown robot 'ur5'; shipped robots: irb140, kr16_2, kuka_lwr, lbr_iiwa, panda"):
+    with pytest.raises(
+        ChainError, match=r"unknown robot 'ur5'; shipped robots: irb140, kr16_2, kuka_lwr, lbr_iiwa, panda"
+    ):
         Robot.from_name("ur5")
 
 
@@ -194,7 +228,11 @@ def ur10() -> Robot:
 @pytest.mark.parametrize("method", ["fk", "jacobian", "link_poses"])
 @pytest.mark.parametrize(
     "q, shape",
-    [(torch.zeros(5, dtype=F64), r"\(5,\)"), (torch.zeros(3, 7, dtype=F64), r"\(3, 7\)"), (torch.tensor(0.0, dtype=F64), r"\(\)")],
+    [
+        (torch.zeros(5, dtype=F64), r"\(5,\)"),
+        (torch.zeros(3, 7, dtype=F64), r"\(3, 7\)"),
+        (torch.tensor(0.0, dtype=F64), r"\(\)"),
+    ],
     ids=["5-of-6", "batch-of-7", "scalar"],
 )
 def test_q_of_the_wrong_shape(ur10, method, q, shape):
@@ -213,7 +251,9 @@ def test_q_not_finite(ur10, method, bad):
 
 # ---------------------------------------------------------------------------------------------- lock
 def test_lock_unknown_joint(ur10):
-    with pytest.raises(ChainError, match=r"ur10: cannot lock \['gripper'\]: not independent joints; joints: \['shoulder_pan_joint'"):
+    with pytest.raises(
+        ChainError, match=r"ur10: cannot lock \['gripper'\]: not independent joints; joints: \['shoulder_pan_joint'"
+    ):
         ur10.lock({"gripper": 0.0})
 
 

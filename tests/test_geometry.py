@@ -1,4 +1,5 @@
 """ggik.geometry: rotations, quaternions, angles, Kabsch, rotation_between, pose checks (float64)."""
+
 from __future__ import annotations
 
 import math
@@ -160,7 +161,9 @@ def test_pose_errors(rng):
 
 def test_invert_transform(rng):
     T = geo.make_transform(random_rotations(100, rng), torch.randn(100, 3, generator=rng, dtype=F64))
-    torch.testing.assert_close(geo.invert_transform(T) @ T, torch.eye(4, dtype=F64).expand(100, 4, 4), rtol=0, atol=1e-14)
+    torch.testing.assert_close(
+        geo.invert_transform(T) @ T, torch.eye(4, dtype=F64).expand(100, 4, 4), rtol=0, atol=1e-14
+    )
     torch.testing.assert_close(geo.invert_transform(T), torch.linalg.inv(T), rtol=0, atol=1e-13)
 
 
@@ -283,7 +286,10 @@ def _with(T: torch.Tensor, index: tuple[int, ...], value: float) -> torch.Tensor
         (lambda T: T[0, :3, :3], r"must have shape \(\.\.\., 4, 4\), got \(3, 3\)"),
         (lambda T: _with(T, (2, 0, 3), float("nan")), "T_goal contains NaN or inf"),
         (lambda T: _with(T, (1, 1, 1), float("inf")), "T_goal contains NaN or inf"),
-        (lambda T: T * torch.tensor([1.0, 1.0, 1.01, 1.0], dtype=F64)[:, None], r"T_goal is not a rigid transform at index \(0,\)"),
+        (
+            lambda T: T * torch.tensor([1.0, 1.0, 1.01, 1.0], dtype=F64)[:, None],
+            r"T_goal is not a rigid transform at index \(0,\)",
+        ),
         (lambda T: T @ torch.diag(torch.tensor([1.0, 1.0, -1.0, 1.0], dtype=F64)), "determinant \\+1"),
         (lambda T: _with(T, (4, 3, 0), 0.5), "last row must be"),
     ],

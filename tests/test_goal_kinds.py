@@ -1,4 +1,5 @@
-"""Goal kinds (issue 14): "pose", "position+axis" (roll about the tool axis free) and "position"."""
+"""Goal kinds: "pose", "position+axis" (roll about the tool axis free) and "position"."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,12 @@ ROWS = {"pose": 6, "position+axis": 5, "position": 3}
 
 
 def robots():
-    out = [Robot.from_name("panda"), Robot.from_name("kr16_2"), random_robot(6, torch.Generator().manual_seed(3)),
-           random_robot(7, torch.Generator().manual_seed(4))]
+    out = [
+        Robot.from_name("panda"),
+        Robot.from_name("kr16_2"),
+        random_robot(6, torch.Generator().manual_seed(3)),
+        random_robot(7, torch.Generator().manual_seed(4)),
+    ]
     out += [Robot.from_urdf(HAND_URDFS[k]) for k in ("no_flange", "urdf_defaults")]  # EE frame rotated off z
     return out
 
@@ -84,7 +89,9 @@ def test_goal_inputs_and_roll_invariance(robot):
     p, a = T[:, :3, 3], T[:, :3, :3] @ g.tool_axis
     # a pose passed as "position" ignores its rotation; a (B, 3) position gives the same goals
     T_rot = T.clone()
-    T_rot[:, :3, :3] = axis_angle_to_matrix(torch.tensor([1.0, 0.0, 0.0], dtype=F64), torch.tensor(1.0, dtype=F64)) @ T[:, :3, :3]
+    T_rot[:, :3, :3] = (
+        axis_angle_to_matrix(torch.tensor([1.0, 0.0, 0.0], dtype=F64), torch.tensor(1.0, dtype=F64)) @ T[:, :3, :3]
+    )
     for goal in (T_rot, p):
         G = g.goals(goal, "position")
         assert G.kind == "position" and torch.allclose(G.in_base, g.goals(T, "position").in_base)
@@ -103,7 +110,10 @@ def test_goal_inputs_and_roll_invariance(robot):
         r1 = goal_residual(Tq, canon, 0.1, "position+axis", g.tool_axis)
         r2 = goal_residual(Tq, goal_poses(T_roll, "position+axis", g.tool_axis), 0.1, "position+axis", g.tool_axis)
         assert torch.allclose(r1.norm(dim=-1), r2.norm(dim=-1), atol=1e-9)
-        e1, e2 = goal_errors(Tq, canon, "position+axis", g.tool_axis), goal_errors(Tq, T_roll, "position+axis", g.tool_axis)
+        e1, e2 = (
+            goal_errors(Tq, canon, "position+axis", g.tool_axis),
+            goal_errors(Tq, T_roll, "position+axis", g.tool_axis),
+        )
         assert torch.allclose(e1[1], e2[1], atol=1e-9)
     assert goal_errors(T_roll, T, "position+axis", g.tool_axis)[1].max() < 1e-6
     assert goal_errors(T_rot, T, "position", g.tool_axis)[1].abs().max() == 0
@@ -114,9 +124,15 @@ def test_bad_goal_inputs():
     g = RobotGraph.from_robot(robot)
     T = robot.fk(torch.zeros(robot.dof, dtype=F64))
     p = T[:3, 3]
-    for bad, kind in [((p, torch.zeros(3, dtype=F64)), "position+axis"), ((p, torch.tensor([float("nan"), 0, 1.0])), "position+axis"),
-                      (torch.tensor([float("nan"), 0.0, 0.0]), "position"), (T, "orientation"), (torch.zeros(2, dtype=F64), "position"),
-                      ((p,), "position+axis"), (p, "position+axis")]:
+    for bad, kind in [
+        ((p, torch.zeros(3, dtype=F64)), "position+axis"),
+        ((p, torch.tensor([float("nan"), 0, 1.0])), "position+axis"),
+        (torch.tensor([float("nan"), 0.0, 0.0]), "position"),
+        (T, "orientation"),
+        (torch.zeros(2, dtype=F64), "position"),
+        ((p,), "position+axis"),
+        (p, "position+axis"),
+    ]:
         with pytest.raises(GoalError):
             g.partial(bad, kind=kind)
     assert issubclass(GoalError, GGIKError) and issubclass(GoalError, ValueError)
@@ -185,7 +201,9 @@ def test_solve_each_kind_with_lm(solver, kind):
     assert res.success[:, 0].all()
     pos, rot = goal_errors(robot.fk(res.best()), goal_poses(goal, kind, tool_axis(robot)), kind, tool_axis(robot))
     assert (pos < 1e-3).all() and (rot < 1e-2).all()
-    one = solver.solve(robot, goal[0] if kind != "position+axis" else (goal[0][0], goal[1][0]), num_samples=2, goal=kind)
+    one = solver.solve(
+        robot, goal[0] if kind != "position+axis" else (goal[0][0], goal[1][0]), num_samples=2, goal=kind
+    )
     assert one.q.shape == (1, 2, robot.dof)
 
 
@@ -219,7 +237,12 @@ def test_cli_position_and_axis(capsys):
     T = robot.fk(within(robot, 1, torch.Generator().manual_seed(12))[0])
     p, a = T[:3, 3].tolist(), T[:3, 2].tolist()
     for extra, kind in (([], "position"), (["--axis", *map(str, a)], "position+axis")):
-        assert main(["solve", "--robot", "panda", "--position", *map(str, p), *extra, "-n", "4", "--refine", "lm", "--json"]) == 0
+        assert (
+            main(
+                ["solve", "--robot", "panda", "--position", *map(str, p), *extra, "-n", "4", "--refine", "lm", "--json"]
+            )
+            == 0
+        )
         out = json.loads(capsys.readouterr().out)
         assert out["goal"] == kind and out["solutions"][0]["success"]
         q = torch.tensor(out["solutions"][0]["q"], dtype=F64)

@@ -4,6 +4,7 @@ Properties are checked on every shipped robot, >= 50 random robots (3..10 DOF) a
 chains the graph accepts (``graph_case``), at configurations sampled within the joint limits (the
 last joint included), in float64.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,8 @@ import torch
 from conftest import HAND_URDFS
 
 from ggik import Robot, RobotGraph
-from ggik.kinematics import geometry as geo
 from ggik.graph.robot_graph import classical_mds
+from ggik.kinematics import geometry as geo
 
 F64 = torch.float64
 BATCH = 32
@@ -53,7 +54,9 @@ def test_constant_known_distances_do_not_depend_on_q(graph_case, rng):
     constant |= constant.T.clone()
     D = graph.distances(P)
     torch.testing.assert_close(D[:, constant], home[constant].expand(BATCH, -1), rtol=0, atol=1e-9)
-    torch.testing.assert_close(graph.partial(T).known_distances[:, constant], home[constant].expand(BATCH, -1), rtol=0, atol=1e-9)
+    torch.testing.assert_close(
+        graph.partial(T).known_distances[:, constant], home[constant].expand(BATCH, -1), rtol=0, atol=1e-9
+    )
     # The goal-dependent (anchor-goal) distances do change with q (the test above is not vacuous).
     goal = graph.known_mask & ~constant
     assert (D[:, goal].std(0) > 1e-6).any()
@@ -141,7 +144,9 @@ def test_graph_frames_give_the_fk_pose(graph_case, rng):
     torch.testing.assert_close(graph.ee_pose(F), robot.fk(q), rtol=0, atol=1e-12)
     # The point set is made of the frames: p_i = origin, q_i = origin + z.
     P = graph.realize(q)
-    torch.testing.assert_close(P[:, [0, 3]], torch.stack([F[:, 0, :3, 3], F[:, 0, :3, 3] + F[:, 0, :3, 2]], 1), rtol=0, atol=0)
+    torch.testing.assert_close(
+        P[:, [0, 3]], torch.stack([F[:, 0, :3, 3], F[:, 0, :3, 3] + F[:, 0, :3, 2]], 1), rtol=0, atol=0
+    )
     torch.testing.assert_close(P[:, 4::2], F[:, 1:, :3, 3], rtol=0, atol=0)
     torch.testing.assert_close(P[:, 5::2], F[:, 1:, :3, 3] + F[:, 1:, :3, 2], rtol=0, atol=1e-15)
 
@@ -223,9 +228,8 @@ def test_known_edge_counts_of_the_dh_robots(dh_tables):
 
 # ---------------------------------------------------------------------------------------------- (7) PyG
 def test_pyg_batch_of_robots_with_different_dof(rng):
-    from torch_geometric.data import Batch
-
     from conftest import build_graph, build_robot
+    from torch_geometric.data import Batch
 
     cases = ["ur10", "panda", "rand3-s0", "rand10-s1", "tool_frame", "ur10"]
     graphs = [build_graph(c) for c in cases]
@@ -257,10 +261,16 @@ def test_pyg_masks_and_partial_distances(graph_case, rng):
     assert torch.equal(data.known_mask, graph.known_mask[ei[0], ei[1]])
     assert int(data.known_mask.sum()) == 2 * len(graph.edge_kind)
     mask = data.known_mask[:, None]
-    torch.testing.assert_close(data.dist, (data.pos[ei[0]] - data.pos[ei[1]]).norm(dim=-1, keepdim=True), rtol=0, atol=0)
-    torch.testing.assert_close(data.known_distances, torch.where(mask, data.dist, torch.zeros_like(data.dist)), rtol=0, atol=1e-9)
+    torch.testing.assert_close(
+        data.dist, (data.pos[ei[0]] - data.pos[ei[1]]).norm(dim=-1, keepdim=True), rtol=0, atol=0
+    )
+    torch.testing.assert_close(
+        data.known_distances, torch.where(mask, data.dist, torch.zeros_like(data.dist)), rtol=0, atol=1e-9
+    )
     anchors = data.anchor_mask[:, None]
-    torch.testing.assert_close(data.known_positions, torch.where(anchors, data.pos, torch.zeros_like(data.pos)), rtol=0, atol=1e-9)
+    torch.testing.assert_close(
+        data.known_positions, torch.where(anchors, data.pos, torch.zeros_like(data.pos)), rtol=0, atol=1e-9
+    )
     # A problem-only example (T_goal) carries the same partial information and no solution.
     problem = graph.to_pyg(T_goal=robot.fk(q))
     assert "q" not in problem and "pos" not in problem and "dist" not in problem
@@ -358,8 +368,16 @@ def test_partial_graph_anchors(graph_case, rng):
 
 
 def test_graph_is_expressed_in_the_first_joint_frame():
-    """GGIK's base frame: the first joint's frame (robots.md: UR10 0.1273 m, iiwa 0.1575 m, Panda 0.333 m above world)."""
-    for name, z in [("ur10", 0.1273), ("lbr_iiwa", 0.1575), ("panda", 0.333), ("schunk_lwa4d", 0.0), ("kuka_lwr", 0.11)]:
+    """GGIK's base frame: the first joint's frame.
+
+    robots.md: UR10 0.1273 m, iiwa 0.1575 m, Panda 0.333 m above world."""
+    for name, z in [
+        ("ur10", 0.1273),
+        ("lbr_iiwa", 0.1575),
+        ("panda", 0.333),
+        ("schunk_lwa4d", 0.0),
+        ("kuka_lwr", 0.11),
+    ]:
         graph = RobotGraph.from_robot(Robot.from_name(name))
         expected = torch.eye(4, dtype=F64)
         expected[2, 3] = z

@@ -5,6 +5,7 @@ module imports the package root (``ggik/__init__.py`` is the public facade, abov
 imports a private (underscore) name from another module or reaches into another module's private attributes,
 no module is much longer than 400 lines, and no docstring or comment cites a file outside the repository.
 """
+
 from __future__ import annotations
 
 import ast
@@ -68,7 +69,11 @@ def imported_modules(tree: ast.AST, name: str) -> list[tuple[int, str]]:
 
 
 def test_every_module_has_a_layer():
-    missing = [m for m in MODULES if m != "ggik" and not any(m == x or m.startswith(x + ".") for layer in LAYERS for x in layer)]
+    missing = [
+        m
+        for m in MODULES
+        if m != "ggik" and not any(m == x or m.startswith(x + ".") for layer in LAYERS for x in layer)
+    ]
     assert not missing, f"modules outside every layer (add them to LAYERS): {missing}"
 
 
@@ -104,8 +109,11 @@ def test_no_private_names_across_modules(name):
     bad = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ggik"):
-            bad += [f"line {node.lineno}: imports {a.name} from {node.module}" for a in node.names
-                    if a.name.startswith("_") and not a.name.startswith("__")]
+            bad += [
+                f"line {node.lineno}: imports {a.name} from {node.module}"
+                for a in node.names
+                if a.name.startswith("_") and not a.name.startswith("__")
+            ]
         elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
             base = node.value
             if isinstance(base, ast.Name) and base.id in ("self", "cls"):

@@ -1,4 +1,5 @@
 """ggik.nn: the dense EGNN layer and stack (float64): E(3) equivariance, permutations, padding, gradients."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,8 +11,6 @@ from ggik.nn import EGNN, EGNNLayer
 F64 = torch.float64
 D, H, E = 6, 12, 2  # feature width, hidden width, edge attributes
 TOL = 1e-10
-
-
 
 
 def make_gen(seed: int) -> torch.Generator:

@@ -1,4 +1,5 @@
 """ggik.Robot: FK, link poses, Jacobian, sampling, locking, URDF export, DH, chain selection, randomize_links."""
+
 from __future__ import annotations
 
 import math
@@ -26,7 +27,9 @@ def test_fk_is_batched_over_leading_dims(kin_robot, rng):
     q = random_q(kin_robot, 24, rng)
     flat = kin_robot.fk(q)
     assert flat.shape == (24, 4, 4)
-    torch.testing.assert_close(kin_robot.fk(q.reshape(2, 3, 4, kin_robot.dof)), flat.reshape(2, 3, 4, 4, 4), rtol=0, atol=0)
+    torch.testing.assert_close(
+        kin_robot.fk(q.reshape(2, 3, 4, kin_robot.dof)), flat.reshape(2, 3, 4, 4, 4), rtol=0, atol=0
+    )
     single = torch.stack([kin_robot.fk(q[k]) for k in range(5)])
     assert kin_robot.fk(q[0]).shape == (4, 4)
     torch.testing.assert_close(single, flat[:5], rtol=0, atol=1e-15)
@@ -193,7 +196,11 @@ def test_lock_random_joints_keeps_fk(kin_robot, rng):
     locked = kin_robot.lock(values)
     assert locked.dof == kin_robot.dof - k
     assert locked.joint_names == tuple(n for n in kin_robot.joint_names if n not in values)
-    assert (locked.base_link, locked.ee_link, locked.link_names) == (kin_robot.base_link, kin_robot.ee_link, kin_robot.link_names)
+    assert (locked.base_link, locked.ee_link, locked.link_names) == (
+        kin_robot.base_link,
+        kin_robot.ee_link,
+        kin_robot.link_names,
+    )
     keep = [kin_robot.joint_names.index(n) for n in locked.joint_names]
     torch.testing.assert_close(locked.lower, kin_robot.lower[keep], rtol=0, atol=0)
     torch.testing.assert_close(locked.upper, kin_robot.upper[keep], rtol=0, atol=0)
@@ -210,7 +217,9 @@ def test_lock_prismatic_joint():
     assert "slide" not in locked.joint_names and locked.dof == 4
     assert next(j for j in locked.joints if j.name == "slide").type == "fixed"
     q_free = locked.sample_q(30, torch.Generator().manual_seed(1))
-    torch.testing.assert_close(locked.fk(q_free), robot.fk(_insert(robot, locked, q_free, {"slide": 0.25})), rtol=0, atol=1e-12)
+    torch.testing.assert_close(
+        locked.fk(q_free), robot.fk(_insert(robot, locked, q_free, {"slide": 0.25})), rtol=0, atol=1e-12
+    )
     # The slide moves the chain by 0.25 m along its axis (0.6, 0, 0.8) in link l1.
     shorter = robot.lock({"slide": 0.0})
     zero = torch.zeros(4, dtype=F64)
@@ -224,7 +233,9 @@ def test_lock_mimic_source_fixes_the_mimic_joint():
     j3 = next(j for j in locked.joints if j.name == "j3")
     assert j3.type == "fixed" and j3.mimic is None
     q_free = locked.sample_q(30, torch.Generator().manual_seed(2))
-    torch.testing.assert_close(locked.fk(q_free), robot.fk(_insert(robot, locked, q_free, {"j2": 0.4})), rtol=0, atol=1e-12)
+    torch.testing.assert_close(
+        locked.fk(q_free), robot.fk(_insert(robot, locked, q_free, {"j2": 0.4})), rtol=0, atol=1e-12
+    )
     # j3 = -0.5 * j2 + 0.1: with j2 locked at 0.4, j3 sits at -0.1 rad about y.
     expected = j3.origin[:3, :3]
     rot = geo.axis_angle_to_matrix(torch.tensor([0.0, 1.0, 0.0], dtype=F64), torch.tensor(-0.1, dtype=F64))
@@ -260,8 +271,10 @@ def test_to_urdf_round_trip(kin_robot, rng):
 @pytest.mark.parametrize("pitch", ["1.5707963", "1.57079632679", "-1.5707963267948966"], ids=["1e-8", "5e-12", "exact"])
 def test_to_urdf_round_trip_near_gimbal_lock(pitch, rng):
     """Origins at and near |pitch| = pi/2 (as written, and composed with a locked joint's motion) export exactly."""
-    text = HAND_URDFS["urdf_defaults"].replace('rpy="0 1.2 0"', f'rpy="0.3 {pitch} 0.2"').replace(
-        '<origin xyz="0 0 0.15" rpy="0.3 0 0"/>', f'<origin xyz="0 0 0.15" rpy="-0.4 {pitch} 1.3"/>'
+    text = (
+        HAND_URDFS["urdf_defaults"]
+        .replace('rpy="0 1.2 0"', f'rpy="0.3 {pitch} 0.2"')
+        .replace('<origin xyz="0 0 0.15" rpy="0.3 0 0"/>', f'<origin xyz="0 0 0.15" rpy="-0.4 {pitch} 1.3"/>')
     )
     assert text.count(f" {pitch} ") == 2
     robot = Robot.from_urdf(text)
@@ -340,7 +353,9 @@ def test_ggik_dh_tables_of_robots_md(dh_tables, rng):
         q = robot.sample_q(10, rng)
         T = robot.fk(q).numpy()
         for k in range(10):
-            np.testing.assert_allclose(T[k], numpy_dh_fk(a, d, alpha, [0.0] * len(a), q[k].tolist(), False), rtol=0, atol=1e-13)
+            np.testing.assert_allclose(
+                T[k], numpy_dh_fk(a, d, alpha, [0.0] * len(a), q[k].tolist(), False), rtol=0, atol=1e-13
+            )
     # Facts of robots.md: the iiwa DH table has the EE 1.266 m above the base at q = 0.
     kuka = Robot.from_dh(*dh_tables["KUKA iiwa"])
     home = kuka.fk(torch.zeros(7, dtype=F64))
@@ -350,7 +365,8 @@ def test_ggik_dh_tables_of_robots_md(dh_tables, rng):
 # ---------------------------------------------------------------------------------------------- chain selection
 TREE = """<robot name="tree">
   <link name="root"/><link name="a"/><link name="b"/><link name="c"/><link name="cam"/><link name="cam_opt"/>
-  <joint name="ja" type="revolute"><parent link="root"/><child link="a"/><axis xyz="0 0 1"/><limit lower="-1" upper="1"/></joint>
+  <joint name="ja" type="revolute"><parent link="root"/><child link="a"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1"/></joint>
   <joint name="fcam" type="fixed"><parent link="root"/><child link="cam"/><origin xyz="0.1 0 0.5"/></joint>
   <joint name="fopt" type="fixed"><parent link="cam"/><child link="cam_opt"/></joint>
   <joint name="jb" type="revolute"><parent link="a"/><child link="b"/><origin xyz="0 0 0.3"/><axis xyz="0 1 0"/>
@@ -359,7 +375,8 @@ TREE = """<robot name="tree">
   {extra}
 </robot>"""
 BRANCH = """<link name="d"/><link name="e"/>
-  <joint name="jd" type="revolute"><parent link="a"/><child link="d"/><axis xyz="1 0 0"/><limit lower="-1" upper="1"/></joint>
+  <joint name="jd" type="revolute"><parent link="a"/><child link="d"/><axis xyz="1 0 0"/>
+    <limit lower="-1" upper="1"/></joint>
   <joint name="je" type="continuous"><parent link="d"/><child link="e"/></joint>"""
 
 
@@ -371,7 +388,9 @@ def test_default_ee_ignores_fixed_only_branches():
 
 def test_ambiguous_tree_lists_candidates():
     text = TREE.format(extra=BRANCH)
-    with pytest.raises(ChainError, match=r"end-effector link is ambiguous below 'root'; pass ee_link= one of \['c', 'e'\]"):
+    with pytest.raises(
+        ChainError, match=r"end-effector link is ambiguous below 'root'; pass ee_link= one of \['c', 'e'\]"
+    ):
         Robot.from_urdf(text)
     robot = Robot.from_urdf(text, ee_link="e")
     assert robot.joint_names == ("ja", "jd", "je")

@@ -5,6 +5,7 @@ skip with a reason when ../shared is absent; the shipped robots themselves need 
 check values of ../shared/robots.md are committed as tests/data/golden_fk.json (tests/data/make_golden_fk.py
 writes it), so they run everywhere; when robots.md is present the JSON is checked against it.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,7 +47,11 @@ def test_shipped_robot_metadata(named_robot):
     assert bool(named_robot.limited.all())
     # from_urdf on the shipped file (path, default base/EE) gives the same chain as from_name.
     same = Robot.from_urdf(REPO_ROOT / "urdfs" / entry["file"])
-    assert (same.base_link, same.ee_link, same.joint_names) == (named_robot.base_link, named_robot.ee_link, named_robot.joint_names)
+    assert (same.base_link, same.ee_link, same.joint_names) == (
+        named_robot.base_link,
+        named_robot.ee_link,
+        named_robot.joint_names,
+    )
 
 
 @pytest.mark.parametrize("name", list(REFERENCE_FILES))
@@ -108,7 +113,7 @@ def test_golden_fk_json_matches_robots_md(robots_md):
     assert json.loads(committed) == expected, "golden_fk.json is out of date: run tests/data/make_golden_fk.py"
     assert committed == gen.dumps(expected), "golden_fk.json is not formatted by make_golden_fk.py: rerun it"
     assert set(expected["fk_checks"]) == set(REFERENCE_FILES)
-    assert gen.ROBOT_OF_FILE == {f: name for name, f in REFERENCE_FILES.items()}
+    assert {f: name for name, f in REFERENCE_FILES.items()} == gen.ROBOT_OF_FILE
 
 
 def test_golden_fk_json_is_self_contained():

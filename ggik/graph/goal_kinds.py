@@ -12,6 +12,7 @@ Partial goals are held as canonical poses (:func:`goal_poses`): the goal positio
 that maps the tool axis onto the goal axis (``"position+axis"``, roll about the axis arbitrary but fixed) or the
 identity (``"position"``). Every consumer reads only what the kind fixes (:func:`goal_errors`).
 """
+
 from __future__ import annotations
 
 import torch
@@ -109,7 +110,9 @@ def goal_poses(T_goal, kind: str | None, axis_in_ee: torch.Tensor) -> torch.Tens
     return geo.make_transform(R, p)
 
 
-def goal_errors(T: torch.Tensor, T_goal: torch.Tensor, kind: str | None, axis_in_ee: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def goal_errors(
+    T: torch.Tensor, T_goal: torch.Tensor, kind: str | None, axis_in_ee: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Position error [m] and the rotation error [rad] the goal kind fixes, for EE poses ``T`` and canonical goal
     poses ``T_goal`` (..., 4, 4) (broadcast): the rotation angle (``"pose"``), the angle between the tool axes
     (``"position+axis"``), 0 (``"position"``)."""

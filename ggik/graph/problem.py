@@ -4,6 +4,7 @@
 into the graph frame; :meth:`ggik.RobotGraph.goals` builds it, and every later step (partial graph,
 model batch, angle recovery) takes it instead of re-checking and re-mapping the raw poses.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,14 +36,16 @@ class Goals:
         """The batch shape ``...``."""
         return self.in_base.shape[:-2]
 
-    def __getitem__(self, index) -> "Goals":
+    def __getitem__(self, index) -> Goals:
         """Index the batch dims of both poses alike, e.g. ``goals[a:b]`` or ``goals[:, None]``."""
         if not isinstance(index, tuple):
             index = (index,)
         return Goals(self.in_base[index], self.in_graph[index], self.kind)
 
-    def to(self, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> "Goals":
-        return Goals(self.in_base.to(device=device, dtype=dtype), self.in_graph.to(device=device, dtype=dtype), self.kind)
+    def to(self, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> Goals:
+        return Goals(
+            self.in_base.to(device=device, dtype=dtype), self.in_graph.to(device=device, dtype=dtype), self.kind
+        )
 
 
 @dataclass

@@ -3,6 +3,7 @@
 ggik's own model works on dense padded batches (:class:`ggik.graph.GraphBatch`); this is the bridge to the
 PyG ecosystem (``torch_geometric.loader.DataLoader`` collates these objects across robots of any DOF).
 """
+
 from __future__ import annotations
 
 import torch

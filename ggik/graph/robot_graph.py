@@ -13,17 +13,19 @@ All point coordinates are in the *graph frame* ``F_0`` (the first joint's frame)
 link frame, exactly as :meth:`Robot.fk` returns them. The EE link may be rotated or offset from the
 last joint axis: that constant tool transform is handled here.
 """
+
 from __future__ import annotations
 
 import json
 import math
+
 import torch
 
-from ggik.kinematics import geometry as geo
-from ggik.kinematics.consts import ConstCache
 from ggik.errors import GoalError, GraphError
 from ggik.graph.goal_kinds import check_goal_kind, goal_poses
 from ggik.graph.problem import Goals, PartialGraph
+from ggik.kinematics import geometry as geo
+from ggik.kinematics.consts import ConstCache
 from ggik.kinematics.robot import Robot
 
 __all__ = ["RobotGraph", "PartialGraph", "Goals", "classical_mds", "NODE_TYPES", "EDGE_KINDS", "AXIS_LENGTH"]
@@ -171,18 +173,12 @@ class RobotGraph:
                 goal_dependent[a, b] = goal_dependent[b, a] = True
         self._constant_mask = known & ~goal_dependent
         D_home = torch.cdist(home, home)
-        self._consts = ConstCache(
-            dict(
-                C=C.numpy(),
-                T_base_graph=T_base_graph.numpy(),
-                T_tool=T_tool.numpy(),
-                home=home.numpy(),
-                D_const=torch.where(self._constant_mask, D_home, torch.zeros_like(D_home)).numpy(),
-            )
-        )
+        D_const = torch.where(self._constant_mask, D_home, torch.zeros_like(D_home))
+        consts = dict(C=C, T_base_graph=T_base_graph, T_tool=T_tool, home=home, D_const=D_const)
+        self._consts = ConstCache({k: v.numpy() for k, v in consts.items()})
 
     @classmethod
-    def from_robot(cls, robot: Robot) -> "RobotGraph":
+    def from_robot(cls, robot: Robot) -> RobotGraph:
         """The graph of ``robot``. Raises :class:`GraphError` for prismatic or mimic joints on the chain."""
         return cls(robot)
 
@@ -249,20 +245,21 @@ class RobotGraph:
 
     @property
     def tool_axis(self) -> torch.Tensor:
-        """(3,) the tool axis (q_n - p_n, the last joint's axis) in the EE frame: :func:`ggik.graph.goal_kinds.tool_axis`."""
+        """(3,) the tool axis (q_n - p_n) in the EE frame, see :func:`ggik.graph.goal_kinds.tool_axis`."""
         return self.T_tool[2, :3].clone()
 
     @property
-    def supports_partial_goals(self) -> bool:  # the EE origin on the last joint's axis (1 um): p_n is fixed by a position
+    def supports_partial_goals(self) -> bool:
+        """Whether the EE origin lies on the last joint's axis (within 1 um), so that a position fixes p_n."""
         return float(self.T_tool[:3, 3].norm()) <= 1e-6
 
     def goals(self, T_goal, kind: str | None = None) -> Goals:
-        """Check EE goals ``T_goal`` of ``kind`` (None: ``"pose"``) in the base link frame, map them into the graph frame.
+        """Check EE goals ``T_goal`` of ``kind`` (None: ``"pose"``) in the base link frame; map them to the graph frame.
 
         The one place where goals are checked: ``ValueError`` for a wrong shape, NaN/inf or a non-rigid pose. Inputs
         per kind: :func:`ggik.graph.goal_kinds.goal_poses` (a pose with kind ``"position"`` has its rotation ignored).
-        A :class:`Goals` is returned as it is (:class:`GoalError` if ``kind`` names another kind). Partial kinds need the
-        EE origin on the last joint's axis (:attr:`supports_partial_goals`; :class:`GraphError` otherwise).
+        A :class:`Goals` is returned as it is (:class:`GoalError` if ``kind`` names another kind). Partial kinds need
+        the EE origin on the last joint's axis (:attr:`supports_partial_goals`; :class:`GraphError` otherwise).
         """
         if isinstance(T_goal, Goals):
             if kind is not None and check_goal_kind(kind) != T_goal.kind:
@@ -270,8 +267,10 @@ class RobotGraph:
             return T_goal
         kind = check_goal_kind(kind)
         if kind != "pose" and not self.supports_partial_goals:
-            raise GraphError(f"{self.robot.name}: the EE origin lies {float(self.T_tool[:3, 3].norm()):.3g} m off the last "
-                             f"joint axis, so a {kind} goal does not fix p_n; use a pose goal or an EE link on that axis")
+            raise GraphError(
+                f"{self.robot.name}: the EE origin lies {float(self.T_tool[:3, 3].norm()):.3g} m off the last "
+                f"joint axis, so a {kind} goal does not fix p_n; use a pose goal or an EE link on that axis"
+            )
         T_goal = goal_poses(T_goal, kind, self.tool_axis)
         return Goals(in_base=T_goal, in_graph=self.goal_in_graph(T_goal), kind=kind)
 
@@ -297,18 +296,19 @@ class RobotGraph:
             known[:4, -1] = known[-1, :4] = False
         goal_mask = (known & ~self._constant_mask).to(G.device)
         D = torch.where(goal_mask, D_goal, c["D_const"].expand_as(D_goal))
-        return PartialGraph(known_positions=pos, known_distances=D, anchor_mask=anchors.to(G.device),
-                            known_mask=known.to(G.device), goal=G)
+        anchors, known = anchors.to(G.device), known.to(G.device)
+        return PartialGraph(known_positions=pos, known_distances=D, anchor_mask=anchors, known_mask=known, goal=G)
 
     def to_pyg(self, q=None, T_goal=None):
         """One example as a ``torch_geometric.data.Data``: see :func:`ggik.graph.pyg.to_pyg`."""
         from ggik.graph.pyg import to_pyg
+
         return to_pyg(self, q=q, T_goal=T_goal)
 
     # ------------------------------------------------------------------ solutions -> joint angles
     def joint_angles(self, points: torch.Tensor, T_goal: torch.Tensor | Goals) -> torch.Tensor:
-        """Joint values (..., n) from (noisy) point sets (..., N, 3) and EE goals (..., 4, 4) (base frame, or :class:`Goals`
-        of any kind).
+        """Joint values (..., n) from (noisy) point sets (..., N, 3) and EE goals (..., 4, 4) (base frame, or
+        :class:`Goals` of any kind).
 
         The sequential azimuth rule of GGIK, made robust:
         1. the generated base points (p0, x, y, q0) are fitted to their true positions by a proper
@@ -354,8 +354,9 @@ class RobotGraph:
         M = T[..., :3, :3].transpose(-1, -2) @ G[..., :3, :3] @ c["C"][-1][:3, :3].transpose(-1, -2)
         last = torch.atan2(M[..., 1, 0] - M[..., 0, 1], M[..., 0, 0] + M[..., 1, 1])
         if goals.kind != "pose":  # the roll is free and moves no point: 0, within the limits
-            last = torch.zeros_like(last).clamp(float(self.robot.lower[-1]), float(self.robot.upper[-1])) \
-                if bool(self.robot.limited[-1]) else torch.zeros_like(last)
+            last = torch.zeros_like(last)
+            if bool(self.robot.limited[-1]):
+                last = last.clamp(float(self.robot.lower[-1]), float(self.robot.upper[-1]))
         thetas.append(last)
         return self.wrap_to_limits(torch.stack(thetas, dim=-1))
 
@@ -416,4 +417,3 @@ class RobotGraph:
     def __repr__(self) -> str:
         counts = ", ".join(f"{k} {v}" for k, v in self.to_dict()["counts"].items())
         return f"RobotGraph({self.robot.name}: {self.n} joints, {self.num_nodes} nodes, known edges: {counts})"
-

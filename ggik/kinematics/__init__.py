@@ -2,6 +2,7 @@
 
 Everything here is float64-exact torch (batched, differentiable) and knows nothing of graphs or models.
 """
+
 from ggik.kinematics.random_robots import random_robot, randomize_links
 from ggik.kinematics.robot import Robot, available_robots
 

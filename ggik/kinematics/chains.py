@@ -2,10 +2,11 @@
 Denavit-Hartenberg parameters. Both return the joints as :class:`ggik.kinematics.urdf.JointSpec` for
 :class:`ggik.Robot`.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -51,8 +52,10 @@ def serial_chain(model: UrdfModel, base_link: str | None = None, ee_link: str | 
     cycle = _cycle(parent_joint)
     if cycle:
         names = " -> ".join(f"{j.name} ({j.parent} -> {j.child})" for j in cycle)
-        raise ChainError(f"{src}: joints {[j.name for j in cycle]} form a cycle ({names}): link {cycle[0].parent!r} is its "
-                         "own ancestor; a URDF must be a tree")
+        raise ChainError(
+            f"{src}: joints {[j.name for j in cycle]} form a cycle ({names}): link {cycle[0].parent!r} is its "
+            "own ancestor; a URDF must be a tree"
+        )
     links = list(model.links)
 
     def unknown(link: str, role: str) -> ChainError:
@@ -111,7 +114,7 @@ def _cycle(parent_joint: dict[str, JointSpec]) -> list[JointSpec]:
         link = start
         while link in parent_joint and link not in done:
             if link in path:
-                up = [parent_joint[x] for x in path[path.index(link):]]  # child-to-parent order along the cycle
+                up = [parent_joint[x] for x in path[path.index(link) :]]  # child-to-parent order along the cycle
                 return up[::-1]
             path.append(link)
             link = parent_joint[link].parent
@@ -119,12 +122,21 @@ def _cycle(parent_joint: dict[str, JointSpec]) -> list[JointSpec]:
     return []
 
 
-def dh_chain(a: Sequence[float], d: Sequence[float], alpha: Sequence[float], theta_offset: Sequence[float] | None = None,
-             modified: bool = False, lower: Sequence[float] | None = None, upper: Sequence[float] | None = None) -> list[JointSpec]:
+def dh_chain(
+    a: Sequence[float],
+    d: Sequence[float],
+    alpha: Sequence[float],
+    theta_offset: Sequence[float] | None = None,
+    modified: bool = False,
+    lower: Sequence[float] | None = None,
+    upper: Sequence[float] | None = None,
+) -> list[JointSpec]:
     """The revolute joints (plus a fixed EE joint) of a DH chain; see :meth:`ggik.Robot.from_dh`."""
     n = len(a)
     if not (len(d) == n and len(alpha) == n) or n == 0:
-        raise ChainError(f"from_dh: a, d and alpha must be non-empty and of equal length, got {len(a)}, {len(d)}, {len(alpha)}")
+        raise ChainError(
+            f"from_dh: a, d and alpha must be non-empty and of equal length, got {len(a)}, {len(d)}, {len(alpha)}"
+        )
     theta_offset = [0.0] * n if theta_offset is None else list(theta_offset)
     lower = [-math.pi] * n if lower is None else list(lower)
     upper = [math.pi] * n if upper is None else list(upper)
@@ -140,15 +152,19 @@ def dh_chain(a: Sequence[float], d: Sequence[float], alpha: Sequence[float], the
     if modified:
         for i in range(n):
             origin = (
-                np_transform(t=(a[i], 0.0, 0.0)) @ np_transform(np_rot("x", alpha[i]))
-                @ np_transform(t=(0.0, 0.0, d[i])) @ np_transform(np_rot("z", theta_offset[i]))
+                np_transform(t=(a[i], 0.0, 0.0))
+                @ np_transform(np_rot("x", alpha[i]))
+                @ np_transform(t=(0.0, 0.0, d[i]))
+                @ np_transform(np_rot("z", theta_offset[i]))
             )
             joints.append(JointSpec(f"joint_{i + 1}", "revolute", link[i], link[i + 1], origin, z, lower[i], upper[i]))
         tool = np.eye(4)
     else:
         const = [
-            np_transform(np_rot("z", theta_offset[i])) @ np_transform(t=(0.0, 0.0, d[i]))
-            @ np_transform(t=(a[i], 0.0, 0.0)) @ np_transform(np_rot("x", alpha[i]))
+            np_transform(np_rot("z", theta_offset[i]))
+            @ np_transform(t=(0.0, 0.0, d[i]))
+            @ np_transform(t=(a[i], 0.0, 0.0))
+            @ np_transform(np_rot("x", alpha[i]))
             for i in range(n)
         ]
         for i in range(n):

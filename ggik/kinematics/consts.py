@@ -1,7 +1,8 @@
 """Float64 numpy constants turned into torch tensors once per (dtype, device) and cached."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch

@@ -11,6 +11,7 @@ Conventions used everywhere in ggik:
 Every function is batched over leading dimensions, differentiable, and follows the dtype and device
 of its inputs.
 """
+
 from __future__ import annotations
 
 import torch
@@ -211,10 +212,36 @@ def matrix_to_quat(R: torch.Tensor) -> torch.Tensor:
     tr = m[..., 0, 0] + m[..., 1, 1] + m[..., 2, 2]
     cands = torch.stack(
         [
-            torch.stack([1 + tr, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], -1),
-            torch.stack([m[..., 2, 1] - m[..., 1, 2], 1 + 2 * m[..., 0, 0] - tr, m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0]], -1),
-            torch.stack([m[..., 0, 2] - m[..., 2, 0], m[..., 0, 1] + m[..., 1, 0], 1 + 2 * m[..., 1, 1] - tr, m[..., 1, 2] + m[..., 2, 1]], -1),
-            torch.stack([m[..., 1, 0] - m[..., 0, 1], m[..., 0, 2] + m[..., 2, 0], m[..., 1, 2] + m[..., 2, 1], 1 + 2 * m[..., 2, 2] - tr], -1),
+            torch.stack(
+                [1 + tr, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], -1
+            ),
+            torch.stack(
+                [
+                    m[..., 2, 1] - m[..., 1, 2],
+                    1 + 2 * m[..., 0, 0] - tr,
+                    m[..., 0, 1] + m[..., 1, 0],
+                    m[..., 0, 2] + m[..., 2, 0],
+                ],
+                -1,
+            ),
+            torch.stack(
+                [
+                    m[..., 0, 2] - m[..., 2, 0],
+                    m[..., 0, 1] + m[..., 1, 0],
+                    1 + 2 * m[..., 1, 1] - tr,
+                    m[..., 1, 2] + m[..., 2, 1],
+                ],
+                -1,
+            ),
+            torch.stack(
+                [
+                    m[..., 1, 0] - m[..., 0, 1],
+                    m[..., 0, 2] + m[..., 2, 0],
+                    m[..., 1, 2] + m[..., 2, 1],
+                    1 + 2 * m[..., 2, 2] - tr,
+                ],
+                -1,
+            ),
         ],
         dim=-2,
     )  # (..., 4, 4): row k is 4 * q_k * q
@@ -287,7 +314,9 @@ def project_to_so3(M: torch.Tensor) -> torch.Tensor:
     return U @ D @ Vh
 
 
-def kabsch(src: torch.Tensor, tgt: torch.Tensor, weights: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def kabsch(
+    src: torch.Tensor, tgt: torch.Tensor, weights: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Proper rigid motion (R, t) minimising sum_k w_k |R src_k + t - tgt_k|^2.
 
     Args:
@@ -309,5 +338,3 @@ def kabsch(src: torch.Tensor, tgt: torch.Tensor, weights: torch.Tensor | None = 
     R = Vh.transpose(-1, -2) @ D @ U.transpose(-1, -2)
     t = ct[..., 0, :] - (R @ cs[..., 0, :, None])[..., 0]
     return R, t
-
-

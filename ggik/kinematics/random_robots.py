@@ -6,6 +6,7 @@
   its own factor ``s ~ U[1 - r, 1 + r]`` (a clean per-link scale; the reference scales relative
   transforms against already-modified frames, so its deviations accumulate).
 """
+
 from __future__ import annotations
 
 import math

@@ -5,33 +5,27 @@ values ``q`` (..., dof) hold the *independent* joints (revolute, continuous, pri
 follow their source, fixed joints are constant) in chain order, in radians or metres. Poses are
 (..., 4, 4) homogeneous matrices in the base-link frame.
 """
+
 from __future__ import annotations
 
 import math
-import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 import torch
 
-from ggik.kinematics import geometry as geo
-from ggik.kinematics.consts import ConstCache
 from ggik.errors import ChainError
+from ggik.kinematics import geometry as geo
 from ggik.kinematics.chains import dh_chain, np_transform, serial_chain
-from ggik.kinematics.urdf import SUPPORTED_JOINT_TYPES, JointSpec, read_urdf
+from ggik.kinematics.consts import ConstCache
+from ggik.kinematics.urdf import SUPPORTED_JOINT_TYPES, JointSpec, read_urdf, write_urdf
 
 __all__ = ["Robot", "available_robots"]
 
 _MOVING = ("revolute", "continuous", "prismatic")
-
-
-def _fmt(x: float) -> str:
-    """Shortest text that reads back as the same float64 (exact URDF round trips)."""
-    x = float(x)
-    return "0" if x == 0.0 else repr(x)
 
 
 class Robot:
@@ -142,7 +136,7 @@ class Robot:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_urdf(cls, path_or_xml: str | Path, base_link: str | None = None, ee_link: str | None = None) -> "Robot":
+    def from_urdf(cls, path_or_xml: str | Path, base_link: str | None = None, ee_link: str | None = None) -> Robot:
         """Chain from a URDF file path or XML string.
 
         Args:
@@ -169,7 +163,7 @@ class Robot:
         lower: Sequence[float] | None = None,
         upper: Sequence[float] | None = None,
         name: str | None = None,
-    ) -> "Robot":
+    ) -> Robot:
         """All-revolute chain from Denavit-Hartenberg parameters (lengths in m, angles in rad).
 
         Standard DH: link i is ``Rz(q_i + theta_i) Tz(d_i) Tx(a_i) Rx(alpha_i)``, joint i turning
@@ -181,7 +175,7 @@ class Robot:
         return cls(joints, name=name or f"dh{len(a)}")
 
     @classmethod
-    def from_name(cls, name: str) -> "Robot":
+    def from_name(cls, name: str) -> Robot:
         """One of the robots shipped in ``urdfs/`` (see :func:`available_robots`)."""
         registry = _registry()
         if name not in registry:
@@ -193,7 +187,7 @@ class Robot:
         return robot
 
     # ------------------------------------------------------------------ derived robots
-    def lock(self, values: Mapping[str, float]) -> "Robot":
+    def lock(self, values: Mapping[str, float]) -> Robot:
         """A new Robot with the named independent joints fixed at the given values.
 
         Mimic joints that follow a locked joint are fixed at their resulting value too. Use it for
@@ -201,7 +195,9 @@ class Robot:
         """
         unknown = [k for k in values if k not in self.joint_names]
         if unknown:
-            raise ChainError(f"{self.name}: cannot lock {unknown}: not independent joints; joints: {list(self.joint_names)}")
+            raise ChainError(
+                f"{self.name}: cannot lock {unknown}: not independent joints; joints: {list(self.joint_names)}"
+            )
         if len(values) >= self.dof:
             raise ChainError(f"{self.name}: locking all {self.dof} joints leaves nothing to move")
         full = {}
@@ -229,9 +225,11 @@ class Robot:
             deps = np.nonzero(row)[0]
             if len(deps) and all(c in locked_cols for c in deps):
                 value = float(sum(row[c] * full[self.joint_names[c]] for c in deps) + b[k - 1])
-                motion = np_transform(t=j.axis * value) if j.type == "prismatic" else np_transform(
-                    geo.axis_angle_to_matrix(torch.from_numpy(j.axis), torch.tensor(value, dtype=torch.float64)).numpy()
-                )
+                if j.type == "prismatic":
+                    motion = np_transform(t=j.axis * value)
+                else:
+                    angle = torch.tensor(value, dtype=torch.float64)
+                    motion = np_transform(geo.axis_angle_to_matrix(torch.from_numpy(j.axis), angle).numpy())
                 new.append(replace(j, type="fixed", origin=j.origin @ motion, mimic=None, lower=None, upper=None))
             else:
                 new.append(j)
@@ -364,29 +362,13 @@ class Robot:
     # ------------------------------------------------------------------ export / display
     def to_urdf(self) -> str:
         """A minimal kinematics-only URDF of the chain (links, joints, limits, mimic); reads back exactly."""
-        robot = ET.Element("robot", name=self.name)
-        for link in self.link_names:
-            ET.SubElement(robot, "link", name=link)
-        for j in self.joints:
-            el = ET.SubElement(robot, "joint", name=j.name, type=j.type)
-            R = torch.from_numpy(j.origin[:3, :3])
-            rpy = geo.matrix_to_rpy(R).tolist()
-            ET.SubElement(el, "origin", xyz=" ".join(_fmt(v) for v in j.origin[:3, 3]), rpy=" ".join(_fmt(v) for v in rpy))
-            ET.SubElement(el, "parent", link=j.parent)
-            ET.SubElement(el, "child", link=j.child)
-            if j.type != "fixed":
-                ET.SubElement(el, "axis", xyz=" ".join(_fmt(v) for v in j.axis))
-            if j.type in ("revolute", "prismatic") and j.lower is not None:
-                ET.SubElement(el, "limit", lower=_fmt(j.lower), upper=_fmt(j.upper), effort="0", velocity="0")
-            if j.mimic is not None:
-                ET.SubElement(el, "mimic", joint=j.mimic[0], multiplier=_fmt(j.mimic[1]), offset=_fmt(j.mimic[2]))
-        ET.indent(robot)
-        return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode") + "\n"
+        return write_urdf(self.name, self.joints)
 
     def describe(self) -> str:
         """A human-readable table of the chain: joints, types, axes, limits."""
         lines = [
-            f"robot {self.name}: {self.base_link} -> {self.ee_link}, {self.dof} DOF, {len(self.joints)} joints on the chain",
+            f"robot {self.name}: {self.base_link} -> {self.ee_link}, {self.dof} DOF, "
+            f"{len(self.joints)} joints on the chain",
             f"  {'#':>2}  {'joint':<28} {'type':<10} {'axis':<22} {'lower':>9} {'upper':>9}  note",
         ]
         for i, j in enumerate(self.joints, 1):

@@ -1,4 +1,4 @@
-"""Reading URDF documents: the one place in ggik that talks to the URDF parser (yourdfpy).
+"""Reading and writing URDF documents: the one place in ggik that talks to the URDF parser (yourdfpy).
 
 The rest of the library sees only :class:`JointSpec` records. Before the document reaches yourdfpy it
 is checked here, so that bad files fail with a specific message instead of deep inside the parser:
@@ -7,19 +7,23 @@ malformed XML, unexpanded xacro, a missing file, NaN/inf or wrongly sized number
 urdfpy (the parser of the reference GGIK code) cannot be imported on Python 3.11 with numpy >= 1.24;
 yourdfpy reads every arm we tried and can read from a string without mesh files.
 """
+
 from __future__ import annotations
 
 import io
 import math
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from ggik.errors import URDFError
+from ggik.kinematics.geometry import matrix_to_rpy
 
-__all__ = ["JointSpec", "UrdfModel", "read_urdf", "SUPPORTED_JOINT_TYPES"]
+__all__ = ["JointSpec", "UrdfModel", "read_urdf", "write_urdf", "SUPPORTED_JOINT_TYPES"]
 
 SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
 _XACRO_NS = "{http://www.ros.org/wiki/xacro}"
@@ -92,7 +96,7 @@ def _check_xacro(root: ET.Element, src: str) -> None:
     for el in root.iter():
         if isinstance(el.tag, str) and el.tag.startswith(_XACRO_NS):
             raise URDFError(
-                f"{src} contains unexpanded xacro (element <xacro:{el.tag[len(_XACRO_NS):]}>); "
+                f"{src} contains unexpanded xacro (element <xacro:{el.tag[len(_XACRO_NS) :]}>); "
                 "expand it first, e.g. `xacro robot.urdf.xacro > robot.urdf`"
             )
         for key, value in el.attrib.items():
@@ -209,3 +213,33 @@ def read_urdf(path_or_xml: str | Path) -> UrdfModel:
             )
         joints.append(JointSpec(j.name, j.type, j.parent, j.child, origin, axis, lower, upper, mimic))
     return UrdfModel(name=urdf.robot.name or "robot", links=tuple(link_names), joints=tuple(joints), source=src)
+
+
+def _fmt(x: float) -> str:
+    """Shortest text that reads back as the same float64 (exact URDF round trips)."""
+    x = float(x)
+    return "0" if x == 0.0 else repr(x)
+
+
+def write_urdf(name: str, joints: Sequence[JointSpec]) -> str:
+    """A minimal kinematics-only URDF (links, joints, limits, mimic) of a chain of ``joints``, base first.
+
+    Numbers are written in their shortest exact float64 form, so :func:`read_urdf` reads the same chain back.
+    """
+    robot = ET.Element("robot", name=name)
+    for link in (joints[0].parent, *(j.child for j in joints)):
+        ET.SubElement(robot, "link", name=link)
+    for j in joints:
+        el = ET.SubElement(robot, "joint", name=j.name, type=j.type)
+        rpy = matrix_to_rpy(torch.from_numpy(j.origin[:3, :3])).tolist()
+        ET.SubElement(el, "origin", xyz=" ".join(_fmt(v) for v in j.origin[:3, 3]), rpy=" ".join(_fmt(v) for v in rpy))
+        ET.SubElement(el, "parent", link=j.parent)
+        ET.SubElement(el, "child", link=j.child)
+        if j.type != "fixed":
+            ET.SubElement(el, "axis", xyz=" ".join(_fmt(v) for v in j.axis))
+        if j.type in ("revolute", "prismatic") and j.lower is not None and j.upper is not None:
+            ET.SubElement(el, "limit", lower=_fmt(j.lower), upper=_fmt(j.upper), effort="0", velocity="0")
+        if j.mimic is not None:
+            ET.SubElement(el, "mimic", joint=j.mimic[0], multiplier=_fmt(j.mimic[1]), offset=_fmt(j.mimic[2]))
+    ET.indent(robot)
+    return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode") + "\n"

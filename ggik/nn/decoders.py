@@ -13,6 +13,7 @@
 
 Both keep the known anchors fixed (only ``movable`` nodes move) and are exactly E(3)-equivariant.
 """
+
 from __future__ import annotations
 
 import torch
@@ -44,7 +45,9 @@ class NodeDecoder(nn.Module):
         nn.init.xavier_uniform_(self.coef.weight, gain=coord_gain)
         nn.init.zeros_(self.coef.bias)
 
-    def forward(self, h: torch.Tensor, x_start: torch.Tensor, frame: torch.Tensor, movable: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, h: torch.Tensor, x_start: torch.Tensor, frame: torch.Tensor, movable: torch.Tensor
+    ) -> torch.Tensor:
         dx = self.coef(self.body(h)) @ frame  # (B, N, F) @ (B, F, 3)
         return x_start + dx * movable[..., None].to(dx.dtype)
 
@@ -61,8 +64,15 @@ class GaussNewtonFollow(nn.Module):
 
     STEPS = {"full": gauss_newton_step, "jacobi": block_jacobi_step}
 
-    def __init__(self, dim: int, steps: int, init: float = 1.0, damping: float = 1e-2, max_step: float = 0.25,
-                 solver: str = "full") -> None:
+    def __init__(
+        self,
+        dim: int,
+        steps: int,
+        init: float = 1.0,
+        damping: float = 1e-2,
+        max_step: float = 0.25,
+        solver: str = "full",
+    ) -> None:
         super().__init__()
         if solver not in self.STEPS:
             raise ValueError(f"solver must be one of {tuple(self.STEPS)}, got {solver!r}")
@@ -72,14 +82,27 @@ class GaussNewtonFollow(nn.Module):
             nn.init.zeros_(head.weight)
             nn.init.constant_(head.bias, init)
 
-    def step(self, k: int, h: torch.Tensor, x: torch.Tensor, known_distances: torch.Tensor, known_mask: torch.Tensor,
-             movable: torch.Tensor) -> torch.Tensor:
+    def step(
+        self,
+        k: int,
+        h: torch.Tensor,
+        x: torch.Tensor,
+        known_distances: torch.Tensor,
+        known_mask: torch.Tensor,
+        movable: torch.Tensor,
+    ) -> torch.Tensor:
         """Move ``k`` of the sequence (so that decoders can interleave the moves with their own layers)."""
         delta = self.STEPS[self.solver](x, known_distances, known_mask, movable, self.damping, self.max_step)
         return x + self.coef[k](h).to(x.dtype) * delta
 
-    def forward(self, h: torch.Tensor, x: torch.Tensor, known_distances: torch.Tensor, known_mask: torch.Tensor,
-                movable: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        h: torch.Tensor,
+        x: torch.Tensor,
+        known_distances: torch.Tensor,
+        known_mask: torch.Tensor,
+        movable: torch.Tensor,
+    ) -> torch.Tensor:
         for k in range(len(self.coef)):
             x = self.step(k, h, x, known_distances, known_mask, movable)
         return x

@@ -10,9 +10,11 @@ and the cost f(X) = 1/2 sum_{edges} r_ij^2, one damped Gauss-Newton step of the 
 does not change under translation), so a network may follow it with invariant coefficients and stay
 E(3)-equivariant. :func:`block_jacobi_step` keeps only the diagonal (3 x 3) blocks of J^T J: each node takes the
 damped Newton step of its own edges with its neighbours held where they are (a closed-form 3 x 3 solve per node,
-no (3M x 3M) system), a cheaper and weaker step for decoders whose per-sample budget is small. Everything here is batched, dense and differentiable (a batched linear solve); the parameter-free
-refinement of :mod:`ggik.ik.dg_refine` is the float64, no-grad, many-iteration relative of this step.
+no (3M x 3M) system), a cheaper and weaker step for decoders whose per-sample budget is small. Everything here
+is batched, dense and differentiable (a batched linear solve); the parameter-free refinement of
+:mod:`ggik.ik.dg_refine` is the float64, no-grad, many-iteration relative of this step.
 """
+
 from __future__ import annotations
 
 import torch
@@ -20,8 +22,9 @@ import torch
 __all__ = ["known_residuals", "gauss_newton_step", "block_jacobi_step"]
 
 
-def known_residuals(x: torch.Tensor, known_distances: torch.Tensor, known_mask: torch.Tensor,
-                    rows: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def known_residuals(
+    x: torch.Tensor, known_distances: torch.Tensor, known_mask: torch.Tensor, rows: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Residuals of the known edges and the pairwise differences.
 
     Args:

@@ -4,7 +4,8 @@ For node features ``h_i`` (invariant), coordinates ``x_i`` (equivariant) and edg
 (invariant), one layer computes over all ordered pairs of real nodes i != j:
 
 .. math::
-    s_{ij} = \\mathrm{SiLU}(W[h_i, h_j, \\|x_i - x_j\\|^2, a_{ij}]),\\quad m_{ij} = \\mathrm{SiLU}(W_m s_{ij}),\\quad w_{ij} = w_x^\\top s_{ij},\\qquad
+    s_{ij} = \\mathrm{SiLU}(W[h_i, h_j, \\|x_i - x_j\\|^2, a_{ij}]),\\quad
+    m_{ij} = \\mathrm{SiLU}(W_m s_{ij}),\\quad w_{ij} = w_x^\\top s_{ij},\\qquad
     x_i' = x_i + \\frac{1}{N_i - 1} \\sum_{j \\ne i} \\frac{x_i - x_j}{\\|x_i - x_j\\| + 1}\\, w_{ij},\\qquad
     h_i' = h_i + \\phi_h\\big(\\mathrm{LN}(h_i), \\tfrac{1}{N_i - 1} \\sum_{j \\ne i} m_{ij}\\big)
 
@@ -13,12 +14,14 @@ The first linear map of ``phi_e`` is split per node, ``W[h_i, h_j, d, a] = A h_i
 (B, N, N, 2D + 2) concatenation (measured faster on CPU, see ``eval/bench_train.py``). Coordinate
 differences are normalised (``(x_i - x_j) / (|x_i - x_j| + 1)``) and the last layer of ``phi_x`` starts
 with a small gain, the stability kit of the EGNN authors. The coordinate weight ``w_ij`` is a linear
-read-out of the message MLP's hidden layer ``s_ij`` (one edge-sized activation instead of two). Aggregation is a mean over real neighbours
-so that graphs of different size (robots of different DOF, padded in one batch) see comparable scales.
+read-out of the message MLP's hidden layer ``s_ij`` (one edge-sized activation instead of two). Aggregation is
+a mean over real neighbours so that graphs of different size (robots of different DOF, padded in one batch) see
+comparable scales.
 
 Everything is exactly E(3)-equivariant: rotating, reflecting or translating ``x`` transforms the output
 coordinates the same way and leaves the output features unchanged; permuting nodes permutes outputs.
 """
+
 from __future__ import annotations
 
 import torch
@@ -166,8 +169,16 @@ class EGNN(nn.Module):
     ) -> None:
         super().__init__()
         self.layers = nn.ModuleList(
-            EGNNLayer(dim, hidden, edge_dim, coord_gain, update_coords, features_out or k < layers - 1, frame_vectors,
-                      residual_inputs)
+            EGNNLayer(
+                dim,
+                hidden,
+                edge_dim,
+                coord_gain,
+                update_coords,
+                features_out or k < layers - 1,
+                frame_vectors,
+                residual_inputs,
+            )
             for k in range(layers)
         )
         self.out_norm = nn.LayerNorm(dim) if features_out else nn.Identity()

@@ -3,6 +3,7 @@
 Shapes: B problems, N nodes, L latent nodes (N for per-node latents, 1 for one latent per graph), K mixture
 components, Z latent size, D feature width.
 """
+
 from __future__ import annotations
 
 import math
@@ -58,7 +59,7 @@ class ProblemEncoding:
     frame: torch.Tensor
     prior: MixturePrior | None = None
 
-    def repeat_for_samples(self, num_samples: int) -> "ProblemEncoding":
+    def repeat_for_samples(self, num_samples: int) -> ProblemEncoding:
         """The decoder inputs of each problem repeated ``num_samples`` times: (B, ...) -> (B * S, ...),
         problem-major (rows b * S .. b * S + S - 1 are problem b); the prior is left out."""
         S = int(num_samples)
