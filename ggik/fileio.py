@@ -12,7 +12,7 @@ from typing import IO
 __all__ = ["atomic_write", "atomic_write_text", "load_torch_file"]
 
 
-def atomic_write(path: str | Path, write: Callable[[IO[bytes]], None]) -> Path:
+def atomic_write(path: str | Path, write: Callable[[IO[bytes]], object]) -> Path:
     """Call ``write(f)`` on a temporary file beside ``path``, fsync it, then rename it over ``path``.
 
     If ``write`` raises, the temporary file is removed and ``path`` is untouched. Parent folders are

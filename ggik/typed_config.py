@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import types
 import typing
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
 from ggik.errors import GGIKError
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 __all__ = ["ConfigError", "from_dict", "to_dict", "merge", "load_yaml", "apply_overrides"]
 
-T = TypeVar("T")
+T = TypeVar("T", bound="DataclassInstance")
 
 
 class ConfigError(GGIKError):
@@ -31,11 +35,11 @@ def to_dict(cfg: Any) -> dict:
 
 def _coerce(value: Any, tp: Any, where: str) -> Any:
     origin = typing.get_origin(tp)
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise ConfigError(f"{where}: expected a section (mapping), got {value!r}")
         return from_dict(tp, value, where)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+    if origin in (typing.Union, types.UnionType):
         args = typing.get_args(tp)
         if value is None and type(None) in args:
             return None

@@ -10,6 +10,7 @@ trained ~1.3x faster than the same layer as gather/scatter message passing (PyG 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import torch
 
@@ -117,7 +118,7 @@ class GraphBatch:
         if any(has_pos) and not all(has_pos):
             raise ValueError("cannot concatenate solved examples with pure problems")
         dof = max((b.q.shape[1] for b in batches if b.q is not None), default=0)
-        out = {}
+        out: dict[str, Any] = {}  # field name -> padded tensor (or None): keyword arguments of cls
         for f in fields(cls):
             parts = [getattr(b, f.name) for b in batches]
             if parts[0] is None:
@@ -152,7 +153,6 @@ class GraphBatch:
 
     def select(self, index: torch.Tensor | slice) -> GraphBatch:
         """The sub-batch of problems ``index`` (padding kept)."""
-        return replace(
-            self,
-            **{f.name: (None if getattr(self, f.name) is None else getattr(self, f.name)[index]) for f in fields(self)},
-        )
+        parts: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
+        parts = {k: None if t is None else t[index] for k, t in parts.items()}
+        return replace(self, **parts)

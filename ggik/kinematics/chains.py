@@ -16,7 +16,7 @@ from ggik.kinematics.urdf import JointSpec, UrdfModel
 __all__ = ["serial_chain", "dh_chain", "np_transform", "np_rot"]
 
 
-def np_transform(R: np.ndarray | None = None, t: Sequence[float] | None = None) -> np.ndarray:
+def np_transform(R: np.ndarray | None = None, t: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
     """A (4, 4) float64 homogeneous transform from a rotation (3, 3) and a translation (3,) [m]."""
     T = np.eye(4)
     if R is not None:

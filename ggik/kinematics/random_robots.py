@@ -56,7 +56,9 @@ def random_robot(dof: int, generator: torch.Generator | int | None = None, name:
     def coin() -> bool:
         return u() < 0.5
 
-    a, d, alpha = [], [], []
+    a: list[float] = []
+    d: list[float] = []
+    alpha: list[float] = []
     for i in range(dof):
         if i == 0:
             al = math.pi / 2 if coin() else -math.pi / 2

@@ -48,9 +48,9 @@ class Robot:
         joints = tuple(joints)
         if not joints:
             raise ChainError(f"{name}: the chain has no joints")
-        for a, b in zip(joints[:-1], joints[1:]):
-            if a.child != b.parent:
-                raise ChainError(f"{name}: joints {a.name!r} and {b.name!r} are not consecutive on a chain")
+        for prev, nxt in zip(joints[:-1], joints[1:]):
+            if prev.child != nxt.parent:
+                raise ChainError(f"{name}: joints {prev.name!r} and {nxt.name!r} are not consecutive on a chain")
         for j in joints:
             if j.type not in SUPPORTED_JOINT_TYPES:
                 raise ChainError(
@@ -117,7 +117,7 @@ class Robot:
             if j.type in _MOVING:
                 pre.append(acc)
                 acc = np.eye(4)
-        self._np = dict(
+        self._np: dict[str, np.ndarray] = dict(
             pre=np.stack(pre),
             tool=acc,
             axes=np.stack([j.axis for j in moving]),
@@ -267,11 +267,12 @@ class Robot:
         """Frames of the moving joints before their motion (..., n_moving, 4, 4) and the EE pose."""
         c = self._const(q.dtype, q.device)
         M = self._motions(q)
-        T = None
-        frames = []
-        for k in range(M.shape[-3]):
-            F = c["pre"][k] if T is None else T @ c["pre"][k]
-            frames.append(F.expand(q.shape[:-1] + (4, 4)) if T is None else F)
+        F = c["pre"][0]
+        frames = [F.expand(q.shape[:-1] + (4, 4))]
+        T = F @ M[..., 0, :, :]
+        for k in range(1, M.shape[-3]):
+            F = T @ c["pre"][k]
+            frames.append(F)
             T = F @ M[..., k, :, :]
         return torch.stack(frames, dim=-3), T @ c["tool"]
 

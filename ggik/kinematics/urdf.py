@@ -165,13 +165,13 @@ def read_urdf(path_or_xml: str | Path) -> UrdfModel:
     _check_xacro(root, src)
     _validate_joints(root, src)
 
-    link_names = [el.get("name") for el in root.findall("link")]
+    link_names = [el.get("name") or "" for el in root.findall("link")]
     if any(not n for n in link_names):
         raise URDFError(f"{src}: a <link> has no name attribute")
     dup = sorted({n for n in link_names if link_names.count(n) > 1})
     if dup:
         raise URDFError(f"{src}: duplicate link names {dup}")
-    joint_names = [el.get("name") for el in root.findall("joint")]
+    joint_names = [el.get("name") or "" for el in root.findall("joint")]  # all named: _validate_joints
     dup = sorted({n for n in joint_names if joint_names.count(n) > 1})
     if dup:
         raise URDFError(f"{src}: duplicate joint names {dup}")

@@ -77,10 +77,11 @@ class GaussNewtonFollow(nn.Module):
         if solver not in self.STEPS:
             raise ValueError(f"solver must be one of {tuple(self.STEPS)}, got {solver!r}")
         self.damping, self.max_step, self.solver = damping, max_step, solver
-        self.coef = nn.ModuleList(nn.Linear(dim, 1) for _ in range(steps))
-        for head in self.coef:
+        heads = [nn.Linear(dim, 1) for _ in range(steps)]
+        for head in heads:
             nn.init.zeros_(head.weight)
             nn.init.constant_(head.bias, init)
+        self.coef = nn.ModuleList(heads)
 
     def step(
         self,

@@ -7,7 +7,7 @@ components, Z latent size, D feature width.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -67,4 +67,11 @@ class ProblemEncoding:
         def tile(t: torch.Tensor) -> torch.Tensor:
             return t[:, None].expand(t.shape[0], S, *t.shape[1:]).reshape(t.shape[0] * S, *t.shape[1:])
 
-        return ProblemEncoding(**{f.name: tile(getattr(self, f.name)) for f in fields(self) if f.name != "prior"})
+        return ProblemEncoding(
+            h0=tile(self.h0),
+            h_partial=tile(self.h_partial),
+            x_partial=tile(self.x_partial),
+            edge_attr=tile(self.edge_attr),
+            movable=tile(self.movable),
+            frame=tile(self.frame),
+        )
