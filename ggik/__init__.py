@@ -11,6 +11,7 @@ Quick start::
     points = graph.realize(q)                    # (4, 18, 3) GGIK point sets
     q_back = graph.joint_angles(points, T)       # (4, 7), same EE poses
 """
+
 from ggik.errors import ChainError, GGIKError, GraphError, URDFError
 from ggik.graph import PartialGraph, RobotGraph
 from ggik.ik import GGIK, IKResult, PathConfig, PathResult
