@@ -24,6 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
     ap.add_argument("--out", default="eval/paths", help="output folder")
     args = ap.parse_args(argv)
+    if args.threads < 1:
+        ap.error(f"argument --threads: must be an integer >= 1, got {args.threads}")
     torch.set_num_threads(args.threads)
     entries = make_suite(args.robots, args.out, args.seed, tuple(args.kinds))
     print(f"wrote {len(entries)} paths and {args.out}/suite.json")

@@ -4,6 +4,7 @@ A stream is a torch generator seeded from a tuple of integers through numpy's ``
 (seed, step, rank) of a training batch, or (seed, what, robot) of an evaluation, give independent,
 reproducible streams without any state to save. The second key says *what* the stream is for; these
 constants name them. Their values are fixed forever: changing one changes every number measured with it.
+The studies of ``benchmarks/`` (not shipped) name their own streams beside these (``benchmarks/common/streams.py``).
 """
 from __future__ import annotations
 
@@ -24,14 +25,6 @@ LIMITS_SAMPLES = 5  #: model samples of the joint-limits table
 GENERALISATION_SAMPLES = 6  #: model samples of the generalisation table
 GOAL_KINDS_IKNET = 7  #: model samples of the IKNet-protocol columns of the goal-kind table (ggik eval goals)
 RANDOM_FAMILY = 0x6E7  #: robots of the random families of the generalisation table
-# -- benchmarks (eval/ scripts)
-SOLVERS_GGIK_SAMPLES = 10  #: model samples of the solver benchmark
-SOLVERS_RANDOM_STARTS = 20  #: random starts of the solver benchmark
-SOLVERS_SINGLE_START = 21  #: single random starts (first-solution timing) of the solver benchmark
-BENCH_RANDOM_ROBOT = 0xD0F  #: random robots of the benchmarks
-SAMPLING_GOALS = 0x60A1  #: goals of the sampling-time benchmark
-SAMPLING_NOISE = 0x5A  #: model noise of the sampling-time benchmark
-RAW_SUCCESS_BASELINE = 0xBA5E  #: uniform random configurations, the baseline of the raw-success script
 PATH_SUITE = 0x9A7  #: home configurations and shapes of the path-following suite (eval/make_paths.py)
 PATH_BENCH = 0x9A8  #: random starts and model noise of the path-following benchmark (ggik eval paths)
 

@@ -28,6 +28,7 @@ import json
 import math
 import os
 import random
+import sys
 import zlib
 from pathlib import Path
 
@@ -39,6 +40,8 @@ import ggik
 from ggik import Robot, RobotGraph, random_robot, randomize_links
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # the lab (benchmarks/, not installed) for its smoke tests in tests/benchmarks/
+    sys.path.insert(0, str(REPO_ROOT))
 #: ../shared (project reference material, not in a clone); GGIK_SHARED_DIR overrides it.
 SHARED_DIR = Path(os.environ.get("GGIK_SHARED_DIR") or REPO_ROOT.parent / "shared")
 GOLDEN_DIR = REPO_ROOT / "tests" / "data"

@@ -1,14 +1,10 @@
-"""The two-stage LM solve (:mod:`ggik.ik.cascade`) and its benchmark (:mod:`ggik.evaluation.cascade_benchmark`)."""
+"""The two-stage LM solve (:mod:`ggik.ik.cascade`; its study: benchmarks/cascade)."""
 from __future__ import annotations
-
-import csv
 
 import pytest
 import torch
 
 from ggik.checkpoint import load_model
-from ggik.evaluation.bench_setup import BenchmarkError
-from ggik.evaluation.cascade_benchmark import COLUMNS, CascadeBenchmark, run_cascade_benchmark
 from ggik.ik.cascade import lm_cascade, lm_random_starts
 from ggik.ik.refine import RefineConfig, lm_refine
 from ggik.ik.sampling import sample_joint_angles
@@ -74,18 +70,3 @@ def test_cascade_rejects_bad_input(model):
         lm_cascade(model, robot, T, num_samples=0)
     with pytest.raises(ValueError, match="random_starts"):
         lm_random_starts(robot, T, random_starts=2.5)
-
-
-def test_cascade_benchmark_rows(tiny_ckpt, tmp_path):
-    opts = CascadeBenchmark(robots=["ur10"], goals=3, samples=[2, 1], random_starts=4, repeats=1, threads=1)
-    table = run_cascade_benchmark(tiny_ckpt, opts, tmp_path / "c", "cmd")
-    assert table.columns == COLUMNS
-    rows = [dict(zip(table.columns, r)) for r in table.rows]
-    assert [(r["method"], r["model samples"]) for r in rows] == [("LM from random starts", 0), ("cascade", 1), ("cascade", 2)]
-    assert rows[0]["speed-up vs random starts"] == 1.0 and rows[0]["solved by the model [%]"] == 0.0
-    assert all(0 <= r["strict success [%]"] <= 100 and r["time per goal [ms]"] > 0 for r in rows)
-    with open(tmp_path / "c.csv") as f:
-        assert len(list(csv.DictReader(f))) == 3
-    assert "Command: `cmd`" in (tmp_path / "c.md").read_text()
-    with pytest.raises(BenchmarkError, match="--samples"):
-        run_cascade_benchmark(tiny_ckpt, CascadeBenchmark(samples=[0]), tmp_path / "d", "cmd")

@@ -14,9 +14,8 @@ import torch
 from ggik import Robot
 from ggik.cli import main
 from ggik.errors import PathFileError
-from ggik.evaluation.bench_setup import BenchmarkError
 from ggik.evaluation.path_baselines import sequential_lm
-from ggik.evaluation.path_suite import SHAPES, SuitePath, home_configuration, make_shape, read_suite
+from ggik.evaluation.path_suite import SHAPES, PathSuiteError, SuitePath, home_configuration, make_shape, read_suite
 from ggik.ik.path_file import read_path_csv, read_trajectory_csv, write_path_csv, write_trajectory_csv
 from ggik.kinematics.geometry import matrix_to_quat, pose_errors
 
@@ -228,7 +227,7 @@ def test_suite_and_baseline_inputs_are_checked(tmp_path):
     with pytest.raises(ValueError, match="base_arc.*needs robot and q0"):
         make_shape("base_arc", robot.fk(torch.zeros(7, dtype=F64)), 1.0)
     (tmp_path / "suite.json").write_text(json.dumps({"paths": []}))
-    with pytest.raises(BenchmarkError, match="not a path suite"):
+    with pytest.raises(PathSuiteError, match="not a path suite"):
         read_suite(tmp_path)
     _, poses = smooth_poses(robot, 3)
     with pytest.raises(ValueError, match=r"poses must have shape \(T, 4, 4\)"):

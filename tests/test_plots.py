@@ -13,7 +13,7 @@ pytest.importorskip("matplotlib", reason="matplotlib is not installed (pip insta
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
 from ggik import Robot  # noqa: E402
-from ggik.evaluation.plots import plot_error_histograms, plot_solution_grid, plot_solutions, plot_timing  # noqa: E402
+from ggik.evaluation.plots import plot_error_histograms, plot_generalisation, plot_solution_grid, plot_solutions  # noqa: E402
 from ggik.ik.refine import lm_refine  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -97,27 +97,13 @@ def test_error_histograms(tmp_path, agg_calls, rng):
         plot_error_histograms(pos, rot, tmp_path / "bad.png", pos_tol=0)
 
 
-def test_timing_plot(tmp_path, agg_calls):
-    rows = [(label, s, 1e-3 * (1 + k * s)) for label, k in (("panda", 0.01), ("random30", 0.05)) for s in (1, 4, 16, 64)]
-    rows.append(("panda", 256, float("nan")))  # a skipped size is left out
-    out = plot_timing(rows, tmp_path / "timing.png")
-    assert_png(out)
-    assert agg_calls == [FigureCanvasAgg]
-    with pytest.raises(ValueError, match="at least one row"):
-        plot_timing([], tmp_path / "t.png")
-    with pytest.raises(ValueError, match="positive integer"):
-        plot_timing([("a", 0, 1.0)], tmp_path / "t.png")
-    with pytest.raises(ValueError, match="positive and finite"):
-        plot_timing([("a", 1, -1.0)], tmp_path / "t.png")
-
-
 def test_an_existing_file_is_replaced_whole(tmp_path):
     path = tmp_path / "t.png"
     path.write_bytes(b"old")
     with pytest.raises(ValueError):
-        plot_timing([("a", 1, float("inf"))], path)
+        plot_generalisation([("a", float("inf"), 1.0, 0.0)], path)
     assert path.read_bytes() == b"old"
-    plot_timing([("a", 1, 0.01), ("a", 2, 0.015)], path)
+    plot_generalisation([("a", 0.1, 1.0, 0.0), ("a", 0.2, 2.0, 50.0)], path)
     assert_png(path)
 
 
@@ -127,8 +113,6 @@ def test_importing_ggik_plots_does_not_import_matplotlib():
 
 
 def test_generalisation_plot(tmp_path, agg_calls):
-    from ggik.evaluation.plots import plot_generalisation
-
     points = [("unseen named", 0.13, 40.0, 100.0), ("unseen named", float("nan"), 10.0, 90.0),
               ("randomized r=0.2", 0.2, 60.0, 100.0), ("random 8-DOF", float("nan"), 0.0, 80.0)]
     out = plot_generalisation(points, tmp_path / "gen.png", title="test")
@@ -143,30 +127,4 @@ def test_generalisation_plot(tmp_path, agg_calls):
         plot_generalisation([("a", -0.1, 1.0, 0.0)], tmp_path / "bad.png")
     with pytest.raises(ValueError, match="family, distance"):
         plot_generalisation([("a", 0.1, 1.0)], tmp_path / "bad.png")
-    assert not (tmp_path / "bad.png").exists()
-
-
-def test_study_distances_plot(tmp_path, agg_calls):
-    from ggik.evaluation.plots import plot_study_distances
-
-    points = {"loo": [("random 6-DOF", 0.3, 100.0, 0.0, 18.8), ("unseen named", 0.01, 194.0, 0.0, 14.0),
-                      ("random 8-DOF", float("nan"), 133.0, 0.0, 14.6)],
-              "random": [("random 6-DOF", 0.25, 109.0, 1.0, 19.2)]}
-    assert_png(plot_study_distances(points, tmp_path / "dist.png"))
-    assert agg_calls == [FigureCanvasAgg]
-    with pytest.raises(ValueError, match="at least one model"):
-        plot_study_distances({"loo": []}, tmp_path / "bad.png")
-    assert not (tmp_path / "bad.png").exists()
-
-
-def test_finetuning_plot(tmp_path, agg_calls):
-    from ggik.evaluation.plots import plot_finetuning
-
-    rows = [(0, 0.0, 210.0, 611.0, 0.0), (1024, 0.1, 188.0, 573.0, 0.0), (102400, 12.0, 166.0, 537.0, 2.5)]
-    assert_png(plot_finetuning(rows, tmp_path / "ft.png", title="test"))
-    assert agg_calls == [FigureCanvasAgg]
-    with pytest.raises(ValueError, match="at least one row"):
-        plot_finetuning([], tmp_path / "bad.png")
-    with pytest.raises(ValueError, match=">= 0"):
-        plot_finetuning([(-1, 0.0, 1.0, 1.0, 0.0)], tmp_path / "bad.png")
     assert not (tmp_path / "bad.png").exists()

@@ -1,50 +1,21 @@
-"""The recipe benchmark (ggik.evaluation.recipe) and the training options it varies: CPU budgets that survive a
-resume, the rec_gain schedule, KL free bits, the variant registry and the merged result table."""
+"""The training options the recipe study (benchmarks/recipe) varies: CPU budgets that survive a resume, the rec_gain
+schedule, KL free bits, and the weight transfer of a partial initialisation."""
 from __future__ import annotations
-
-import json
-import math
 
 import pytest
 import torch
 
 from ggik.checkpoint import load_checkpoint
 from ggik.errors import GGIKError
-from ggik.evaluation.recipe import COLUMNS, PROTOCOLS, VARIANTS, recipe_rows, retime_rows, train_variant, variant_config, write_recipe_table
-from ggik.evaluation.report import read_csv
-from ggik.evaluation.tables import EvalConfig
 from ggik.nn.cvae import GGIKModel, ModelConfig
 from ggik.training.config import LossConfig, TrainConfig
 from ggik.training.schedules import rec_gain_at
 from ggik.training.trainer import Trainer
 from ggik.typed_config import from_dict
 
-#: a model and batch small enough for a test; the recipe's own settings otherwise
+#: a model and batch small enough for a test, trained on panda
 TINY = {"model": {"dim": 8, "hidden": 16, "enc_layers": 1, "dec_layers": 2, "latent": 4, "prior_components": 2},
-        "data": {"batch_size": 8}, "bf16": False}
-
-
-def test_every_variant_builds_a_model_and_differs_from_the_base_only_where_it_says():
-    base = variant_config("baseline", "panda")
-    for name, extra in VARIANTS.items():
-        cfg = from_dict(TrainConfig, variant_config(name, "panda"))
-        GGIKModel(ModelConfig(**{**cfg.model.__dict__, "dim": 8, "hidden": 16, "latent": 2, "prior_components": 2}))
-        for section, values in extra.items():
-            if not isinstance(values, dict):  # a top-level key such as the seed
-                assert variant_config(name, "panda")[section] == values
-                continue
-            for key, value in values.items():
-                assert variant_config(name, "panda")[section][key] == value
-        if not extra:
-            assert variant_config(name, "panda") == base
-    for protocol, (data, robots) in PROTOCOLS.items():
-        assert variant_config("baseline", protocol)["data"]["robots"] == data["robots"] and robots
-
-
-@pytest.mark.parametrize("variant, protocol, message", [("nope", "panda", "unknown variant"), ("baseline", "nope", "unknown protocol")])
-def test_unknown_names_are_clear_errors(variant, protocol, message):
-    with pytest.raises(ValueError, match=message):
-        variant_config(variant, protocol)
+        "data": {"batch_size": 8, "robots": {"panda": 1.0}}, "val": {"every": 0}, "bf16": False}
 
 
 def test_rec_gain_schedule_rises_geometrically_then_stays():
@@ -61,8 +32,7 @@ def test_rec_gain_schedule_rises_geometrically_then_stays():
 
 def test_free_bits_remove_the_kl_gradient_below_the_threshold(tmp_path):
     torch.set_num_threads(1)
-    cfgs = {free: from_dict(TrainConfig, variant_config("baseline", "panda", {**TINY, "loss": {"kl_free_nats": free, "beta_warmup_steps": 0}}))
-            for free in (0.0, 1e6)}
+    cfgs = {free: from_dict(TrainConfig, {**TINY, "loss": {"kl_free_nats": free, "beta_warmup_steps": 0}}) for free in (0.0, 1e6)}
     for free, cfg in cfgs.items():
         stats = Trainer(cfg, tmp_path / str(free), progress=False).train_step()
         kl_term = stats["loss"] - cfg.loss.rec_gain * stats["free_se"] - cfg.loss.anchor_gain * stats["anchor_se"]
@@ -73,43 +43,17 @@ def test_free_bits_remove_the_kl_gradient_below_the_threshold(tmp_path):
 def test_cpu_budget_stops_training_and_a_resume_continues_to_a_larger_budget(tmp_path):
     torch.set_num_threads(1)
     run = tmp_path / "run"
-    first = train_variant(run, "baseline", "panda", 0.02, progress=False, overrides=TINY)
-    assert first["cpu_min"] >= 0.02 and first["steps"] > 0
-    again = train_variant(run, "baseline", "panda", 0.02, progress=False, overrides=TINY)
-    assert again["steps"] == first["steps"]  # at its budget: nothing more
-    more = train_variant(run, "baseline", "panda", 0.04, progress=False, overrides=TINY)
-    assert more["steps"] > first["steps"] and more["cpu_min"] >= 0.04
-    assert load_checkpoint(run / "last.pt")["step"] == more["steps"]
-    with pytest.raises(ValueError, match="another configuration"):
-        train_variant(run, "residual", "panda", 0.05, progress=False, overrides=TINY)
-
-
-def test_rows_have_every_column_and_the_table_merges_rows(tmp_path):
-    torch.set_num_threads(1)
-    run = tmp_path / "panda" / "baseline"
-    train_variant(run, "baseline", "panda", 0.01, progress=False, overrides=TINY)
-    cfg = EvalConfig(problems=3, samples=4, seed=0)
-    rows = recipe_rows(run, "panda", "baseline", cfg, threads=1)
-    assert len(rows) == 1 and set(rows[0]) == set(COLUMNS)
-    row = rows[0]
-    for key in COLUMNS[3:]:
-        assert isinstance(row[key], (int, float)) and math.isfinite(row[key]), key
-    assert 0 <= row["raw 1cm&1deg [%]"] <= row["raw 2cm&2deg [%]"] <= row["raw 5cm&5deg [%]"] <= 100
-    assert row["best pos [mm]"] <= row["mean pos [mm]"]
-    assert json.loads((run / "recipe_rows.json").read_text()) == rows
-    stem = tmp_path / "table"
-    other = {**row, "variant": "residual", "raw 1cm&1deg [%]": 12.5}
-    write_recipe_table(stem, [other], "cmd one", cfg)
-    write_recipe_table(stem, rows, "cmd two", cfg)
-    write_recipe_table(stem, rows, "cmd two", cfg)  # a rerun replaces its own row
-    written = read_csv(stem.with_suffix(".csv"))
-    assert [(r["variant"], r["robot"]) for r in written] == [("baseline", "panda"), ("residual", "panda")]
-    assert float(written[1]["raw 1cm&1deg [%]"]) == 12.5
-    assert "cmd two" in stem.with_suffix(".md").read_text()
-    assert (tmp_path / "table_commands.txt").read_text().splitlines() == ["cmd one", "cmd two"]
-    retimed = retime_rows(stem, {("panda", "baseline"): run / "last.pt"}, cfg)
-    assert len(retimed) == 1 and set(retimed[0]) == set(COLUMNS)
-    assert retimed[0]["sample ms/goal 1 thr"] > 0 and retimed[0]["raw 1cm&1deg [%]"] == pytest.approx(row["raw 1cm&1deg [%]"])
+    cfg = from_dict(TrainConfig, {**TINY, "steps": 10_000_000, "checkpoint_every": 100, "val": {"every": 0}})
+    first = Trainer(cfg, run, progress=False)
+    first.train(max_cpu_minutes=0.02)
+    assert first.cpu_s >= 0.02 * 60 and first.step > 0
+    again = Trainer.resume(run, progress=False)
+    again.train(max_cpu_minutes=0.02)
+    assert again.step == first.step  # at its budget: nothing more
+    more = Trainer.resume(run, progress=False)
+    more.train(max_cpu_minutes=0.04)
+    assert more.step > first.step and more.cpu_s >= 0.04 * 60
+    assert load_checkpoint(run / "last.pt")["step"] == more.step
 
 
 def test_cli_train_stops_at_a_cpu_budget(tmp_path, capsys):

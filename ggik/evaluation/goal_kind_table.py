@@ -41,8 +41,7 @@ import torch
 
 from ggik import rng
 from ggik.errors import GraphError
-from ggik.evaluation.solver_runs import timed
-from ggik.evaluation.tables import EvalConfig, evaluation_problems
+from ggik.evaluation.tables import EvalConfig, evaluation_problems, timed
 from ggik.graph import Goals, RobotGraph
 from ggik.graph.goal_kinds import GOAL_KINDS, check_goal_kind
 from ggik.ik.metrics import count_distinct, success_rate

@@ -30,9 +30,8 @@ from pathlib import Path
 import torch
 
 from ggik import rng
-from ggik.evaluation.bench_setup import BenchmarkError
 from ggik.evaluation.path_baselines import sequential_lm
-from ggik.evaluation.path_suite import load_path, read_suite
+from ggik.evaluation.path_suite import PathSuiteError, load_path, read_suite
 from ggik.evaluation.report import Table
 from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.path import PathConfig, PathResult, solve_path
@@ -64,12 +63,12 @@ class PathBenchmark:
     ckpt: str | None = None  #: checkpoint (None: the shipped model)
 
     def check(self) -> None:
-        """:class:`BenchmarkError` (a GGIKError) naming the first bad option."""
+        """:class:`~ggik.evaluation.path_suite.PathSuiteError` (a GGIKError) naming the first bad option."""
         unknown = [m for m in self.methods if m not in METHODS]
         if unknown:
-            raise BenchmarkError(f"unknown methods {unknown}; choose from {list(METHODS)}")
+            raise PathSuiteError(f"unknown methods {unknown}; choose from {list(METHODS)}")
         if self.samples < 1 or self.chains < 1 or not self.time_limit > 0:
-            raise BenchmarkError(f"--samples and --chains must be >= 1 and --time-limit positive, got {self.samples}, "
+            raise PathSuiteError(f"--samples and --chains must be >= 1 and --time-limit positive, got {self.samples}, "
                                  f"{self.chains}, {self.time_limit}")
 
 
@@ -105,7 +104,7 @@ def run_path_benchmark(opts: PathBenchmark, out_dir: str | Path, command: str) -
     entries = [e for e in read_suite(opts.suite) if (opts.robots is None or e.robot in opts.robots)
                and (opts.paths is None or e.name in opts.paths)]
     if not entries:
-        raise BenchmarkError(f"no path of {opts.suite}/suite.json matches robots={opts.robots} paths={opts.paths}")
+        raise PathSuiteError(f"no path of {opts.suite}/suite.json matches robots={opts.robots} paths={opts.paths}")
     model = load_model_or_shipped(opts.ckpt)[0] if "GGIK path" in opts.methods else None
     table = Table(f"Path following on {len(entries)} paths: valid = 0.1 mm, 0.1 deg, within limits, joint moves <= 7 deg",
                   list(COLUMNS))

@@ -33,7 +33,7 @@ from typing import Callable
 import torch
 
 from ggik import rng
-from ggik.evaluation.bench_setup import BenchmarkError
+from ggik.errors import GGIKError
 from ggik.evaluation.path_baselines import sequential_lm
 from ggik.fileio import atomic_write_text
 from ggik.ik.path import PathConfig, solve_path
@@ -42,11 +42,16 @@ from ggik.kinematics.geometry import axis_angle_to_matrix, make_transform
 from ggik.kinematics.robot import Robot
 from ggik.rng import step_generator
 
-__all__ = ["SuitePath", "SHAPES", "home_configuration", "make_shape", "make_suite", "read_suite", "load_path"]
+__all__ = ["PathSuiteError", "SuitePath", "SHAPES", "home_configuration", "make_shape", "make_suite", "read_suite", "load_path"]
 
 F64 = torch.float64
 SUITE_FORMAT = "ggik-path-suite-1"  #: the "format" of suite.json
 SHAPES = ("circle", "square", "line", "s_curve", "writing", "rotation", "tool_roll", "base_arc")  #: the path kinds
+
+
+class PathSuiteError(GGIKError):
+    """A path suite or a path-benchmark option that cannot be used (not a suite file, an unknown method, a bad count);
+    the message names the file or option at fault."""
 
 
 @dataclass
@@ -193,13 +198,13 @@ def make_suite(robots: list[str], out_dir: str | Path, seed: int = 0, kinds: tup
 
 def read_suite(suite_dir: str | Path) -> list[SuitePath]:
     """The entries of ``suite_dir``/suite.json (FileNotFoundError naming the generator when it is missing,
-    :class:`BenchmarkError` when it is not a suite)."""
+    :class:`PathSuiteError` when it is not a suite)."""
     path = Path(suite_dir) / "suite.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found; write the suite with python eval/make_paths.py --out {suite_dir}")
     payload = json.loads(path.read_text(encoding="utf-8"))
     if payload.get("format") != SUITE_FORMAT:
-        raise BenchmarkError(f"{path}: not a path suite (format {payload.get('format')!r}, expected {SUITE_FORMAT!r})")
+        raise PathSuiteError(f"{path}: not a path suite (format {payload.get('format')!r}, expected {SUITE_FORMAT!r})")
     return [SuitePath(**e) for e in payload["paths"]]
 
 

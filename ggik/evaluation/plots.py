@@ -1,4 +1,4 @@
-"""Figures of solutions, errors and timings (matplotlib, optional: ``pip install 'ggik[plot]'``).
+"""Figures of solutions, errors and generalisation (matplotlib, optional: ``pip install 'ggik[plot]'``).
 
 Every function renders with matplotlib's Agg canvas on a standalone :class:`matplotlib.figure.Figure`
 (no pyplot, no global backend switch, nothing left open), writes the PNG atomically with
@@ -8,10 +8,7 @@ path. matplotlib is imported inside the functions, so ``import ggik`` never need
 * :func:`plot_solutions`: 3D stick figures of several IK solutions of one goal (the GGIK paper's Fig. 3).
 * :func:`plot_solution_grid`: several such panels in one figure (``ggik demo``).
 * :func:`plot_error_histograms`: position and rotation error histograms on log axes, with the tolerances.
-* :func:`plot_timing`: total and per-sample time against the number of samples (paper appendix Fig. 4).
 * :func:`plot_generalisation`: raw and refined success against the distance of a robot from the training set.
-* :func:`plot_study_distances`: error, success and LM iterations against that distance for several models.
-* :func:`plot_finetuning`: raw errors and success against the number of fine-tuning examples.
 """
 from __future__ import annotations
 
@@ -26,8 +23,8 @@ from ggik.errors import GGIKError
 from ggik.fileio import atomic_write
 from ggik.kinematics.robot import Robot
 
-__all__ = ["plot_solutions", "plot_solution_grid", "plot_error_histograms", "plot_timing", "plot_generalisation",
-           "plot_study_distances", "plot_finetuning", "new_figure", "save_figure"]
+__all__ = ["plot_solutions", "plot_solution_grid", "plot_error_histograms", "plot_generalisation", "new_figure",
+           "save_figure", "line_colors"]
 
 _DPI = 120
 
@@ -145,7 +142,7 @@ def _draw_solutions(ax, robot: Robot, q: torch.Tensor, T: np.ndarray, title: str
     lines = [_polyline(o) for o in origins]
     S = len(lines)
     alpha = float(np.clip(3.0 / math.sqrt(S), 0.15, 0.9))
-    colors = _colors(S)
+    colors = line_colors(S)
     for k, pts in enumerate(lines):
         ax.plot(pts[:, 0], pts[:, 1], pts[:, 2], "-", color=colors[k], alpha=alpha, lw=1.6)
         ax.scatter(pts[1:-1, 0], pts[1:-1, 1], pts[1:-1, 2], color=colors[k], alpha=alpha, s=6, depthshade=False)
@@ -172,7 +169,7 @@ def _draw_solutions(ax, robot: Robot, q: torch.Tensor, T: np.ndarray, title: str
     ax.set_title(title or f"{robot.name}: {S} solution{'s' if S != 1 else ''} for one goal", fontsize=9 if small else None)
 
 
-def _colors(n: int, qualitative: bool = False) -> list:
+def line_colors(n: int, qualitative: bool = False) -> list:
     """n colours: a viridis ramp (solutions), or distinct tab10/tab20 colours (labelled curves)."""
     from matplotlib import colormaps
 
@@ -231,51 +228,6 @@ def plot_error_histograms(pos_err, rot_err, path: str | Path, title: str | None 
     return save_figure(fig, canvas, path)
 
 
-# ---------------------------------------------------------------------------------------------- timing
-def plot_timing(rows: Iterable[Sequence], path: str | Path, title: str | None = None) -> Path:
-    """Log-log timing curves: total time [ms] (left) and time per sample [us] (right) against S.
-
-    Args:
-        rows: (label, num_samples, seconds) triples, one per measurement; one curve per label, in
-            order of first appearance. Rows whose seconds are NaN (e.g. skipped sizes) are left out.
-        path: output ``.png``.
-    Returns the path written.
-    """
-    curves: dict[str, list[tuple[int, float]]] = {}
-    for row in rows:
-        if len(row) != 3:
-            raise ValueError(f"each row must be (label, num_samples, seconds), got {row!r}")
-        label, s, t = str(row[0]), row[1], float(row[2])
-        if int(s) != s or s < 1:
-            raise ValueError(f"num_samples must be a positive integer, got {s!r} in row {row!r}")
-        if math.isnan(t):
-            continue
-        if not (t > 0 and math.isfinite(t)):
-            raise ValueError(f"seconds must be positive and finite, got {t!r} in row {row!r}")
-        curves.setdefault(label, []).append((int(s), t))
-    if not curves:
-        raise ValueError("plot_timing needs at least one row with a measured time")
-    fig, canvas = new_figure((11.0, 4.5))
-    a1, a2 = fig.subplots(1, 2)
-    colors = _colors(len(curves), qualitative=True)
-    for (label, pts), c in zip(curves.items(), colors):
-        pts.sort()
-        s = np.array([p[0] for p in pts], dtype=np.float64)
-        t = np.array([p[1] for p in pts])
-        a1.plot(s, 1e3 * t, "o-", color=c, label=label, ms=3)
-        a2.plot(s, 1e6 * t / s, "o-", color=c, label=label, ms=3)
-    for ax, ylabel in ((a1, "time per goal [ms]"), (a2, "time per sample [us]")):
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("samples per goal S")
-        ax.set_ylabel(ylabel)
-        ax.grid(True, which="both", alpha=0.3)
-    a2.legend(fontsize=7, loc="upper right", ncol=1 + len(curves) // 8)
-    fig.suptitle(title or "Sampling time against the number of samples")
-    fig.tight_layout()
-    return save_figure(fig, canvas, path)
-
-
 # ---------------------------------------------------------------------------------------------- generalisation
 def plot_generalisation(points: Iterable[Sequence], path: str | Path, title: str | None = None) -> Path:
     """Success [%] against the distance from the training set: raw samples (left), refined with LM (right).
@@ -308,7 +260,7 @@ def plot_generalisation(points: Iterable[Sequence], path: str | Path, title: str
     fig, canvas = new_figure((11.0, 4.5))
     axes = fig.subplots(1, 2, sharey=True)
     markers = "osD^vP*Xh<>p"
-    colors = _colors(len(placed), qualitative=True)
+    colors = line_colors(len(placed), qualitative=True)
     for k, ((family, pts), c) in enumerate(zip(placed.items(), colors)):
         if not pts:
             continue
@@ -328,81 +280,5 @@ def plot_generalisation(points: Iterable[Sequence], path: str | Path, title: str
     if any(placed.values()):
         axes[1].legend(fontsize=7, loc="lower left")
     fig.suptitle(title or "Success against distance from the training set")
-    fig.tight_layout()
-    return save_figure(fig, canvas, path)
-
-
-def plot_study_distances(points: dict[str, Sequence[Sequence]], path: str | Path, title: str | None = None) -> Path:
-    """Per robot outside the training set, three panels against its distance from the training set: raw
-    best-of-S position error [mm] (log axis), raw success [%] and mean LM iterations, one colour per model and
-    one marker per family (``eval/generalisation_summary.py``).
-
-    Args:
-        points: model name -> ``(family, distance, best position error [mm], raw success [%], LM iterations)``
-            per robot; robots with a NaN distance cannot be placed and are left out.
-        path: output ``.png``.
-    Returns the path written.
-    """
-    if not points or not any(points.values()):
-        raise ValueError("plot_study_distances needs at least one model with one robot")
-    fig, canvas = new_figure((14.0, 4.4))
-    axes = fig.subplots(1, 3)
-    markers = "osD^vP*X"
-    families = sorted({str(p[0]) for rows in points.values() for p in rows})
-    colors = dict(zip(points, _colors(len(points), qualitative=True)))
-    for model, rows in points.items():
-        for fi, family in enumerate(families):
-            pts = np.array([[float(v) for v in p[1:]] for p in rows if str(p[0]) == family and not math.isnan(float(p[1]))])
-            if not len(pts):
-                continue
-            for ax, k in zip(axes, (1, 2, 3)):
-                ax.scatter(pts[:, 0], pts[:, k], color=colors[model], marker=markers[fi % len(markers)], s=22, alpha=0.75,
-                           label=f"{model}: {family}")
-    for ax, label in zip(axes, ("raw best-of-S position error [mm]", "raw success, 1 cm and 1 deg [%]",
-                                "LM iterations from the samples")):
-        ax.set_xlabel("distance from the training set (randomize_links: r; else relative edge difference)", fontsize=7)
-        ax.set_ylabel(label, fontsize=8)
-        ax.grid(True, alpha=0.3)
-    axes[0].set_yscale("log")
-    axes[1].set_ylim(-3, 103)
-    axes[2].legend(fontsize=5.5, loc="best", ncol=2)
-    fig.suptitle(title or "Robots outside the training set: colour = model, marker = family (robots without a distance "
-                 "not shown)", fontsize=10)
-    fig.tight_layout()
-    return save_figure(fig, canvas, path)
-
-
-def plot_finetuning(rows: Iterable[Sequence], path: str | Path, title: str | None = None) -> Path:
-    """Raw position errors [mm] (left, log axis) and raw success [%] (right) against fine-tuning examples.
-
-    Args:
-        rows: ``(examples, CPU minutes, best-of-S position error [mm], mean position error [mm], success [%])``;
-            0 examples (the model before fine-tuning) is drawn at 1 on the log axis.
-        path: output ``.png``.
-    Returns the path written.
-    """
-    a = np.array([[float(v) for v in r] for r in rows], dtype=np.float64).reshape(-1, 5)
-    if not len(a):
-        raise ValueError("plot_finetuning needs at least one row")
-    if (a[:, 0] < 0).any():
-        raise ValueError(f"fine-tuning examples must be >= 0, got {a[:, 0].tolist()}")
-    fig, canvas = new_figure((10.0, 4.3))
-    ax1, ax2 = fig.subplots(1, 2)
-    x = np.maximum(a[:, 0], 1.0)
-    ax1.plot(x, a[:, 2], "o-", label="best of S")
-    ax1.plot(x, a[:, 3], "s--", label="mean over samples")
-    ax1.set_yscale("log")
-    ax1.set_ylabel("raw position error [mm]", fontsize=8)
-    ax1.legend(fontsize=8)
-    ax2.plot(x, a[:, 4], "o-")
-    ax2.set_ylabel("raw success [%] (best of S: 1 cm and 1 deg)", fontsize=8)
-    ax2.set_ylim(-3, 103)
-    for ax in (ax1, ax2):
-        ax.set_xscale("log")
-        ax.set_xlabel("fine-tuning examples (0 drawn at 1)")
-        ax.grid(True, alpha=0.3)
-        for xi, cpu in zip(x, a[:, 1]):
-            ax.annotate(f"{cpu:.1f} CPU-min", (xi, ax.get_ylim()[0]), fontsize=6, rotation=90, va="bottom")
-    fig.suptitle(title or "Fine-tuning", fontsize=10)
     fig.tight_layout()
     return save_figure(fig, canvas, path)

@@ -1,0 +1,98 @@
+"""The cascade benchmark behind ``python -m benchmarks.cascade.bench_cascade``: model first, random restarts where it fails
+(:func:`ggik.ik.cascade.lm_cascade`), against LM from random starts alone (:func:`ggik.ik.cascade.lm_random_starts`).
+
+Per robot, on the seeding table's goals and streams: the baseline with R random starts per goal and, for each S of
+``samples``, the cascade with S model samples then R random starts for the goals still unsolved; every method is
+called once to warm up, then ``repeats`` times interleaved (a slow phase of the shared machine hits all alike), and the
+median wall time per goal is reported. Strict success: 1 mm and 0.01 rad within the joint limits. A timing
+benchmark: run it alone on the machine.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from benchmarks.common.load import busy_processes
+from benchmarks.common.robots import load_bench_model, robot_from_arg
+from benchmarks.common.scripts import BenchmarkError
+from ggik import rng
+from ggik.evaluation.report import Table, model_stamp
+from ggik.evaluation.tables import EvalConfig, evaluation_problems
+from ggik.graph.robot_graph import RobotGraph
+from ggik.ik.cascade import lm_cascade, lm_random_starts
+from ggik.ik.refine import RefineConfig
+from ggik.rng import step_generator
+
+__all__ = ["CascadeBenchmark", "COLUMNS", "run_cascade_benchmark"]
+
+COLUMNS = ["robot", "method", "model samples", "random starts", "goals", "strict success [%]", "solved by the model [%]",
+           "LM iterations per goal", "time per goal [ms]", "speed-up vs random starts"]
+
+
+@dataclass
+class CascadeBenchmark:
+    """The options of ``python -m benchmarks.cascade.bench_cascade``."""
+
+    robots: list[str] = field(default_factory=lambda: ["panda", "ur10", "lbr_iiwa", "kr16_2"])
+    goals: int = 200  #: goals per robot
+    samples: list[int] = field(default_factory=lambda: [1, 2, 4])  #: model samples per goal, one cascade each
+    random_starts: int = 32  #: R, random starts per goal of the baseline and of the cascade's second stage
+    repeats: int = 3  #: interleaved timed calls per method (the median is reported)
+    threads: int = 2  #: torch CPU threads
+    seed: int = 0  #: seeds the goals, the model noise and the random starts
+
+    def check(self) -> None:
+        """:class:`BenchmarkError` naming the first bad option."""
+        for name, values in (("--samples", self.samples), ("-n", [self.goals]), ("--random-starts", [self.random_starts]),
+                             ("--repeats", [self.repeats]), ("--threads", [self.threads])):
+            if not values or any(int(v) != v or v < 1 for v in values):
+                raise BenchmarkError(f"bench_cascade: {name} must be integers >= 1, got {values}")
+        if not self.robots:
+            raise BenchmarkError("bench_cascade: --robots is empty")
+
+
+def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_stem: str | Path, command: str) -> Table:
+    """Measure as ``opts`` says with the model at ``ckpt_path``; write ``out_stem``.md/.csv (with ``command``, the
+    machine and its load); return the table. Sets torch's CPU thread count."""
+    opts.check()
+    torch.set_num_threads(opts.threads)
+    model, _ = load_bench_model(ckpt_path)
+    robots = [robot_from_arg(name, opts.seed) for name in opts.robots]
+    cfg, R = RefineConfig(), opts.random_starts
+    before = busy_processes(1.0)
+    table = Table(f"Cascade (LM from S model samples, then {R} random starts where unsolved) vs LM from {R} random starts",
+                  list(COLUMNS))
+    for robot, _, T in evaluation_problems(robots, EvalConfig(problems=opts.goals, seed=opts.seed)):
+        graph = RobotGraph.from_robot(robot)
+        methods = {0: lambda: lm_random_starts(robot, T, R, cfg, step_generator(opts.seed, rng.SEEDING_STARTS))}
+        for S in sorted(set(opts.samples)):
+            methods[S] = lambda S=S: lm_cascade(model, robot, T, S, R, cfg, generator=step_generator(opts.seed, rng.SEEDING_SAMPLES),
+                                                start_generator=step_generator(opts.seed, rng.SEEDING_STARTS), graph=graph)
+        for fn in methods.values():
+            fn()  # warm-up
+        times: dict[int, list[float]] = {S: [] for S in methods}
+        results = {}
+        for _ in range(opts.repeats):
+            for S, fn in methods.items():
+                t0 = time.perf_counter()
+                results[S] = fn()
+                times[S].append((time.perf_counter() - t0) / T.shape[0])
+        base = statistics.median(times[0])
+        for S, res in results.items():
+            t = statistics.median(times[S])
+            table.add(robot.name, "cascade" if S else "LM from random starts", S, R, T.shape[0],
+                      100 * res.success.double().mean().item(), 100 * res.first_stage.double().mean().item(),
+                      res.iterations.mean().item(), 1e3 * t, base / t)
+    table.notes += [
+        f"Checkpoint {ckpt_path}; {torch.get_num_threads()} torch thread(s); goals, model noise and random starts: the seeding "
+        f"table's streams (seed {opts.seed}); the cascade draws its second-stage starts for the unsolved goals only.",
+        f"time per goal: wall time of the whole call (sampling and both LM stages) / goals, median of {opts.repeats} "
+        "interleaved repeats after a warm-up; LM iterations per goal: summed over the goal's starts and stages.",
+        f"Other processes on the machine, before the run: {before}; after: {busy_processes(1.0)}.",
+    ]
+    table.write(out_stem, command=command, seed=opts.seed, model=model_stamp(ckpt_path))
+    return table

@@ -1,0 +1,74 @@
+"""What the lab's scripts share: the error every script exits with, the command that reproduces a run, the common
+end of a table-writing script, and argparse types that turn a bad number into a usage error.
+
+Every problem a study cannot run as asked (unknown robot, missing checkpoint, bad option value) raises
+:class:`BenchmarkError`, whose message is what the scripts print when they exit (status 1, no traceback).
+"""
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from ggik.errors import GGIKError
+from ggik.evaluation.report import Table, model_stamp
+
+__all__ = ["BenchmarkError", "REPO", "script_command", "run_table_script", "positive_int", "nonnegative_int",
+           "positive_float"]
+
+REPO = Path(__file__).resolve().parents[2]  #: the repository root (the folder holding ``benchmarks/``)
+
+
+class BenchmarkError(GGIKError):
+    """A study that cannot run as asked; the message names the option or input at fault."""
+
+
+def script_command(script: str, argv: list[str] | None) -> str:
+    """The command that reproduces this run: ``python -m benchmarks.STUDY.SCRIPT ARGS`` (also when ``main(argv)``
+    is called from Python).
+
+    ``script`` is the script's ``__file__`` (a module of ``benchmarks/``), ``argv`` its arguments (None:
+    ``sys.argv[1:]``).
+    """
+    module = ".".join(Path(script).resolve().relative_to(REPO).with_suffix("").parts)
+    args = sys.argv[1:] if argv is None else list(argv)
+    return " ".join(["python", "-m", module] + [shlex.quote(a) for a in args])
+
+
+def run_table_script(script: str, argv: list[str] | None, seed: int, run: Callable[[str], Table],
+                     ckpt: str | Path | None = None) -> int:
+    """The common end of the table-writing scripts: ``run(command)`` with the command that reproduces the run
+    (:func:`script_command`), then its table printed as Markdown, headed by the stamp of the model file ``ckpt`` it
+    measured (:func:`ggik.evaluation.report.model_stamp`; None: a table of no model). A :class:`BenchmarkError`
+    exits with its message (status 1, no traceback). Returns 0."""
+    command = script_command(script, argv)
+    try:
+        table = run(command)
+    except BenchmarkError as exc:
+        raise SystemExit(str(exc)) from None
+    print(table.markdown(command, seed, None if ckpt is None else model_stamp(ckpt)))
+    return 0
+
+
+def _bounded(convert: Callable[[str], float], minimum: float, strict: bool, what: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        if value < minimum or (strict and value == minimum) or value != value:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return value
+
+    parse.__name__ = what  # argparse names the type in its messages
+    return parse
+
+
+#: argparse ``type=`` of a count that must be at least 1 (``--threads 0`` is a usage error, exit status 2)
+positive_int = _bounded(int, 1, False, "an integer >= 1")
+#: argparse ``type=`` of a count that may be 0
+nonnegative_int = _bounded(int, 0, False, "an integer >= 0")
+#: argparse ``type=`` of a duration or size that must be above 0
+positive_float = _bounded(float, 0.0, True, "a number > 0")

@@ -1,0 +1,16 @@
+"""The lab's named random streams, beside the library's (:mod:`ggik.rng`): the second key of
+``step_generator(seed, KEY, ...)`` in the studies. Their values are fixed forever: changing one changes every
+number measured with it. The studies also draw from the suite's streams (e.g. ``ggik.rng.SEEDING_SAMPLES``) where
+they measure on the suite's goals."""
+from __future__ import annotations
+
+__all__ = ["SOLVERS_GGIK_SAMPLES", "SOLVERS_RANDOM_STARTS", "SOLVERS_SINGLE_START", "BENCH_RANDOM_ROBOT",
+           "SAMPLING_GOALS", "SAMPLING_NOISE", "RAW_SUCCESS_BASELINE"]
+
+SOLVERS_GGIK_SAMPLES = 10  #: model samples of the solver benchmark
+SOLVERS_RANDOM_STARTS = 20  #: random starts of the solver benchmark
+SOLVERS_SINGLE_START = 21  #: single random starts (first-solution timing) of the solver benchmark
+BENCH_RANDOM_ROBOT = 0xD0F  #: random robots (``randomN``) of the studies
+SAMPLING_GOALS = 0x60A1  #: goals of the sampling-time study
+SAMPLING_NOISE = 0x5A  #: model noise of the sampling-time study (and of the recipe study's sampling timings)
+RAW_SUCCESS_BASELINE = 0xBA5E  #: uniform random configurations, the baseline of the raw-success study
