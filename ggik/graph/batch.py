@@ -1,10 +1,10 @@
 """Dense, padded batches of GGIK problems (and solutions) for the model.
 
 GGIK graphs are small and complete (16 to ~64 nodes), so the model works on dense tensors
-(batch, nodes, nodes) rather than sparse edge lists: on a CPU, batched matrix products over all node pairs
-trained ~1.3x faster than the same layer as gather/scatter message passing (PyG ``MessagePassing``;
-``eval/bench_train.py``). Robots with different DOF share a batch by padding to the largest node count;
-``node_mask`` marks real nodes.
+(batch, nodes, nodes) rather than sparse edge lists: at these sizes, batched matrix products over all node
+pairs train faster on a CPU than the same layer as gather/scatter message passing (PyG ``MessagePassing``; the
+training-speed study in ``benchmarks/`` measures both). Robots with different DOF share a batch by padding to
+the largest node count; ``node_mask`` marks real nodes.
 """
 
 from __future__ import annotations

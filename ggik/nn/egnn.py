@@ -11,9 +11,9 @@ For node features ``h_i`` (invariant), coordinates ``x_i`` (equivariant) and edg
 
 The first linear map of ``phi_e`` is split per node, ``W[h_i, h_j, d, a] = A h_i + B h_j + c d + E a``:
 ``A h`` and ``B h`` are computed once per node and broadcast over edges, which avoids materialising the
-(B, N, N, 2D + 2) concatenation (measured faster on CPU, see ``eval/bench_train.py``). Coordinate
-differences are normalised (``(x_i - x_j) / (|x_i - x_j| + 1)``) and the last layer of ``phi_x`` starts
-with a small gain, the stability kit of the EGNN authors. The coordinate weight ``w_ij`` is a linear
+(B, N, N, 2D + 2) concatenation (faster on a CPU). Coordinate differences are normalised
+(``(x_i - x_j) / (|x_i - x_j| + 1)``) and the last layer of ``phi_x`` starts with a small gain, the
+stability kit of the EGNN authors. The coordinate weight ``w_ij`` is a linear
 read-out of the message MLP's hidden layer ``s_ij`` (one edge-sized activation instead of two). Aggregation is
 a mean over real neighbours so that graphs of different size (robots of different DOF, padded in one batch) see
 comparable scales.
@@ -116,7 +116,7 @@ class EGNNLayer(nn.Module):
             r = (d2 - edge_attr[..., :1] ** 2) * edge_attr[..., 1:2]  # (B, N, N, 1) [m^2], 0 off the known edges
             edge_in.append(r)
         # A h_i + B h_j + (c d + E a): added in place into the one edge-sized tensor (out-of-place broadcasts
-        # allocate two more (B, N, N, hidden) tensors per layer; see the re-timed rows of eval/results/recipe).
+        # would allocate two more (B, N, N, hidden) tensors per layer).
         # The linear maps' backward needs their inputs, not outputs, so the in-place adds are autograd-safe; SiLU's
         # backward needs its input, so it runs in place only without autograd.
         pre = self.lin_edge(torch.cat(edge_in, -1))
