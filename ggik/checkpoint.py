@@ -17,14 +17,21 @@ Two formats, both ``torch.save`` dicts of tensors and plain data (read with ``we
 ``load_checkpoint`` checks the format tag and gives a clear :class:`GGIKError` for a corrupt, truncated
 or incompatible file; ``load_model`` rebuilds the model from the file alone; ``load_model_or_shipped``
 is the one "a checkpoint path, or the model shipped in the package" rule of the solver and every command.
+
+Old files and changed defaults. A file records the whole training config of the code that wrote it, so a
+config key is missing only from a file written before that key existed. :func:`load_checkpoint` fills such
+keys from :data:`IMPLIED_CONFIG` (per format: what a file of that format means by an absent key), never from
+the dataclass defaults: the defaults follow the current recipe and may change, and that cannot change how an
+old file is read. :func:`read_checkpoint` returns the file as recorded (what :func:`export_checkpoint` keeps).
 """
+
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Iterator
 
 import torch
 
@@ -35,12 +42,17 @@ from ggik.nn.cvae import GGIKModel, ModelConfig
 from ggik.typed_config import from_dict, merge
 from ggik.version import __version__
 
-__all__ = ["transfer_weights", 
+__all__ = [
+    "transfer_weights",
     "CHECKPOINT_FORMAT",
     "WEIGHTS_FORMAT",
     "MAX_EXPORT_BYTES",
     "PRETRAINED_CHECKPOINT",
+    "IMPLIED_CONFIG",
+    "read_checkpoint",
     "load_checkpoint",
+    "complete_config",
+    "model_from_checkpoint",
     "load_model",
     "load_model_or_shipped",
     "shipped_model_path",
@@ -60,28 +72,99 @@ WEIGHTS_FORMAT = "ggik-weights/1"  #: weights-only export of a checkpoint (``ggi
 PRETRAINED_CHECKPOINT = "ggik_default.pt"  #: file name of the shipped model inside ``ggik/weights/``
 
 
+#: The training config that a file of the ``/1`` formats implies for every key it does not record.
+#: Keys that every such file records hold the v1 recipe's values; a key added to the config later holds the value
+#: that keeps the behaviour of the code before it existed (every option was added switched off, and the goal kinds
+#: were poses only). These are not the dataclass defaults (:class:`ggik.training.config.TrainConfig`), which
+#: follow the current recipe. A new config key must be added here with its "before" value; the tests check that
+#: every key of the config has one.
+# fmt: off
+_FORMAT_1_IMPLIED: dict = {
+    "model": {"dim": 64, "hidden": 128, "enc_layers": 3, "dec_layers": 5, "latent": 16, "prior_components": 16,
+              "prior_mixture": "node", "max_index": 12, "goal_features": False, "coord_gain": 0.001,
+              "pin_anchors": True, "anchor_frame": True, "min_log_std": -6.0, "max_log_std": 2.0,
+              "decoder": "egnn", "residual_inputs": False, "gn_steps": 0, "gn_init": 1.0, "gn_damping": 0.01,
+              "gn_solver": "full", "latent_scope": "node"},
+    "data": {"robots": {"panda": 1.0}, "random_weight": 0.0, "random_dofs": [6, 7], "random_robots_per_batch": 8,
+             "randomized_weight": 0.0, "randomize_fraction": 0.2, "batch_size": 128, "seed": 0,
+             "goal_kinds": {"pose": 1.0}},
+    "optim": {"lr": 0.001, "weight_decay": 0.01, "grad_clip": 1.0, "warmup_steps": 100, "schedule": "cosine",
+              "min_lr_ratio": 0.05},
+    "loss": {"anchor_gain": 10.0, "rec_gain": 1000.0, "beta": 1.0, "beta_warmup_steps": 1000, "kl_samples": 1,
+             "prior_gain": 0.0, "rec_gain_final": 0.0, "rec_gain_steps": 0, "kl_free_nats": 0.0},
+    "val": {"every": 500, "problems_per_robot": 50, "samples": 32, "random_robots": 0, "seed": 12345,
+            "goal_kinds": ["pose"]},
+    "steps": 10000, "checkpoint_every": 200, "log_every": 10, "bf16": True, "threads": 0, "seed": 0,
+}
+# fmt: on
+
+#: format tag -> the config a file of that format implies for the keys it does not record (:func:`complete_config`)
+IMPLIED_CONFIG: dict[str, dict] = {CHECKPOINT_FORMAT: _FORMAT_1_IMPLIED, WEIGHTS_FORMAT: _FORMAT_1_IMPLIED}
+_SECTIONS = ("model", "data", "optim", "loss", "val")  #: the sections of the config (mappings of keys, filled per key)
+
+
 # ---------------------------------------------------------------------------------------------- reading
-def load_checkpoint(path: str | Path) -> dict:
-    """Read and check a ggik checkpoint (CPU tensors): a full training checkpoint (:data:`CHECKPOINT_FORMAT`)
-    or a weights-only export (:data:`WEIGHTS_FORMAT`). ``FileNotFoundError`` for a missing file,
-    :class:`GGIKError` for a corrupt or incompatible one."""
+def read_checkpoint(path: str | Path) -> dict:
+    """Read and check a ggik checkpoint as recorded in the file (CPU tensors): a full training checkpoint
+    (:data:`CHECKPOINT_FORMAT`) or a weights-only export (:data:`WEIGHTS_FORMAT`). ``FileNotFoundError`` for a
+    missing file, :class:`GGIKError` for a corrupt or incompatible one. Most callers want :func:`load_checkpoint`."""
     return load_torch_file(path, (CHECKPOINT_FORMAT, WEIGHTS_FORMAT), "checkpoint")
 
 
-def load_model(path: str | Path, device: str | torch.device = "cpu") -> tuple[GGIKModel, dict]:
-    """Rebuild the model of a checkpoint from the file alone. Returns (model in eval mode, checkpoint dict).
+def complete_config(config: dict, fmt: str) -> tuple[dict, list[str]]:
+    """The training config ``config`` recorded in a file of format ``fmt``, with every key it lacks filled from
+    :data:`IMPLIED_CONFIG` [``fmt``]. Returns (the complete config, a new dict; the dotted names of the filled keys).
 
-    The architecture comes from the checkpoint's ``config["model"]`` section; a file whose weights or config do
-    not fit this ggik version's model raises :class:`GGIKError` naming the version that wrote it.
+    Keys the file records are kept as they are (an unknown one is left for :func:`ggik.typed_config.from_dict` to
+    refuse); a section the file records as something other than a mapping is left alone.
     """
-    ckpt = load_checkpoint(path)
+    implied = IMPLIED_CONFIG[fmt]
+    out, filled = dict(config), []
+    for key, value in implied.items():
+        if key not in out:
+            out[key] = {**value} if key in _SECTIONS else value
+            filled += [f"{key}.{k}" for k in value] if key in _SECTIONS else [key]
+        elif key in _SECTIONS and isinstance(out[key], dict):
+            missing = [k for k in value if k not in out[key]]
+            out[key] = {**out[key], **{k: value[k] for k in missing}}
+            filled += [f"{key}.{k}" for k in missing]
+    return out, filled
+
+
+def load_checkpoint(path: str | Path) -> dict:
+    """:func:`read_checkpoint`, with the training config completed (:func:`complete_config`): ``config`` holds
+    every key of this ggik's config, with the meaning the file had when it was written."""
+    ckpt = read_checkpoint(path)
+    if isinstance(ckpt.get("config"), dict):
+        ckpt["config"] = complete_config(ckpt["config"], ckpt["format"])[0]
+    return ckpt
+
+
+def model_from_checkpoint(ckpt: dict, path: str | Path) -> GGIKModel:
+    """The model of a checkpoint dict from :func:`load_checkpoint` (of file ``path``, named in errors), with its
+    weights, in eval mode on the CPU. :class:`GGIKError`, naming the version that wrote the file, when its
+    weights or config do not fit this ggik version's model."""
     try:
         model = GGIKModel(from_dict(ModelConfig, ckpt["config"]["model"], "config.model"))
         model.load_state_dict(ckpt["model"])
     except (KeyError, TypeError, ValueError, RuntimeError, GGIKError) as exc:
-        raise GGIKError(f"{path}: checkpoint does not match this ggik version's model (ggik {__version__}; the file was "
-                        f"written by ggik {ckpt.get('ggik_version', '?')}): {exc}") from None
-    return model.to(device).eval(), ckpt
+        raise GGIKError(
+            f"{path}: checkpoint does not match this ggik version's model (ggik {__version__}; the file was "
+            f"written by ggik {ckpt.get('ggik_version', '?')}): {exc}"
+        ) from None
+    return model.eval()
+
+
+def load_model(path: str | Path, device: str | torch.device = "cpu") -> tuple[GGIKModel, dict]:
+    """Rebuild the model of a checkpoint from the file alone. Returns (model in eval mode, checkpoint dict of
+    :func:`load_checkpoint`).
+
+    The architecture comes from the checkpoint's ``config["model"]`` section (keys the file predates read as
+    :data:`IMPLIED_CONFIG` says); a file whose weights or config do not fit this ggik version's model raises
+    :class:`GGIKError` naming the version that wrote it.
+    """
+    ckpt = load_checkpoint(path)
+    return model_from_checkpoint(ckpt, path).to(device), ckpt
 
 
 @contextmanager
@@ -131,7 +214,12 @@ def transfer_weights(model: torch.nn.Module, source: dict[str, torch.Tensor]) ->
     are listed as ``dropped``. Returns those four lists of names.
     """
     state = model.state_dict()
-    report: dict[str, list[str]] = {"copied": [], "widened": [], "fresh": [], "dropped": sorted(set(source) - set(state))}
+    report: dict[str, list[str]] = {
+        "copied": [],
+        "widened": [],
+        "fresh": [],
+        "dropped": sorted(set(source) - set(state)),
+    }
     with torch.no_grad():
         for name, target in state.items():
             old = source.get(name)
@@ -161,8 +249,10 @@ def training_budget(ckpt: dict) -> str:
     threads of the training process)."""
     cpu_s, untracked_s = cpu_time(ckpt)
     extra = f" plus {untracked_s / 3600:.2f} h of wall time from before CPU time was tracked" if untracked_s else ""
-    return (f"{ckpt['step']:,} steps, {ckpt['examples']:,} training examples, {ckpt['wall_s'] / 3600:.2f} h of training "
-            f"wall time, {cpu_s / 3600:.2f} CPU-hours measured{extra}")
+    return (
+        f"{ckpt['step']:,} steps, {ckpt['examples']:,} training examples, {ckpt['wall_s'] / 3600:.2f} h of training "
+        f"wall time, {cpu_s / 3600:.2f} CPU-hours measured{extra}"
+    )
 
 
 def training_set(ckpt: dict) -> dict:
@@ -177,7 +267,9 @@ def training_set(ckpt: dict) -> dict:
         return recorded
     data = (ckpt.get("config") or {}).get("data")
     if data is None:
-        raise GGIKError("the checkpoint records neither training_robots nor a data config: cannot tell which robots are unseen")
+        raise GGIKError(
+            "the checkpoint records neither training_robots nor a data config: cannot tell which robots are unseen"
+        )
     return TrainingData(from_dict(DataConfig, data, "config.data")).describe()
 
 
@@ -216,11 +308,16 @@ def export_checkpoint(src: str | Path, dst: str | Path, max_bytes: int = MAX_EXP
     """Write the weights-only form of checkpoint ``src`` to ``dst`` (atomically); returns what was written.
 
     ``src`` must be a checkpoint the current ggik can load (the model is rebuilt as a check), full or
-    already weights-only. Raises ``FileNotFoundError`` for a missing ``src``, ``GGIKError`` for a corrupt
-    or incompatible one, and ``GGIKError`` if the export would exceed ``max_bytes`` (nothing is written).
+    already weights-only. The training config is written as ``src`` records it (:func:`read_checkpoint`; readers
+    complete it as :func:`load_checkpoint` does), so an export of an unchanged run is the same file, byte for byte,
+    whichever ggik wrote it, as long as the ggik and torch versions are the same. Raises ``FileNotFoundError`` for
+    a missing ``src``, ``GGIKError`` for a corrupt or incompatible one, and ``GGIKError`` if the export would exceed
+    ``max_bytes`` (nothing is written).
     """
     src, dst = Path(src), Path(dst)
-    model, ckpt = load_model(src)  # validates format and architecture
+    ckpt = read_checkpoint(src)  # the export keeps the config as the run recorded it
+    complete = {**ckpt, "config": complete_config(ckpt.get("config") or {}, ckpt["format"])[0]}
+    model = model_from_checkpoint(complete, src)  # validates the architecture
     state = {
         k: (v.detach().to(torch.float32) if v.is_floating_point() else v.detach()).contiguous().clone()
         for k, v in model.state_dict().items()
@@ -229,7 +326,9 @@ def export_checkpoint(src: str | Path, dst: str | Path, max_bytes: int = MAX_EXP
         "format": WEIGHTS_FORMAT,
         "ggik_version": __version__,
         # an export's own ggik_version is the exporter's: keep the training run's through re-exports
-        "source_ggik_version": ckpt.get("source_ggik_version") if ckpt["format"] == WEIGHTS_FORMAT else ckpt.get("ggik_version"),
+        "source_ggik_version": ckpt.get("source_ggik_version")
+        if ckpt["format"] == WEIGHTS_FORMAT
+        else ckpt.get("ggik_version"),
         "torch_version": ckpt.get("torch_version", str(torch.__version__)),
         "config": ckpt["config"],
         "model": state,

@@ -29,12 +29,19 @@ __all__ = ["DataConfig", "TrainingData", "ProblemSet", "robot_from_entry", "robo
 
 PROBLEM_SET_FORMAT = "ggik-problems/1"
 
+#: the robots of ``urdfs/`` that the shipped model was trained on, in the order of its recorded config
+SHIPPED_RECIPE_ROBOTS = ("ur10", "lbr_iiwa", "panda", "schunk_lwa4d", "schunk_lwa4p", "kuka_lwr", "irb140", "kr16_2",
+                         "puma560")
+
 
 @dataclass
 class DataConfig:
-    """The mix of robots that training batches are drawn from."""
+    """The mix of robots and goal kinds that training batches are drawn from. The defaults are the shipped
+    model's mix: the nine robots of ``urdfs/`` alike, no random robots, goal kinds pose 0.5, position + tool axis
+    0.2, position 0.3."""
 
-    robots: dict[str, float] = field(default_factory=lambda: {"panda": 1.0})  #: urdfs/ robot -> weight
+    #: urdfs/ robot -> weight
+    robots: dict[str, float] = field(default_factory=lambda: {name: 1.0 for name in SHIPPED_RECIPE_ROBOTS})
     random_weight: float = 0.0  #: weight of random DH robots
     random_dofs: list[int] = field(default_factory=lambda: [6, 7])  #: DOFs of random robots
     random_robots_per_batch: int = 8  #: fresh random robots drawn for each batch
@@ -45,7 +52,7 @@ class DataConfig:
     #: goal kind -> weight (:data:`ggik.graph.goal_kinds.GOAL_KINDS`): each robot's examples are split among the
     #: kinds by these weights. "pose" and "position+axis" give the model the same inputs (both anchor p_n and q_n);
     #: "position" anchors p_n alone. A robot whose EE is off its last joint axis gets pose goals only.
-    goal_kinds: dict[str, float] = field(default_factory=lambda: {"pose": 1.0})
+    goal_kinds: dict[str, float] = field(default_factory=lambda: {"pose": 0.5, "position+axis": 0.2, "position": 0.3})
 
 
 def _categorical(weights: list[float], n: int, g: torch.Generator) -> torch.Tensor:

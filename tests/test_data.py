@@ -12,7 +12,7 @@ from ggik.cli import main
 from ggik.data import PROBLEM_SET_FORMAT, DataConfig, ProblemSet, TrainingData, robot_entry, robot_from_entry
 
 MIXED = dict(robots={"panda": 1.0, "ur10": 0.5}, random_weight=1.0, random_dofs=[4, 5], random_robots_per_batch=2,
-             randomized_weight=0.5, randomize_fraction=0.2, batch_size=24, seed=3)
+             randomized_weight=0.5, randomize_fraction=0.2, batch_size=24, seed=3, goal_kinds={"pose": 1.0})
 
 
 

@@ -1,10 +1,9 @@
 """ggik.nn.cvae.GGIKModel variants of the recipe study (tiny, float64): residual inputs, Gauss-Newton moves in the
-EGNN or node decoder, one latent per graph. Each must keep what the default model guarantees (tests/test_model.py):
-E(3) equivariance, invariant losses, a gradient for every parameter, pinned anchors, joint sampling = each problem
-alone; plus ModelConfig.check and checkpoint compatibility of the defaults."""
+EGNN or node decoder, one latent per graph, each added to the reference architecture (all options off). Each must
+keep what the model guarantees (tests/test_model.py): E(3) equivariance, invariant losses, a gradient for every
+parameter, pinned anchors, joint sampling = each problem alone; plus ModelConfig.check, and that no two
+architectures share a parameter set. Old files and the defaults: tests/test_checkpoint_history.py."""
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 import torch
@@ -12,7 +11,7 @@ from test_model import (TRANSFORMS, apply, assert_decoder_equivariant, problem_b
                         transform_batch)  # as for the default model
 
 from ggik import Robot, RobotGraph, random_robot
-from ggik.checkpoint import load_model
+from ggik.checkpoint import CHECKPOINT_FORMAT, IMPLIED_CONFIG
 from ggik.graph.batch import GraphBatch
 from ggik.nn import EGNN
 from ggik.nn.cvae import GGIKModel, ModelConfig
@@ -21,7 +20,10 @@ from ggik.nn.distance_geometry import block_jacobi_step, gauss_newton_step
 F64 = torch.float64
 TOL = 1e-9
 
+#: the reference architecture (every option off: the v1 model), which the variants below change
+REFERENCE = {"residual_inputs": False, "gn_steps": 0, "decoder": "egnn", "latent_scope": "node", "gn_solver": "full"}
 VARIANTS = {
+    "residual-gn2": {"residual_inputs": True, "gn_steps": 2},  # the shipped model's (the ModelConfig defaults)
     "residual-inputs": {"residual_inputs": True},
     "gn1-egnn": {"gn_steps": 1},
     "gn2-egnn": {"gn_steps": 2},
@@ -43,7 +45,7 @@ def tiny_model(variant: dict, pin_anchors: bool = True, seed: int = 0, gn_weight
     zero, which would hide their dependence on the features from the equivariance tests)."""
     torch.manual_seed(seed)
     cfg = ModelConfig(**{**dict(dim=8, hidden=16, enc_layers=1, dec_layers=2, latent=4, prior_components=3, max_index=8,
-                                prior_mixture="graph", pin_anchors=pin_anchors, coord_gain=0.5), **variant})
+                                prior_mixture="graph", pin_anchors=pin_anchors, coord_gain=0.5), **REFERENCE, **variant})
     model = GGIKModel(cfg).double().eval()
     if gn_weights and model.gn_follow is not None:
         with torch.no_grad():
@@ -300,7 +302,8 @@ def test_model_config_check_refuses_bad_settings(changes, message):
 
 def test_model_config_check_accepts_the_variants():
     for variant in VARIANTS.values():
-        ModelConfig(**variant).check()
+        ModelConfig(**{**REFERENCE, **variant}).check()
+        ModelConfig(**variant).check()  # over the defaults
     ModelConfig().check()
     ModelConfig(gn_steps=5, dec_layers=5).check()  # as many moves as layers
     ModelConfig(decoder="node", dec_layers=1, gn_steps=4).check()  # the node decoder has no such limit
@@ -308,23 +311,17 @@ def test_model_config_check_accepts_the_variants():
         GGIKModel(ModelConfig(dim=8, hidden=16, decoder="node", dec_layers=0))
 
 
-def test_default_model_has_the_state_dict_of_the_v1_checkpoint():
-    """The new options are off by default and add no parameter: checkpoints written before them (the v1 run in
-    train/checkpoints/default) still load."""
-    shipped, ckpt = load_model(Path(__file__).resolve().parents[1] / "train" / "checkpoints" / "default" / "last.pt")
-    old = ckpt["model"]
-    assert not {"decoder", "residual_inputs", "gn_steps", "latent_scope"} & set(ckpt["config"]["model"]), \
-        "the v1 checkpoint predates the options"
-    cfg = ModelConfig(**ckpt["config"]["model"])
-    default = GGIKModel(cfg).state_dict()
-    assert set(default) == set(old)
-    assert {k: tuple(v.shape) for k, v in default.items()} == {k: tuple(v.shape) for k, v in old.items()}
-    assert set(GGIKModel(ModelConfig()).state_dict()) == set(old)
-    GGIKModel(cfg).load_state_dict(old, strict=True)
-    assert shipped.gn_follow is None and shipped.cfg.decoder == "egnn" and shipped.cfg.latent_scope == "node"
-    # every variant changes the parameters, so a variant checkpoint is never silently loaded as a default model
+def test_every_variant_changes_the_parameters_of_the_reference_model():
+    """A file of one architecture is never silently loaded as another: every option that changes the computation
+    changes the parameter names or shapes of the reference (v1) model, at full size (the graph-latent variants
+    change only how the same parameters are used)."""
+    def shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
+        return {k: tuple(v.shape) for k, v in GGIKModel(cfg).state_dict().items()}
+
+    reference = IMPLIED_CONFIG[CHECKPOINT_FORMAT]["model"]
+    assert {k: reference[k] for k in REFERENCE} == REFERENCE
+    old = shapes(ModelConfig(**reference))
     for name, variant in VARIANTS.items():
         if name in ("graph-latent", "graph-latent-node-mixture"):
             continue  # same parameters, another use of them
-        keys = {k: tuple(v.shape) for k, v in GGIKModel(ModelConfig(**variant)).state_dict().items()}
-        assert keys != {k: tuple(v.shape) for k, v in old.items()}, name
+        assert shapes(ModelConfig(**{**reference, **variant})) != old, name

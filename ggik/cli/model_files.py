@@ -9,10 +9,19 @@ from typing import Any
 __all__ = ["add_info_parser", "add_export_parser", "cmd_info", "cmd_export"]
 
 
-def cmd_info(args: argparse.Namespace) -> int:
-    from ggik.checkpoint import load_model, training_budget
+def _config_value(config: dict, key: str) -> Any:
+    """The value of a dotted key (``section.name`` or a top-level name) of a training config dict."""
+    section, _, name = key.partition(".")
+    return config[section][name] if name else config[section]
 
-    model, ckpt = load_model(args.checkpoint)
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from ggik.checkpoint import complete_config, model_from_checkpoint, read_checkpoint, training_budget
+
+    recorded = read_checkpoint(args.checkpoint)
+    config, predated = complete_config(recorded.get("config") or {}, recorded["format"])
+    ckpt = {**recorded, "config": config}
+    model = model_from_checkpoint(ckpt, args.checkpoint)
     print(f"checkpoint {args.checkpoint}")
     print(f"  ggik {ckpt['ggik_version']} (torch {ckpt.get('torch_version', '?')}), format {ckpt['format']}")
     print(f"  step {ckpt['step']}, examples {ckpt['examples']:,}, processes {ckpt.get('world_size', 1)}")
@@ -22,6 +31,9 @@ def cmd_info(args: argparse.Namespace) -> int:
     if ckpt.get("init_from"):
         print(f"  initialised from: {json.dumps(ckpt['init_from'])}")
     print(f"  model config: {json.dumps(ckpt['config']['model'])}")
+    if predated:  # ggik.checkpoint.IMPLIED_CONFIG
+        values = {key: _config_value(config, key) for key in predated}
+        print(f"  config keys the file predates (read as before they existed): {json.dumps(values)}")
     return 0
 
 

@@ -44,11 +44,14 @@ What the model gets as input, and why (and where it departs from the reference i
   partial encoder and the decoder, so the anchor term of the loss is zero by construction (it is
   still computed and logged, and matters with ``pin_anchors=False``).
 
-Variants of the recipe study (``eval/results/recipe``), all off by default so that older checkpoints load:
+Options of the decoder and the latent, measured against each other in the recipe study (see MODEL_CARD.md).
+The defaults of :class:`ModelConfig` are the shipped model's: residual inputs and two Gauss-Newton moves, the
+other options at the reference's choice. A checkpoint records its whole model config; a key that a file predates
+reads as it was before the key existed (:data:`ggik.checkpoint.IMPLIED_CONFIG`: off), not as today's default.
 
-* ``residual_inputs``: every decoder layer sees the known-distance residuals of its current positions as
-  edge inputs and may step along the distance cost's gradient (:class:`ggik.nn.EGNNLayer`).
-* ``gn_steps`` > 0: the last decoder stages follow the damped Gauss-Newton step of the known distances
+* ``residual_inputs`` (on by default): every decoder layer sees the known-distance residuals of its current
+  positions as edge inputs and may step along the distance cost's gradient (:class:`ggik.nn.EGNNLayer`).
+* ``gn_steps`` > 0 (2 by default): the last decoder stages follow the damped Gauss-Newton step of the known distances
   with learned invariant coefficients (:class:`ggik.nn.decoders.GaussNewtonFollow`), interleaved with
   the last EGNN layers (or after the node decoder); ``gn_solver="jacobi"`` makes each move the cheap block-Jacobi
   step (:func:`ggik.nn.distance_geometry.block_jacobi_step`, a 3 x 3 solve per node) instead of the full system.
@@ -76,7 +79,9 @@ __all__ = ["ModelConfig", "GGIKModel", "ProblemEncoding", "MixturePrior"]
 
 @dataclass
 class ModelConfig:
-    """Architecture of :class:`GGIKModel` (one source of defaults)."""
+    """Architecture of :class:`GGIKModel` (one source of defaults): the defaults build the shipped model's
+    architecture (630,386 parameters). Keys a checkpoint does not record are not read from here
+    (:func:`ggik.checkpoint.load_checkpoint`)."""
 
     dim: int = 64  #: node feature width of the graph networks
     hidden: int = 128  #: hidden width of their MLPs
@@ -93,8 +98,8 @@ class ModelConfig:
     min_log_std: float = -6.0  #: clamp of predicted log standard deviations
     max_log_std: float = 2.0
     decoder: str = "egnn"  #: "egnn" (dense EGNN over the complete graph per sample) or "node" (per-node MLP, NodeDecoder)
-    residual_inputs: bool = False  #: decoder layers see the known-distance residuals (and step along their gradient)
-    gn_steps: int = 0  #: learned-length Gauss-Newton moves at the end of the decoder (0 = none)
+    residual_inputs: bool = True  #: decoder layers see the known-distance residuals (and step along their gradient)
+    gn_steps: int = 2  #: learned-length Gauss-Newton moves at the end of the decoder (0 = none)
     gn_init: float = 1.0  #: initial coefficient of those moves (1 = plain damped Gauss-Newton steps)
     gn_damping: float = 1e-2  #: their damping, relative to the mean diagonal of J^T J
     gn_solver: str = "full"  #: "full": the (3M x 3M) Gauss-Newton system; "jacobi": its diagonal 3 x 3 blocks per node

@@ -1,8 +1,13 @@
 """The typed training configuration: these dataclasses hold every default of a training run.
 
-YAML files in ``train/configs`` and ``--set key=value`` only override them (:mod:`ggik.typed_config`: unknown
-keys are errors); a checkpoint stores the full dict, and ``from_dict(TrainConfig, ckpt["config"])`` rebuilds it.
+The defaults are the recipe of the shipped model, trained from scratch: its architecture (:class:`ModelConfig`),
+its robots and goal kinds (:class:`DataConfig`), AdamW at a constant 1e-3 after 100 warm-up steps, the KL weight
+warmed up over 300 steps. ``train/configs/default.yaml`` adds the budget. YAML files in ``train/configs`` and
+``--set key=value`` only override them (:mod:`ggik.typed_config`: unknown keys are errors); a checkpoint stores the
+full dict, and ``from_dict(TrainConfig, load_checkpoint(path)["config"])`` rebuilds it (keys an old file predates
+read as :data:`ggik.checkpoint.IMPLIED_CONFIG` says, not as these defaults).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,19 +24,23 @@ class OptimConfig:
     weight_decay: float = 0.01
     grad_clip: float = 1.0  #: max global gradient norm (0 = off)
     warmup_steps: int = 100  #: linear warm-up from 0
-    schedule: str = "cosine"  #: "cosine" (to min_lr_ratio * lr at the last step) or "constant"
-    min_lr_ratio: float = 0.05
+    #: "constant" (a budget can grow on --resume) or "cosine" (to min_lr_ratio * lr at the last step)
+    schedule: str = "constant"
+    min_lr_ratio: float = 0.05  #: the cosine schedule's last learning rate, relative to lr
 
 
 @dataclass
 class LossConfig:
     anchor_gain: float = 10.0  #: weight of the anchor squared error [1/m^2]
-    rec_gain: float = 1000.0  #: weight of the free-node squared error [1/m^2] (a Gaussian likelihood of sigma = 1/sqrt(2 rec_gain) = 2.2 cm)
+    #: weight of the free-node squared error [1/m^2] (a Gaussian likelihood of sigma = 1/sqrt(2 rec_gain) = 2.2 cm)
+    rec_gain: float = 1000.0
     beta: float = 1.0  #: final KL weight
-    beta_warmup_steps: int = 1000  #: beta rises linearly from 0 over these steps
+    beta_warmup_steps: int = 300  #: beta rises linearly from 0 over these steps
     kl_samples: int = 1  #: Monte-Carlo samples of the KL (the prior is a mixture)
-    prior_gain: float = 0.0  #: weight [1/m^2] of the known-distance error of a point set decoded from a prior sample (0 = off)
-    rec_gain_final: float = 0.0  #: if > 0, rec_gain rises geometrically to this value over rec_gain_steps (a likelihood that tightens)
+    #: weight [1/m^2] of the known-distance error of a point set decoded from a prior sample (0 = off)
+    prior_gain: float = 0.0
+    #: if > 0, rec_gain rises geometrically to this value over rec_gain_steps (a likelihood that tightens)
+    rec_gain_final: float = 0.0
     rec_gain_steps: int = 0  #: steps of that rise (the schedule of :func:`ggik.training.schedules.rec_gain_at`)
     kl_free_nats: float = 0.0  #: free bits: a graph's KL below this many nats costs nothing (0 = off)
 
@@ -39,11 +48,12 @@ class LossConfig:
 @dataclass
 class ValConfig:
     every: int = 500  #: validate every N steps (0 = never)
-    problems_per_robot: int = 50
+    problems_per_robot: int = 30
     samples: int = 32  #: samples per problem for raw success (best of S within 1 cm and 1 degree)
     random_robots: int = 0  #: random robots added to the validation set (DOFs from data.random_dofs)
     seed: int = 12345
-    goal_kinds: list[str] = field(default_factory=lambda: ["pose"])  #: goal kinds validated (the same problems as each kind)
+    #: goal kinds validated (the same problems as each kind)
+    goal_kinds: list[str] = field(default_factory=lambda: ["pose", "position"])
 
 
 @dataclass

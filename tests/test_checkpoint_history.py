@@ -1,0 +1,199 @@
+"""The model files of v1-v6 read as they were written, whatever today's defaults, and the defaults are the shipped
+recipe: ``ggik.checkpoint.IMPLIED_CONFIG`` (what an absent config key means), the run configs in train/configs
+against the configs the runs recorded, and every kept export (train/checkpoints/vN/export.pt; v6's is the shipped
+ggik/weights/ggik_default.pt) loaded, sampled with fixed noise in float64 and shown by ``ggik info``."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+
+from ggik import Robot, RobotGraph
+from ggik.checkpoint import (
+    CHECKPOINT_FORMAT,
+    IMPLIED_CONFIG,
+    WEIGHTS_FORMAT,
+    complete_config,
+    export_checkpoint,
+    load_checkpoint,
+    load_model,
+    read_checkpoint,
+)
+from ggik.cli import main
+from ggik.graph.batch import GraphBatch
+from ggik.nn.cvae import GGIKModel, ModelConfig
+from ggik.training.config import TrainConfig
+from ggik.typed_config import apply_overrides, from_dict, load_yaml, to_dict
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIGS = REPO / "train" / "configs"
+RUNS = REPO / "train" / "checkpoints"
+SHIPPED = REPO / "ggik" / "weights" / "ggik_default.pt"
+
+#: model -> (its weights-only file, training step, fingerprint of fixed-noise samples: sum, sum of |x|, sum of x^2 [m])
+#: (the fingerprints were taken from each run's resumable last.pt with the code that trained them)
+HISTORY = {
+    "v1": (RUNS / "v1" / "export.pt", 22000, (2.49043424488, 134.8658585, 107.704983478)),
+    "v2": (RUNS / "v2" / "export.pt", 5000, (8.14913865427, 133.841823759, 105.044092034)),
+    "v3": (RUNS / "v3" / "export.pt", 8000, (4.38028398016, 133.176187034, 103.868316708)),
+    "v4": (RUNS / "v4" / "export.pt", 8000, (5.1174099948, 134.462641063, 105.532056228)),
+    "v5": (RUNS / "v5" / "export.pt", 7000, (8.40594465526, 134.518592811, 106.136007296)),
+    "v6": (SHIPPED, 2600, (8.75928959027, 134.440382721, 106.153380293)),
+}
+#: the --set overrides of v1's later stages (train/checkpoints/README.md), over train/configs/v1.yaml
+V1_LAST_STAGE = ["steps=22000", "data.random_weight=0", "data.randomized_weight=0", "threads=2"]
+SECTIONS = ("model", "data", "optim", "loss", "val")
+
+
+def recorded_config(run: str) -> TrainConfig:
+    """The config a run recorded (train/checkpoints/RUN/config.yaml), keys it predates read as IMPLIED_CONFIG says."""
+    return from_dict(TrainConfig, complete_config(load_yaml(RUNS / run / "config.yaml"), CHECKPOINT_FORMAT)[0])
+
+
+def fingerprint(model: GGIKModel) -> torch.Tensor:
+    """Sum, sum of |x| and sum of x^2 of 3 samples for each of 2 Panda goals with fixed noise, in float64 [m]."""
+    graph = RobotGraph.from_robot(Robot.from_name("panda"))
+    batch = GraphBatch.from_graph(
+        graph, T_goal=graph.robot.fk(graph.robot.sample_q(2, torch.Generator().manual_seed(0)))
+    )
+    model = model.double()
+    B, S, Z, L = batch.batch_size, 3, model.cfg.latent, model.latent_mask(batch.node_mask).shape[1]
+    gen = torch.Generator().manual_seed(1)
+    noise = {
+        "u": torch.rand(B, S, L, generator=gen, dtype=torch.float64),
+        "eps": torch.randn(B, S, L, Z, generator=gen, dtype=torch.float64),
+    }
+    with torch.no_grad():
+        x = model.sample(batch, S, noise=noise)
+    return torch.stack([x.sum(), x.abs().sum(), (x * x).sum()])
+
+
+# ------------------------------------------------------------------------------------ what an absent key means
+@pytest.mark.parametrize("fmt", [CHECKPOINT_FORMAT, WEIGHTS_FORMAT])
+def test_implied_config_has_a_value_for_every_key_of_the_config(fmt):
+    implied, defaults = IMPLIED_CONFIG[fmt], to_dict(TrainConfig())
+    for section in SECTIONS:
+        assert set(implied[section]) == set(defaults[section]), (
+            f"config.{section}: a new key needs the value that keeps the code before it in IMPLIED_CONFIG"
+        )
+    assert set(implied) == set(defaults)
+    assert to_dict(from_dict(TrainConfig, implied)) == implied  # a valid, complete config
+    assert complete_config({}, fmt) == (
+        implied,
+        [f"{s}.{k}" for s in implied if s in SECTIONS for k in implied[s]] + [k for k in implied if k not in SECTIONS],
+    )
+
+
+def test_a_key_a_file_predates_reads_as_before_it_existed_not_as_the_default():
+    defaults = to_dict(TrainConfig())
+    recorded = {
+        **defaults,
+        "model": {k: v for k, v in defaults["model"].items() if k not in ("residual_inputs", "gn_steps")},
+        "data": {k: v for k, v in defaults["data"].items() if k != "goal_kinds"},
+    }
+    config, filled = complete_config(recorded, CHECKPOINT_FORMAT)
+    assert filled == ["model.residual_inputs", "model.gn_steps", "data.goal_kinds"]
+    assert config["model"]["residual_inputs"] is False and config["model"]["gn_steps"] == 0
+    assert config["data"]["goal_kinds"] == {"pose": 1.0} != defaults["data"]["goal_kinds"]
+    assert defaults["model"]["gn_steps"] == 2, "the defaults differ, so this test means something"
+    assert recorded["model"].get("gn_steps") is None, "the recorded dict is not changed"
+    assert complete_config({**recorded, "data": "not a section"}, CHECKPOINT_FORMAT)[0]["data"] == "not a section"
+
+
+# ---------------------------------------------------------------------------------------------- the defaults
+def test_the_defaults_are_the_shipped_recipe():
+    shipped = load_checkpoint(SHIPPED)["config"]
+    cfg = TrainConfig()
+    assert to_dict(cfg.model) == shipped["model"] and ModelConfig() == from_dict(ModelConfig, shipped["model"])
+    assert cfg.data.robots == shipped["data"]["robots"] and cfg.data.goal_kinds == shipped["data"]["goal_kinds"]
+    assert cfg.data.random_weight == shipped["data"]["random_weight"] == 0.0
+    assert cfg.val.goal_kinds == shipped["val"]["goal_kinds"]
+    assert GGIKModel().num_parameters() == 630_386
+
+
+def test_default_yaml_trains_the_shipped_recipe_from_scratch():
+    cfg, shipped = from_dict(TrainConfig, load_yaml(CONFIGS / "default.yaml")), recorded_config("v6")
+    assert cfg.model == shipped.model
+    assert (cfg.data.robots, cfg.data.goal_kinds, cfg.data.random_weight, cfg.data.randomized_weight) == (
+        shipped.data.robots,
+        shipped.data.goal_kinds,
+        0.0,
+        0.0,
+    )
+    assert (cfg.optim.lr, cfg.optim.schedule, cfg.optim.warmup_steps, cfg.loss.beta_warmup_steps) == (
+        1e-3,
+        "constant",
+        100,
+        300,
+    )
+    assert cfg.steps * cfg.data.batch_size > sum(load_checkpoint(path)["examples"] for path, _, _ in HISTORY.values())
+
+
+@pytest.mark.parametrize("run", ["v1", "v2", "v3", "v4", "v5", "v6"])
+def test_each_run_config_reproduces_the_config_its_run_recorded(run):
+    data = load_yaml(CONFIGS / f"{run}.yaml")
+    if run == "v1":  # v1 went through four stages; the last one's overrides
+        data = apply_overrides(data, list(V1_LAST_STAGE))
+    assert from_dict(TrainConfig, data) == recorded_config(run)
+
+
+# ---------------------------------------------------------------------------------------------- the files
+@pytest.mark.parametrize("name", list(HISTORY))
+def test_each_model_file_loads_as_recorded_and_samples_as_before(name):
+    path, step, expected = HISTORY[name]
+    model, ckpt = load_model(path)  # strict: every weight has its place
+    recorded = read_checkpoint(path)["config"]["model"]
+    implied = IMPLIED_CONFIG[WEIGHTS_FORMAT]["model"]
+    assert ckpt["format"] == WEIGHTS_FORMAT and ckpt["step"] == step
+    assert dataclasses.asdict(model.cfg) == {**implied, **recorded}
+    assert (model.gn_follow is None) == (name == "v1")
+    torch.testing.assert_close(fingerprint(model), torch.tensor(expected, dtype=torch.float64), rtol=1e-9, atol=1e-9)
+
+
+def test_the_v1_file_has_the_reference_architecture_and_no_key_of_the_later_options():
+    recorded = read_checkpoint(HISTORY["v1"][0])["config"]
+    assert not {"decoder", "residual_inputs", "gn_steps", "latent_scope"} & set(recorded["model"]), "v1 predates them"
+    state = load_checkpoint(HISTORY["v1"][0])["model"]
+    reference = GGIKModel(ModelConfig(**IMPLIED_CONFIG[WEIGHTS_FORMAT]["model"]))
+    reference.load_state_dict(state, strict=True)
+    assert set(GGIKModel().state_dict()) != set(state), "today's default model is another architecture"
+
+
+def test_export_keeps_the_config_as_the_run_recorded_it(tmp_path):
+    out = tmp_path / "v1.pt"
+    export_checkpoint(HISTORY["v1"][0], out)
+    assert read_checkpoint(out)["config"] == read_checkpoint(HISTORY["v1"][0])["config"]
+    assert "residual_inputs" not in read_checkpoint(out)["config"]["model"]
+
+
+def test_the_shipped_file_is_the_end_of_the_chain():
+    ckpt, chain = load_checkpoint(SHIPPED), []
+    source = ckpt.get("init_from")
+    while source:
+        chain.append((source["path"], source["step"]))
+        source = source.get("init_from")
+    assert chain == [
+        ("train/checkpoints/v5/last.pt", 7000),
+        ("train/checkpoints/v4/last.pt", 8000),
+        ("train/checkpoints/v3/last.pt", 8000),
+        ("train/checkpoints/v2/last.pt", 5000),
+        ("ggik/weights/ggik_default.pt", 22000),
+    ]  # paths as recorded when each run started
+
+
+@pytest.mark.parametrize("name", list(HISTORY))
+def test_ggik_info_shows_each_file(name, capsys):
+    path = HISTORY[name][0]
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"step {HISTORY[name][1]}" in out and "format ggik-weights/1" in out
+    predated = "config keys the file predates (read as before they existed)"
+    if name == "v1":
+        assert predated in out and '"model.gn_steps": 0' in out and '"data.goal_kinds": {"pose": 1.0}' in out
+    elif name in ("v2", "v3", "v4"):
+        assert predated in out and '"model.gn_solver": "full"' in out
+    else:
+        assert predated not in out
