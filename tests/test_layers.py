@@ -31,8 +31,21 @@ LAYERS: list[tuple[str, ...]] = [
 MAX_LINES = 420
 #: the modules of ggik/evaluation: the suite behind ``ggik eval`` (and ``ggik demo``) and its helpers; a study goes to
 #: benchmarks/STUDY/ instead (see benchmarks/README.md)
-EVALUATION_SUITE = {"__init__", "demo", "generalisation", "goal_kind_report", "goal_kind_table", "path_baselines",
-                    "path_benchmark", "path_plots", "path_suite", "plots", "report", "tables", "training_curves"}
+EVALUATION_SUITE = {
+    "__init__",
+    "demo",
+    "generalisation",
+    "goal_kind_report",
+    "goal_kind_table",
+    "path_baselines",
+    "path_benchmark",
+    "path_plots",
+    "path_suite",
+    "plots",
+    "report",
+    "tables",
+    "training_curves",
+}
 #: the lab's top-level package (benchmarks/ of the repository), which no module of ggik may import
 LAB = "benchmarks"
 
@@ -89,13 +102,15 @@ def test_evaluation_holds_only_the_suite():
     packages = [p.name for p in folder.iterdir() if p.is_dir() and p.name != "__pycache__"]
     assert not packages, f"ggik/evaluation has subpackages {packages}: the suite is flat"
     extra, gone = sorted(modules - EVALUATION_SUITE), sorted(EVALUATION_SUITE - modules)
-    assert not extra, (f"ggik/evaluation/{extra} are not part of the suite behind `ggik eval`: a study goes to "
-                       "benchmarks/STUDY/ (not shipped); a new suite module goes into EVALUATION_SUITE")
+    assert not extra, (
+        f"ggik/evaluation/{extra} are not part of the suite behind `ggik eval`: a study goes to "
+        "benchmarks/STUDY/ (not shipped); a new suite module goes into EVALUATION_SUITE"
+    )
     assert not gone, f"EVALUATION_SUITE names {gone}, which do not exist (update the list)"
 
 
 def lab_imports(tree: ast.AST) -> list[tuple[int, str]]:
-    """(line, module) of every import of the lab (``benchmarks``) in a module's tree, those inside functions included."""
+    """(line, module) of every import of the lab (``benchmarks``) in a module's tree, imports in functions too."""
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -113,8 +128,10 @@ def test_nothing_in_ggik_imports_the_lab(name):
 
 
 def test_the_lab_check_sees_every_form_of_import():
-    tree = ast.parse("import benchmarks.common\nfrom benchmarks.cascade import x\ndef f():\n    from benchmarks import y\n"
-                     "from . import benchmarks\nimport benchmarks_other\n")
+    tree = ast.parse(
+        "import benchmarks.common\nfrom benchmarks.cascade import x\ndef f():\n    from benchmarks import y\n"
+        "from . import benchmarks\nimport benchmarks_other\n"
+    )
     assert [line for line, _ in lab_imports(tree)] == [1, 2, 4]
 
 
