@@ -23,9 +23,11 @@ from ggik.checkpoint import (
     read_checkpoint,
 )
 from ggik.cli import main
+from ggik.data import DataConfig
 from ggik.graph.batch import GraphBatch
 from ggik.nn.cvae import GGIKModel, ModelConfig
 from ggik.training.config import TrainConfig
+from ggik.training.trainer import Trainer
 from ggik.typed_config import apply_overrides, from_dict, load_yaml, to_dict
 
 REPO = Path(__file__).resolve().parents[1]
@@ -101,6 +103,21 @@ def test_a_key_a_file_predates_reads_as_before_it_existed_not_as_the_default():
     assert defaults["model"]["gn_steps"] == 2, "the defaults differ, so this test means something"
     assert recorded["model"].get("gn_steps") is None, "the recorded dict is not changed"
     assert complete_config({**recorded, "data": "not a section"}, CHECKPOINT_FORMAT)[0]["data"] == "not a section"
+
+
+def test_resuming_or_starting_from_an_old_file_keeps_what_it_predates(tiny_ckpt, tmp_path):
+    """A run resumed from a file written before the goal kinds existed trains on poses, as it did, although the
+    default goal-kind mix is another; its new checkpoints record the complete config."""
+    old = torch.load(tiny_ckpt, weights_only=True)
+    del old["config"]["data"]["goal_kinds"], old["config"]["val"]["goal_kinds"]
+    (tmp_path / "run").mkdir()
+    torch.save(old, tmp_path / "run" / "last.pt")
+    trainer = Trainer.resume(tmp_path / "run", {"steps": old["step"] + 1}, progress=False)
+    assert trainer.cfg.data.goal_kinds == {"pose": 1.0} != DataConfig().goal_kinds and trainer.cfg.val.goal_kinds == [
+        "pose"
+    ]
+    trainer.train()
+    assert read_checkpoint(tmp_path / "run" / "last.pt")["config"]["data"]["goal_kinds"] == {"pose": 1.0}
 
 
 # ---------------------------------------------------------------------------------------------- the defaults
