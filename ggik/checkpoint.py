@@ -173,7 +173,7 @@ def shipped_model_path() -> Iterator[Path]:
 
     Raises :class:`GGIKError` when this installation ships none.
     """
-    ref = resources.files("ggik").joinpath("weights", PRETRAINED_CHECKPOINT)
+    ref = resources.files("ggik") / "weights" / PRETRAINED_CHECKPOINT
     if not ref.is_file():
         raise GGIKError(
             f"no pretrained model is shipped with this ggik version (ggik/weights/{PRETRAINED_CHECKPOINT} is missing); "
