@@ -21,7 +21,7 @@ from ggik.evaluation.report import read_csv
 from ggik.fileio import atomic_write
 from ggik.nn.cvae import ModelConfig
 
-__all__ = ["StudyFilesError", "PAPER_TABLE4", "TARGET_RAW", "MODELS", "num", "fmt", "run_budget", "models_table",
+__all__ = ["StudyFilesError", "PAPER_TABLE4", "TARGET_RAW", "MODELS", "BASE_MODEL", "num", "fmt", "run_budget", "models_table",
            "finetune_rows", "finetune_table", "summarise_study"]
 
 #: paper Table 4: raw success [%] on real robots of a model trained on random robots similar to them (+-40 %)
@@ -30,12 +30,14 @@ PAPER_TABLE4 = {"lbr_iiwa": 77.2, "schunk_lwa4d": 1.8, "schunk_lwa4p": 3.8}
 TARGET_RAW = 90.0
 #: the study's models, in table order, with what each was trained on
 MODELS = {
-    "loo": "all urdfs/ robots but the left-out one + random DH (6, 7 DOF) + randomize_links r = 0.2 (default.yaml)",
+    "loo": "all urdfs/ robots but the left-out one + random DH (6, 7 DOF) + randomize_links r = 0.2 (configs/loo.yaml)",
     "loo_wide": "as loo, with randomize_links r = 0.4 and more random DH robots (weight 3, 5-8 DOF)",
     "loo_named": "as loo, without random robots: the 8 named robots only",
-    "random": "random DH robots of 6 and 7 DOF only (random.yaml): every urdfs/ robot is unseen",
+    "random": "random DH robots of 6 and 7 DOF only (configs/random.yaml): every urdfs/ robot is unseen",
 }
 REFINED = "refined success 1mm&0.01rad [%]"
+#: the study's base model (configs/loo.yaml: the v1 architecture); the summary names what a model's config changes from it
+BASE_MODEL = ModelConfig(residual_inputs=False, gn_steps=0)
 
 
 class StudyFilesError(GGIKError):
@@ -54,20 +56,19 @@ def fmt(value: float, digits: int = 1) -> str:
 
 def run_budget(run: Path) -> dict:
     """``steps``, ``examples``, ``wall_min`` and ``cpu_min`` (minutes) of ``run/last.pt``, and ``recipe``: its model
-    config's values that differ from the :class:`ModelConfig` defaults (``"defaults"`` if none)."""
+    config's values that differ from the study's base model :data:`BASE_MODEL` (``"base"`` if none)."""
     ckpt = load_checkpoint(run / "last.pt")
     cpu_s, _ = cpu_time(ckpt)
-    default = ModelConfig()
-    recipe = [f"{k}={v}" for k, v in (ckpt.get("config") or {}).get("model", {}).items() if getattr(default, k, v) != v]
+    recipe = [f"{k}={v}" for k, v in (ckpt.get("config") or {}).get("model", {}).items() if getattr(BASE_MODEL, k, v) != v]
     return {"steps": ckpt["step"], "examples": ckpt["examples"], "wall_min": ckpt["wall_s"] / 60, "cpu_min": cpu_s / 60,
-            "recipe": ", ".join(recipe) or "defaults"}
+            "recipe": ", ".join(recipe) or "base"}
 
 
 def models_table(results: Path, runs: Path, names: list[str]) -> tuple[str, dict[str, list[dict]]]:
     """(Markdown of the models' budgets, their unseen real robots and their families; model -> its
     generalisation.csv rows)."""
     rows_by_model = {m: read_csv(results / m / "generalisation.csv") for m in names}
-    out = ["| model | trained on | model config (non-default) | steps | examples | CPU-min |", "|---|---|---|---|---|---|"]
+    out = ["| model | trained on | model config (beyond the base) | steps | examples | CPU-min |", "|---|---|---|---|---|---|"]
     for m in names:
         b = run_budget(runs / m)
         out.append(f"| {m} | {MODELS.get(m, '?')} | {b['recipe']} | {b['steps']:,} | {b['examples']:,} | {b['cpu_min']:.0f} |")

@@ -11,8 +11,8 @@
 #
 # Models (same architecture and seed, STEPS steps of 128 examples, cosine schedule over them, at most MINUTES
 # of wall time each), written to $RUNS/<name>:
-#   loo       train/configs/default.yaml with $LEFT_OUT at weight 0 (neither seen nor randomised)
-#   random    train/configs/random.yaml: random DH robots only, no urdfs/ robot (the paper's protocol)
+#   loo       configs/loo.yaml (the study's base recipe) with $LEFT_OUT at weight 0 (neither seen nor randomised)
+#   random    configs/random.yaml: random DH robots only, no urdfs/ robot (the paper's protocol)
 #   loo_wide  loo with wider random families: randomize_links at +-40 %, random DH robots of 5-8 DOF, more of them
 #   loo_named loo without random robots: the 8 named robots only (do the random families help the left-out robot?)
 # Evaluation: `ggik eval generalisation` of each (unseen named robots, random DH families, randomised
@@ -26,6 +26,7 @@ cd "$(dirname "$0")/../.."
 BIN=${BIN:-.venv/bin}
 RUNS=${RUNS:-runs/table4}
 OUT=${OUT:-benchmarks/generalisation_study/results}
+CONFIGS=benchmarks/generalisation_study/configs
 LEFT_OUT=${LEFT_OUT:-lbr_iiwa}
 STEPS=${STEPS:-2000}
 MINUTES=${MINUTES:-16}
@@ -58,11 +59,11 @@ evaluate() {  # name
 for stage in $STAGES; do
   echo "== $stage ($(date -u +%H:%M:%S))"
   case $stage in
-    train_loo) train loo --config train/configs/default.yaml --set "data.robots.$LEFT_OUT=0" ;;
-    train_random) train random --config train/configs/random.yaml ;;
-    train_loo_wide) train loo_wide --config train/configs/default.yaml --set "data.robots.$LEFT_OUT=0" \
+    train_loo) train loo --config "$CONFIGS/loo.yaml" --set "data.robots.$LEFT_OUT=0" ;;
+    train_random) train random --config "$CONFIGS/random.yaml" ;;
+    train_loo_wide) train loo_wide --config "$CONFIGS/loo.yaml" --set "data.robots.$LEFT_OUT=0" \
                       --set data.randomize_fraction=0.4 --set data.random_weight=3.0 --set 'data.random_dofs=[5, 6, 7, 8]' ;;
-    train_loo_named) train loo_named --config train/configs/default.yaml --set "data.robots.$LEFT_OUT=0" \
+    train_loo_named) train loo_named --config "$CONFIGS/loo.yaml" --set "data.robots.$LEFT_OUT=0" \
                        --set data.random_weight=0 --set data.randomized_weight=0 ;;
     eval_loo) evaluate loo ;;
     eval_random) evaluate random ;;
@@ -75,7 +76,7 @@ for stage in $STAGES; do
         run="$RUNS/finetune_$n"
         ckpt="$run/last.pt"
         if [[ $n == 0 ]]; then ckpt="$RUNS/loo/last.pt"; fi
-        [[ -f "$ckpt" ]] || "$BIN/ggik" train --init "$RUNS/loo/last.pt" --set "data.robots.$LEFT_OUT=1.0" \
+        [[ -f "$ckpt" ]] || "$BIN/ggik" train --init "$RUNS/loo/last.pt" --config "$CONFIGS/finetune.yaml" --set "data.robots.$LEFT_OUT=1.0" \
           --set "steps=$steps" --set optim.lr=3e-4 --set "optim.warmup_steps=$warm" --set loss.beta_warmup_steps=0 \
           --set val.every=0 --set "threads=$THREADS" --set "checkpoint_every=$steps" --no-progress --out "$run"
         "$BIN/ggik" eval accuracy --ckpt "$ckpt" --robots "$LEFT_OUT" -n "$N" -s 32 --mmd-goals 50 --threads "$THREADS" \

@@ -257,8 +257,10 @@ def test_bench_train_variants_compute_the_same_model():
     from benchmarks.training_speed.layer_variants import VARIANTS, swap_layers
     from ggik.nn.cvae import GGIKModel, ModelConfig
 
-    batch = TrainingData(DataConfig(robots={"panda": 1.0}, random_weight=1.0, batch_size=4)).batch(0)[0].to("cpu", torch.float64)
-    cfg = ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=2, latent=4, prior_components=2, coord_gain=0.5)
+    batch = TrainingData(DataConfig(robots={"panda": 1.0}, random_weight=1.0, goal_kinds={"pose": 1.0}, batch_size=4)).batch(0)[0]
+    batch = batch.to("cpu", torch.float64)
+    cfg = ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=2, latent=4, prior_components=2, coord_gain=0.5,
+                      residual_inputs=False, gn_steps=0)  # the plain layer, which all three forms compute
     losses = {}
     for variant in VARIANTS:
         torch.manual_seed(0)

@@ -8,9 +8,8 @@ import shutil
 
 import pytest
 
-from benchmarks.generalisation_study.generalisation_study import MODELS, StudyFilesError, fmt, summarise_study
+from benchmarks.generalisation_study.generalisation_study import BASE_MODEL, MODELS, StudyFilesError, fmt, summarise_study
 from ggik.checkpoint import load_checkpoint
-from ggik.nn.cvae import ModelConfig
 
 from ggik.cli import main
 from ggik.evaluation.generalisation import FAMILY_MEAN
@@ -52,8 +51,8 @@ def test_summary_tables_carry_the_measured_and_the_papers_numbers(study):
     assert f"Made by `{COMMAND}` from the files of `bash benchmarks/generalisation_study/table4.sh`" in text
     assert "Not run (no results): loo_named, loo_wide, random." in text
     recipe = ", ".join(f"{k}={v}" for k, v in load_checkpoint(runs / "loo/last.pt")["config"]["model"].items()
-                       if getattr(ModelConfig(), k) != v)
-    assert recipe and f"| {recipe} | 3 | " in text, "the model config column names the tiny model's non-default sizes"
+                       if getattr(BASE_MODEL, k) != v)
+    assert recipe and f"| {recipe} | 3 | " in text, "the model config column names what the tiny model changes from the study's base"
     gen = {r["robot"]: r for r in _rows(results / "loo/generalisation.csv") if r["family"] == "unseen named"}
     iiwa = gen["lbr_iiwa"]
     assert (f"| loo | lbr_iiwa | {fmt(float(iiwa['raw success 1cm&1deg [%]']))} (77.2) | >= 90 | {fmt(float(iiwa['pos mean [mm]']))} | "

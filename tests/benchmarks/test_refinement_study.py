@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_refinement_table_rows_and_consistency():
-    model = GGIKModel(ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=1, latent=2, prior_components=2))
+    model = GGIKModel(ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=2, latent=2, prior_components=2))
     table = refinement_table(model, [Robot.from_name("ur10")], EvalConfig(problems=3, samples=4, seed=1),
                              dg_iterations=(2, 4), progress=False)
     methods = [row[1] for row in table.rows]
