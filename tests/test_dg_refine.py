@@ -91,7 +91,9 @@ def test_solver_refine_dg_and_dg_lm(monkeypatch):
         return RawSamples(q=qs, pos_err=pos, rot_err=rot, points=pts)
 
     monkeypatch.setattr(solver_module, "sample_joint_angles", noisy_truth)
-    solver = GGIK(GGIKModel(ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=1, latent=2, prior_components=2)))
+    cfg = ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=1, latent=2, prior_components=2, residual_inputs=False,
+                      gn_steps=0)
+    solver = GGIK(GGIKModel(cfg))
     raw = solver.solve(robot, T, 4)
     for method in ("dg", "dg+lm"):
         res = solver.solve(robot, T, 4, refine=method)

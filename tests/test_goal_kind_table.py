@@ -20,7 +20,8 @@ from ggik.nn.cvae import GGIKModel, ModelConfig
 
 F64 = torch.float64
 KINDS = ("pose", "position+axis", "position")
-TINY = ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=1, latent=2, prior_components=2)
+TINY = ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=1, latent=2, prior_components=2, residual_inputs=False,
+                   gn_steps=0)
 SAMPLES = 4
 TIMING = {"sampling [ms/goal]", "LM from samples [ms/goal]", "LM from random [ms/goal]"}
 

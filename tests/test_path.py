@@ -39,7 +39,8 @@ def smooth_trajectory(robot: Robot, T: int, seed: int, span: float = 0.6) -> tor
 
 
 def tiny_model() -> GGIKModel:
-    return GGIKModel(ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=1, latent=2, prior_components=2))
+    return GGIKModel(ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=1, latent=2, prior_components=2,
+                                 residual_inputs=False, gn_steps=0))
 
 
 # ---------------------------------------------------------------------------------------------- search

@@ -73,8 +73,9 @@ def test_transfer_weights_copies_widens_and_leaves_the_rest_fresh():
     from ggik.checkpoint import transfer_weights
 
     torch.manual_seed(0)
-    small = GGIKModel(ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=2, latent=4, prior_components=2))
-    big = GGIKModel(ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=2, latent=4, prior_components=2, residual_inputs=True))
+    tiny = dict(dim=8, hidden=16, enc_layers=1, dec_layers=2, latent=4, prior_components=2, gn_steps=0)
+    small = GGIKModel(ModelConfig(**tiny, residual_inputs=False))
+    big = GGIKModel(ModelConfig(**tiny, residual_inputs=True))
     source = {**small.state_dict(), "not.in.model": torch.zeros(3)}
     report = transfer_weights(big, source)
     assert report["dropped"] == ["not.in.model"]
@@ -108,12 +109,14 @@ def test_cli_partial_init_takes_what_fits(tmp_path, capsys):
     from ggik.cli import main
 
     tiny = Path(__file__).resolve().parents[1] / "train" / "configs" / "tiny.yaml"
-    main(["train", "--config", str(tiny), "--set", "steps=2", "--out", str(tmp_path / "a"), "--no-progress"])
+    reference = ["--set", "model.residual_inputs=false", "--set", "model.gn_steps=0"]  # the options off
+    main(["train", "--config", str(tiny), "--set", "steps=2", *reference, "--out", str(tmp_path / "a"), "--no-progress"])
     assert main(["train", "--config", str(tiny), "--set", "steps=2", "--init", str(tmp_path / "a" / "last.pt"),
                  "--set", "model.residual_inputs=true", "--out", str(tmp_path / "b"), "--no-progress"]) != 0
     assert "architecture differs" in capsys.readouterr().err
     assert main(["train", "--config", str(tiny), "--set", "steps=2", "--init", str(tmp_path / "a" / "last.pt"), "--init-partial",
-                 "--set", "model.residual_inputs=true", "--out", str(tmp_path / "c"), "--no-progress"]) == 0
+                 "--set", "model.residual_inputs=true", "--set", "model.gn_steps=0", "--out", str(tmp_path / "c"),
+                 "--no-progress"]) == 0
     assert "partial initialisation" in capsys.readouterr().out
     ckpt = load_checkpoint(tmp_path / "c" / "last.pt")
     assert ckpt["config"]["model"]["residual_inputs"] is True and ckpt["init_from"]["transfer"]["widened"] == 2

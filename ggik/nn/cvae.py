@@ -115,7 +115,8 @@ class ModelConfig:
         if self.decoder == "node" and not self.anchor_frame:
             raise ValueError("model.decoder='node' places nodes along the anchor frame: it needs anchor_frame=True")
         if self.gn_steps < 0 or (self.decoder == "egnn" and self.gn_steps > self.dec_layers):
-            raise ValueError(f"model.gn_steps must be in [0, dec_layers] for the EGNN decoder, got {self.gn_steps}")
+            raise ValueError(f"model.gn_steps must be in [0, dec_layers] = [0, {self.dec_layers}] for the EGNN decoder, "
+                             f"got {self.gn_steps} (with fewer decoder layers, set model.gn_steps as well)")
 
     @property
     def node_features(self) -> int:
