@@ -14,7 +14,7 @@ Quick start::
 
 from ggik.errors import ChainError, GGIKError, GraphError, URDFError
 from ggik.graph import PartialGraph, RobotGraph
-from ggik.ik import GGIK, IKResult, PathConfig, PathResult
+from ggik.ik import GGIK, IKResult, PathConfig, PathResult, RefineConfig, SolveConfig, Tolerances
 from ggik.kinematics import Robot, available_robots, random_robot, randomize_links
 from ggik.nn.cvae import GGIKModel, ModelConfig
 from ggik.version import __version__
@@ -24,6 +24,9 @@ __all__ = [
     "RobotGraph",
     "GGIK",
     "IKResult",
+    "SolveConfig",
+    "RefineConfig",
+    "Tolerances",
     "PathConfig",
     "PathResult",
     "GGIKModel",

@@ -70,3 +70,43 @@ def test_cascade_rejects_bad_input(model):
         lm_cascade(model, robot, T, num_samples=0)
     with pytest.raises(ValueError, match="random_starts"):
         lm_random_starts(robot, T, random_starts=2.5)
+
+
+def test_cascade_and_random_starts_are_the_solvers_strategies(model):
+    """lm_cascade / lm_random_starts are the first solution of GGIK.solve's "model-first" / "random" strategies for
+    the same draws (one generator for the model's noise and then the random starts)."""
+    from ggik import GGIK, SolveConfig
+
+    robot, solver = Robot.from_name("panda"), GGIK(model)
+    T = _goals(robot, 6, 7)
+    g = torch.Generator().manual_seed(8)
+    cascade = lm_cascade(model, robot, T, num_samples=1, random_starts=4, cfg=CFG, generator=g, start_generator=g)
+    first = solver.solve(robot, T, SolveConfig(samples=1, strategy="model-first", random_starts=4),
+                         generator=torch.Generator().manual_seed(8))
+    assert not cascade.first_stage.all(), "test-data precondition: some goals go to the random restarts"
+    assert torch.equal(cascade.q, first.best()) and torch.equal(cascade.pos_err, first.pos_err[:, 0])
+    assert torch.equal(cascade.success, (first.success & first.within_limits)[:, 0])
+    baseline = lm_random_starts(robot, T, 5, CFG, torch.Generator().manual_seed(9))
+    rand = solver.solve(robot, T, SolveConfig(strategy="random", random_starts=5),
+                        generator=torch.Generator().manual_seed(9))
+    assert torch.equal(baseline.q, rand.best())
+    assert torch.equal(baseline.success, (rand.success & rand.within_limits)[:, 0])
+
+
+def test_random_starts_check_the_poses_once(monkeypatch):
+    """The public functions check their goals on entry; the strategy code below does not check them again."""
+    import ggik.ik.cascade
+    import ggik.kinematics.geometry
+
+    calls = []
+    real = ggik.kinematics.geometry.check_pose
+
+    def counting(T, name="pose", tol=1e-6):
+        calls.append(name)
+        return real(T, name, tol)
+
+    monkeypatch.setattr(ggik.ik.cascade, "check_pose", counting)
+    monkeypatch.setattr(ggik.kinematics.geometry, "check_pose", counting)
+    robot = Robot.from_name("ur10")
+    lm_random_starts(robot, _goals(robot, 3, 1), 2, CFG, torch.Generator().manual_seed(0))
+    assert calls == ["T_goal"]

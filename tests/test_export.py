@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import ggik.checkpoint
-from ggik import GGIK, GGIKError, Robot, RobotGraph, __version__
+from ggik import GGIK, GGIKError, Robot, RobotGraph, SolveConfig, __version__
 from ggik.graph.batch import GraphBatch
 from ggik.cli import main
 from ggik.typed_config import apply_overrides, from_dict, load_yaml
@@ -70,8 +70,9 @@ def test_export_gives_the_same_model(run, exported):
         b = m_light.sample(batch, 4, generator=torch.Generator().manual_seed(2))
     assert torch.equal(a, b)
     solver = GGIK.load(exported)
-    res = solver.solve(panda, panda.fk(q), num_samples=4, generator=torch.Generator().manual_seed(3))
-    ref = GGIK.load(run / "last.pt").solve(panda, panda.fk(q), num_samples=4, generator=torch.Generator().manual_seed(3))
+    res = solver.solve(panda, panda.fk(q), SolveConfig(samples=4), generator=torch.Generator().manual_seed(3))
+    ref = GGIK.load(run / "last.pt").solve(panda, panda.fk(q), SolveConfig(samples=4),
+                                           generator=torch.Generator().manual_seed(3))
     assert torch.equal(res.q, ref.q)
 
 
@@ -164,7 +165,7 @@ def test_pretrained_loads_the_shipped_model_and_solves_panda():
     assert "panda" in solver.training_robots["named"]
     panda = Robot.from_name("panda")
     T = panda.fk(panda.sample_q(2, torch.Generator().manual_seed(0)))
-    res = solver.solve(panda, T, num_samples=8, refine="lm", generator=torch.Generator().manual_seed(0))
+    res = solver.solve(panda, T, SolveConfig(samples=8, refine="lm"), generator=torch.Generator().manual_seed(0))
     assert res.q.shape == (2, 8, 7) and torch.isfinite(res.q).all()
     assert bool(res.success[:, 0].all()), "LM from 8 samples of the shipped model should solve both goals"
 

@@ -20,6 +20,7 @@ import torch
 from ggik.checkpoint import trained_named_robots
 from ggik.errors import GGIKError
 from ggik.ik.metrics import distinct_solutions, success_rate
+from ggik.ik.solve_config import SolveConfig
 from ggik.ik.solver import GGIK, IKResult
 from ggik.kinematics import Robot, random_robot
 
@@ -126,12 +127,13 @@ def solve_demo_case(solver: GGIK, subject: DemoRobot, T_goal: torch.Tensor, samp
     """Solve goals ``T_goal`` (B, 4, 4) of ``subject`` with ``samples`` samples each, raw and LM-refined (both from
     the samples of seed ``seed``), and list at most ``show`` distinct solutions per goal."""
     robot = subject.robot
-    solver.solve(robot, T_goal[:1], 1)  # warm-up: builds the robot's graph, so the timings below are solves only
+    solver.solve(robot, T_goal[:1], SolveConfig(samples=1))  # warm-up: builds the robot's graph (timings: solves only)
     t0 = time.perf_counter()
-    raw = solver.solve(robot, T_goal, samples, generator=torch.Generator().manual_seed(seed))
+    raw = solver.solve(robot, T_goal, SolveConfig(samples=samples), generator=torch.Generator().manual_seed(seed))
     raw_seconds = time.perf_counter() - t0
     t0 = time.perf_counter()
-    lm = solver.solve(robot, T_goal, samples, refine="lm", generator=torch.Generator().manual_seed(seed))
+    lm = solver.solve(robot, T_goal, SolveConfig(samples=samples, refine="lm"),
+                      generator=torch.Generator().manual_seed(seed))
     lm_seconds = time.perf_counter() - t0
     B = T_goal.shape[0]
     unbounded = ~robot.limited

@@ -5,16 +5,22 @@ Within-limits is a property of the robot (:meth:`ggik.Robot.within_limits`); pos
 """
 from __future__ import annotations
 
+import math
+
 import torch
+
+from ggik.ik.tolerances import PAPER_TOLERANCES
 
 __all__ = ["success_rate", "distinct_solutions", "count_distinct", "DISTINCT_TOL"]
 
 DISTINCT_TOL = 0.1  #: [rad] two solutions closer than this (joint-space Euclidean norm) are the same solution
 
 
-def success_rate(pos_err: torch.Tensor, rot_err: torch.Tensor, pos_tol: float = 0.01, rot_tol_deg: float = 1.0) -> float:
+def success_rate(pos_err: torch.Tensor, rot_err: torch.Tensor, pos_tol: float = PAPER_TOLERANCES.pos_tol,
+                 rot_tol_deg: float = math.degrees(PAPER_TOLERANCES.rot_tol)) -> float:
     """Fraction of problems (rows of (P, S) errors [m], [rad]) with at least one sample within both tolerances
-    (``pos_tol`` [m], ``rot_tol_deg`` [degrees]; the defaults are the GGIK paper's 1 cm and 1 degree)."""
+    (``pos_tol`` [m], ``rot_tol_deg`` [degrees]; the defaults are the GGIK paper's 1 cm and 1 degree,
+    :data:`ggik.ik.tolerances.PAPER_TOLERANCES`)."""
     ok = (pos_err < pos_tol) & (rot_err < torch.deg2rad(torch.tensor(rot_tol_deg, dtype=rot_err.dtype)))
     return ok.any(-1).to(torch.float64).mean().item()
 

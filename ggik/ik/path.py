@@ -28,12 +28,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from ggik.graph import Goals
 from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.path_candidates import distinct, model_tracks, random_tracks, refine_tracks, sweep
 from ggik.ik.path_refine import TrajectoryConfig, trajectory_check, trajectory_refine
 from ggik.ik.path_search import JointScale, SearchResult, jumps, joint_scale, search_path, wrap_difference
 from ggik.ik.refine import RefineConfig
 from ggik.ik.sampling import sample_joint_angles
+from ggik.ik.tolerances import PATH_TOLERANCES, Tolerances
 from ggik.kinematics.geometry import check_pose, pose_errors
 from ggik.kinematics.robot import Robot
 from ggik.nn.cvae import GGIKModel
@@ -46,8 +48,8 @@ class PathConfig:
     """Tolerances, budgets and method switches of :func:`solve_path` (defaults chosen in short, uncommitted
     probes; ``ggik eval paths`` measures the result)."""
 
-    pos_tol: float = 1e-4  #: [m] a waypoint is reached within this position error (CppFlow: 0.1 mm)
-    rot_tol: float = math.radians(0.1)  #: [rad] ... and this rotation error (0.1 deg)
+    pos_tol: float = PATH_TOLERANCES.pos_tol  #: [m] a waypoint is reached within this position error (CppFlow: 0.1 mm)
+    rot_tol: float = PATH_TOLERANCES.rot_tol  #: [rad] ... and this rotation error (0.1 deg)
     max_jump: float = math.radians(7.0)  #: [rad] the largest allowed move of a revolute joint between waypoints
     max_jump_m: float = 0.02  #: [m] the same for prismatic joints
     starts: int = 16  #: start seeds per start waypoint: ``samples`` from the model, the rest uniform random
@@ -87,6 +89,11 @@ class PathConfig:
             raise ValueError("PathConfig: no source of candidates (continuation off, track_samples = random_tracks = 0)")
         if self.continuation and self.starts < 1:
             raise ValueError(f"PathConfig: continuation needs start seeds (starts > 0), got starts = {self.starts}")
+
+    @property
+    def tolerances(self) -> Tolerances:
+        """``pos_tol`` and ``rot_tol`` as :class:`Tolerances` (ValueError unless both are positive)."""
+        return Tolerances(self.pos_tol, self.rot_tol)
 
     def lm_config(self) -> RefineConfig:
         """The :class:`RefineConfig` of every candidate's LM: these tolerances, ``lm_iters`` and ``rot_weight``."""
@@ -176,6 +183,7 @@ class _Pool:
         real = torch.ones_like(valid) if real is None else real.clone()
         n_old = 0 if self.q is None else self.q.shape[1]
         if self.q is not None:
+            assert self.valid is not None and self.real is not None  # set together with q
             q, valid, real = torch.cat([self.q, q], 1), torch.cat([self.valid, valid], 1), torch.cat([self.real, real], 1)
         step = torch.as_tensor(self.scale.step)
         K = q.shape[1]
@@ -194,22 +202,25 @@ class _Pool:
 
 
 def _start_candidates(robot: Robot, poses: torch.Tensor, at: list[int], cfg: PathConfig, lm: RefineConfig,
-                      model: GGIKModel | None, graph: RobotGraph | None, extra: torch.Tensor | None,
-                      gen: torch.Generator | None, scale: JointScale) -> tuple[torch.Tensor, torch.Tensor, int]:
+                      model: GGIKModel | None, graph: RobotGraph | None, goals: Goals | None,
+                      extra: torch.Tensor | None, gen: torch.Generator | None,
+                      scale: JointScale) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Refined, distinct start candidates at waypoints ``at``: (q (n, dof), their waypoints (n,), seeds refined).
 
     Seeds per waypoint: ``extra`` (e.g. the start configuration) first, then ``cfg.samples`` GGIK samples (with a
-    model), then uniform configurations up to ``cfg.starts`` seeds. A waypoint without a valid candidate keeps its
-    nearest one (least ``pos/pos_tol + rot/rot_tol``): continuation from it may still reach its neighbours."""
+    model; ``goals``: the checked poses as the graph's :class:`Goals`), then uniform configurations up to
+    ``cfg.starts`` seeds. A waypoint without a valid candidate keeps its nearest one (least
+    ``pos/pos_tol + rot/rot_tol``): continuation from it may still reach its neighbours."""
     A = len(at)
-    seeds = [] if extra is None else [extra[None].expand(A, -1, -1)]
+    parts = [] if extra is None else [extra[None].expand(A, -1, -1)]
     n_model = cfg.samples if model is not None else 0
     if n_model > 0:
-        seeds.append(sample_joint_angles(model, graph, poses[at], n_model, generator=gen).q)
+        assert model is not None and graph is not None and goals is not None  # solve_path builds both with a model
+        parts.append(sample_joint_angles(model, graph, goals[at], n_model, generator=gen).q)
     n_random = max(cfg.starts - n_model, 0)
     if n_random > 0:
-        seeds.append(robot.sample_q(A * n_random, gen).view(A, n_random, robot.dof))
-    seeds = torch.cat(seeds, 1)
+        parts.append(robot.sample_q(A * n_random, gen).view(A, n_random, robot.dof))
+    seeds = torch.cat(parts, 1)
     q, ok = refine_tracks(robot, poses[at], seeds, lm)
     keep = [distinct(q[i], ok[i], cfg.sweep_tracks, scale) for i in range(A)]
     for i in range(A):
@@ -235,9 +246,11 @@ def solve_path(robot: Robot, poses: torch.Tensor, cfg: PathConfig | None = None,
     cfg.check()
     if not cfg.continuation and not cfg.random_tracks and model is None:
         raise ValueError("PathConfig: without continuation and random_tracks, track_samples needs a model")
-    poses, q_start = check_path_inputs(robot, poses, q_start)
-    if model is not None and graph is None:
-        graph = RobotGraph.from_robot(robot)
+    poses, q_start = check_path_inputs(robot, poses, q_start)  # the one check of the poses: nothing below repeats it
+    goals = None
+    if model is not None:
+        graph = graph or RobotGraph.from_robot(robot)
+        goals = Goals(in_base=poses, in_graph=graph.goal_in_graph(poses), kind="pose")  # graph.goals less its check
     T = poses.shape[0]
     scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
     lm = cfg.lm_config()
@@ -258,7 +271,8 @@ def solve_path(robot: Robot, poses: torch.Tensor, cfg: PathConfig | None = None,
         rounds += 1
         t = time.perf_counter()
         if cfg.continuation:
-            q0, where, n_seeds = _start_candidates(robot, poses, at, cfg, lm, model, graph, extra, generator, scale)
+            q0, where, n_seeds = _start_candidates(robot, poses, at, cfg, lm, model, graph, goals, extra, generator,
+                                                   scale)
             count += n_seeds
             t = clock("starts", t)
             direction = torch.cat([torch.ones_like(where), -torch.ones_like(where)])  # every start in both directions
@@ -274,18 +288,20 @@ def solve_path(robot: Robot, poses: torch.Tensor, cfg: PathConfig | None = None,
             count += int(visited.sum())
             t = clock("correct", t)
         if (cfg.track_samples and model is not None) or cfg.random_tracks:
-            seeds = [random_tracks(robot, T, cfg.random_tracks, generator)]
+            tracks = [random_tracks(robot, T, cfg.random_tracks, generator)]
             if cfg.track_samples and model is not None:
-                seeds.append(model_tracks(model, graph, poses, cfg.track_samples, cfg.track_stride, scale, generator))
-            seeds = torch.cat(seeds, 1)
+                assert graph is not None and goals is not None  # built above with the model
+                tracks.append(model_tracks(model, graph, goals, cfg.track_samples, cfg.track_stride, scale, generator))
+            seeds = torch.cat(tracks, 1)
             q, ok = refine_tracks(robot, poses, seeds, lm)
             pool.add(q, ok)
             count += seeds.shape[0] * seeds.shape[1]
             t = clock("tracks", t)
-        cand_q, cand_ok = pool.q, pool.valid
+        cand_q, cand_ok, cand_real = pool.q, pool.valid, pool.real
+        assert cand_q is not None and cand_ok is not None and cand_real is not None  # every round adds candidates
         found = search_path(cand_q, cand_ok, scale, cfg.allow, cfg.limit_margin, cfg.limit_weight, q_start)
         if not math.isfinite(found.bottleneck):  # some waypoint has no valid candidate: report the nearest path
-            found = search_path(cand_q, pool.real, scale, cfg.allow, cfg.limit_margin, cfg.limit_weight, q_start)
+            found = search_path(cand_q, cand_real, scale, cfg.allow, cfg.limit_margin, cfg.limit_weight, q_start)
         t = clock("search", t)
         q_path = torch.from_numpy(found.q)
         if found.bottleneck <= cfg.refine_bottleneck:
@@ -302,6 +318,7 @@ def solve_path(robot: Robot, poses: torch.Tensor, cfg: PathConfig | None = None,
         if info.valid and cfg.stop_at_first_valid:
             break
         at = _next_starts(found, cand_ok, scale, q_start, generator)
+    assert best is not None  # at least one round ran
     return path_result(robot, poses, best[1], cfg, q_start, first_valid, time.perf_counter() - t0, count, rounds, timings)
 
 

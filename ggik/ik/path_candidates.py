@@ -17,9 +17,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ggik.graph import Goals
 from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.path_search import JointScale, jumps, wrap_difference
-from ggik.ik.refine import RefineConfig, lm_refine
+from ggik.ik.refine import RefineConfig, lm_refine_checked
 from ggik.ik.sampling import sample_joint_angles, shared_noise
 from ggik.kinematics.robot import Robot
 from ggik.nn.cvae import GGIKModel
@@ -50,10 +51,11 @@ def interpolate(q: torch.Tensor, at: torch.Tensor, T: int, scale: JointScale) ->
 
 
 @torch.no_grad()
-def model_tracks(model: GGIKModel, graph: RobotGraph, poses: torch.Tensor, tracks: int, stride: int, scale: JointScale,
-                 generator: torch.Generator | None = None) -> torch.Tensor:
+def model_tracks(model: GGIKModel, graph: RobotGraph, poses: torch.Tensor | Goals, tracks: int, stride: int,
+                 scale: JointScale, generator: torch.Generator | None = None) -> torch.Tensor:
     """(T, tracks, dof) seeds: sample k of every sampled waypoint decodes the same noise (:func:`shared_noise`); the
-    model runs on the waypoints of :func:`anchors` (one batched pass) and :func:`interpolate` fills the rest."""
+    model runs on the waypoints of :func:`anchors` (one batched pass) and :func:`interpolate` fills the rest.
+    ``poses``: (T, 4, 4) base-link frame, or the path's checked :class:`Goals` (not checked again)."""
     at = anchors(poses.shape[0], stride)
     noise = shared_noise(model, graph, tracks, generator)
     raw = sample_joint_angles(model, graph, poses[at], tracks, noise=noise)
@@ -108,7 +110,9 @@ def sweep(robot: Robot, poses: torch.Tensor, q0: torch.Tensor, start: torch.Tens
 def refine_tracks(robot: Robot, poses: torch.Tensor, seeds: torch.Tensor, cfg: RefineConfig,
                   mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """LM from every seed (T, K, dof) to its waypoint's pose (T, 4, 4), all in one batched call (only the seeds
-    where ``mask`` (T, K) is true, when given; the others stay as they are and are invalid).
+    where ``mask`` (T, K) is true, when given; the others stay as they are and are invalid). The poses are taken
+    as checked (:func:`ggik.ik.path.check_path_inputs`) and the seeds as joint values this module made:
+    :func:`ggik.ik.refine.lm_refine_checked` validates neither again.
 
     Returns (q (T, K, dof), valid (T, K) bool: within ``cfg``'s tolerances and the joint limits)."""
     if mask is None:
@@ -117,7 +121,7 @@ def refine_tracks(robot: Robot, poses: torch.Tensor, seeds: torch.Tensor, cfg: R
     q, valid = seeds.clone(), torch.zeros(seeds.shape[:2], dtype=torch.bool)
     if t.numel() == 0:
         return q, valid
-    qr, info = lm_refine(robot, poses[t], seeds[t, k], cfg)
+    qr, info = lm_refine_checked(robot, poses[t], seeds[t, k], cfg)
     q[t, k], valid[t, k] = qr, info.converged & robot.within_limits(qr)
     return q, valid
 

@@ -20,6 +20,7 @@ import torch
 
 from ggik.ik.path_search import JointScale
 from ggik.ik.refine import pose_residual
+from ggik.ik.tolerances import PATH_TOLERANCES
 from ggik.kinematics.geometry import pose_errors
 from ggik.kinematics.robot import Robot
 
@@ -28,10 +29,11 @@ __all__ = ["TrajectoryConfig", "TrajectoryInfo", "trajectory_refine", "trajector
 
 @dataclass
 class TrajectoryConfig:
-    """Tolerances and budget of :func:`trajectory_refine`."""
+    """Tolerances and budget of :func:`trajectory_refine` (tolerance defaults:
+    :data:`ggik.ik.tolerances.PATH_TOLERANCES`)."""
 
-    pos_tol: float = 1e-4  #: a waypoint is reached when its position error is below this [m]
-    rot_tol: float = float(np.radians(0.1))  #: ... and its rotation error below this [rad]
+    pos_tol: float = PATH_TOLERANCES.pos_tol  #: a waypoint is reached when its position error is below this [m]
+    rot_tol: float = PATH_TOLERANCES.rot_tol  #: ... and its rotation error below this [rad]
     max_iters: int = 30  #: LM iterations (each one banded solve)
     smooth_weight: float = 1e-6  #: initial s [m^2]: a full allowed move costs like sqrt(s) m of position error
     smooth_decay: float = 0.3  #: s is multiplied by this after every iteration without a too large move
@@ -69,6 +71,12 @@ def trajectory_check(robot: Robot, poses: torch.Tensor, q: torch.Tensor, scale: 
     if q.ndim != 2 or q.shape[1] != robot.dof or poses.shape != (q.shape[0], 4, 4):
         raise ValueError(f"a trajectory (T, {robot.dof}) and poses (T, 4, 4) are needed, got {tuple(q.shape)} and "
                          f"{tuple(poses.shape)}")
+    return _judge(robot, poses, q, scale, cfg, q_start, T_ee)
+
+
+def _judge(robot: Robot, poses: torch.Tensor, q: torch.Tensor, scale: JointScale, cfg: TrajectoryConfig,
+           q_start: torch.Tensor | None = None, T_ee: torch.Tensor | None = None) -> TrajectoryInfo:
+    """:func:`trajectory_check` without its shape check (the iterations of :func:`trajectory_refine`)."""
     pos, rot = pose_errors(robot.fk(q) if T_ee is None else T_ee, poses)
     full = q if q_start is None else torch.cat([torch.as_tensor(q_start, dtype=q.dtype)[None], q])
     moves = (full[1:] - full[:-1]) / torch.as_tensor(scale.step, dtype=q.dtype)
@@ -157,7 +165,7 @@ def trajectory_refine(robot: Robot, poses: torch.Tensor, q0: torch.Tensor, scale
         cost_new = float((e_new * e_new).sum()) + smooth_terms(q_new.numpy(), s)[0]
         if cost_new < cost:
             q, F, Tq, e, lam = q_new, F_new, T_new, e_new, max(lam / 3.0, 1e-9)
-            info = trajectory_check(robot, poses, q, scale, cfg, qs, T_ee=Tq)
+            info = _judge(robot, poses, q, scale, cfg, qs, T_ee=Tq)
         else:
             lam = min(lam * 4.0, 1e6)
         if it >= cfg.max_iters // 2 or not bool((info.moves.abs() > 1.0).any()):

@@ -19,24 +19,30 @@ import torch
 from ggik.graph import Goals
 from ggik.graph.goal_kinds import check_goal_kind, goal_errors, goal_poses, tool_axis
 from ggik.errors import GoalError
+from ggik.ik.tolerances import SOLVE_TOLERANCES, Tolerances
 from ggik.kinematics.geometry import matrix_to_rotvec, perpendicular_unit
 from ggik.kinematics.robot import Robot
 
-__all__ = ["RefineConfig", "RefineInfo", "lm_refine", "slsqp_refine", "slsqp_objective", "pose_residual", "goal_residual",
-           "residual_rows"]
+__all__ = ["RefineConfig", "RefineInfo", "lm_refine", "lm_refine_checked", "slsqp_refine", "slsqp_refine_checked",
+           "slsqp_objective", "pose_residual", "goal_residual", "residual_rows"]
 
 
 @dataclass
 class RefineConfig:
-    """Tolerances and budgets of the local solvers."""
+    """Tolerances and budgets of the local solvers (tolerance defaults: :data:`ggik.ik.tolerances.SOLVE_TOLERANCES`)."""
 
-    pos_tol: float = 1e-3  #: converged when the position error is below this [m]
-    rot_tol: float = 1e-2  #: ... and the rotation error below this [rad]
+    pos_tol: float = SOLVE_TOLERANCES.pos_tol  #: converged when the position error is below this [m]
+    rot_tol: float = SOLVE_TOLERANCES.rot_tol  #: ... and the rotation error below this [rad]
     max_iters: int = 30  #: LM iterations (each a batched linear solve)
     rot_weight: float = 0.1  #: [m/rad] length that makes rotation errors comparable to positions
     damping: float = 1e-3  #: initial LM damping (relative to the diagonal of J^T J)
     slsqp_max_iters: int = 100  #: as in the GGIK paper
     slsqp_ftol: float = 1e-10  #: scipy's default 1e-6 stops far above a 1 mm criterion
+
+    @property
+    def tolerances(self) -> Tolerances:
+        """``pos_tol`` and ``rot_tol`` as :class:`Tolerances` (ValueError unless both are positive)."""
+        return Tolerances(self.pos_tol, self.rot_tol)
 
 
 @dataclass
@@ -79,6 +85,8 @@ def goal_residual(T: torch.Tensor, T_goal: torch.Tensor, rot_weight: float, kind
     dp = T_goal[..., :3, 3] - T[..., :3, 3]
     if kind == "position":
         return dp
+    if axis_in_ee is None:
+        raise ValueError("a position+axis residual needs the tool axis (axis_in_ee)")
     ax = axis_in_ee.to(T)
     a, g = T[..., :3, :3] @ ax, T_goal[..., :3, :3] @ ax
     B = _axis_basis(g)
@@ -101,6 +109,8 @@ def residual_rows(J: torch.Tensor, T_goal: torch.Tensor, rot_weight: float, kind
         return J * w[:, None]
     if kind == "position":
         return J[..., :3, :]
+    if axis_in_ee is None:
+        raise ValueError("position+axis residual rows need the tool axis (axis_in_ee)")
     B = _axis_basis(T_goal[..., :3, :3] @ axis_in_ee.to(J))
     return torch.cat([J[..., :3, :], rot_weight * (B.transpose(-1, -2) @ J[..., 3:, :])], -2)
 
@@ -150,9 +160,21 @@ def lm_refine(robot: Robot, T_goal, q0: torch.Tensor, cfg: RefineConfig | None =
     tolerances stop changing (early stop per element) and leave the working set: an iteration costs in
     proportion to the elements still running, not to the batch. Returns (q (..., dof), RefineInfo).
     """
-    cfg = cfg or RefineConfig()
-    q = robot.check_q(q0).clone()
+    q = robot.check_q(q0)
     T_goal, kind, axis = _goal_input(robot, T_goal, kind)
+    return lm_refine_checked(robot, T_goal, q, cfg, kind, axis)
+
+
+def lm_refine_checked(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineConfig | None = None,
+                      kind: str = "pose", axis: torch.Tensor | None = None) -> tuple[torch.Tensor, RefineInfo]:
+    """:func:`lm_refine` of inputs its caller checked once: canonical goal poses ``T_goal`` (..., 4, 4) of ``kind``
+    in the base-link frame (``in_base`` of :class:`ggik.graph.Goals`, :func:`ggik.graph.goal_kinds.goal_poses` or
+    :func:`ggik.ik.path.check_path_inputs`), starts ``q0`` (..., dof), a floating tensor, and the robot's
+    :func:`ggik.graph.goal_kinds.tool_axis` (computed when None). Nothing is validated again: the solver's
+    strategies and path following call this in their inner loops."""
+    cfg = cfg or RefineConfig()
+    q = q0.clone()
+    axis = tool_axis(robot) if axis is None else axis
     T_goal, axis = T_goal.to(q), axis.to(q)
     batch = _batch_shape(q, T_goal)
     n = batch.numel()
@@ -226,11 +248,11 @@ def slsqp_objective(robot: Robot, q, T_goal, rot_weight: float, kind: str = "pos
     w2 = rot_weight**2
     kind = check_goal_kind(kind)
     if kind == "position":
-        return dp @ dp, 2.0 * J[:3].T @ dp
+        return float(dp @ dp), 2.0 * J[:3].T @ dp
     if kind == "position+axis":
         t = np.asarray(axis_in_ee, dtype=np.float64)
         a, g = T[:3, :3] @ t, Tg[:3, :3] @ t
-        return dp @ dp + w2 * ((a - g) @ (a - g)), 2.0 * J[:3].T @ dp - 2.0 * w2 * J[3:].T @ np.cross(a, g)
+        return float(dp @ dp + w2 * ((a - g) @ (a - g))), 2.0 * J[:3].T @ dp - 2.0 * w2 * J[3:].T @ np.cross(a, g)
     M = T[:3, :3] @ Tg[:3, :3].T
     a = np.array([M[2, 1] - M[1, 2], M[0, 2] - M[2, 0], M[1, 0] - M[0, 1]])
     f = dp @ dp + w2 * (3.0 - np.trace(Tg[:3, :3].T @ T[:3, :3]))
@@ -246,11 +268,19 @@ def slsqp_refine(robot: Robot, T_goal, q0: torch.Tensor, cfg: RefineConfig | Non
     Objective ``|p - p_goal|^2 + w^2 (3 - trace(R_goal^T R))`` (smooth; ~ w^2 angle^2 near the goal)
     with its exact gradient from the geometric Jacobian (:func:`slsqp_objective`). Runs on CPU in float64.
     """
+    q0 = robot.check_q(q0)
+    T_goal, kind, axis = _goal_input(robot, T_goal, kind)
+    return slsqp_refine_checked(robot, T_goal, q0, cfg, kind, axis)
+
+
+def slsqp_refine_checked(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineConfig | None = None,
+                         kind: str = "pose", axis: torch.Tensor | None = None) -> tuple[torch.Tensor, RefineInfo]:
+    """:func:`slsqp_refine` of inputs its caller checked once (as :func:`lm_refine_checked`)."""
     from scipy.optimize import minimize
 
     cfg = cfg or RefineConfig()
-    q0 = robot.check_q(q0).detach().to("cpu", torch.float64)
-    T_goal, kind, axis = _goal_input(robot, T_goal, kind)
+    axis = tool_axis(robot) if axis is None else axis
+    q0 = q0.detach().to("cpu", torch.float64)
     T_goal = T_goal.detach().to("cpu", torch.float64)
     batch = _batch_shape(q0, T_goal)
     q0 = q0.expand(batch + (robot.dof,)).reshape(-1, robot.dof)

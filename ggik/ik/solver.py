@@ -1,65 +1,36 @@
 """The IK solver users call: a trained GGIK model + angle recovery + optional local refinement.
 
-    from ggik import GGIK, Robot
+    from ggik import GGIK, Robot, SolveConfig
     solver = GGIK.load("runs/panda/last.pt")        # or GGIK.pretrained()
     robot = Robot.from_name("panda")
-    result = solver.solve(robot, T_goal, num_samples=32, refine="lm")
+    result = solver.solve(robot, T_goal, SolveConfig(samples=32, refine="lm"))
     result.best()                                    # (B, dof) best joint values per goal
     path = solver.solve_path(robot, poses)           # poses (T, 4, 4): a joint trajectory through all of them
 """
+
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from ggik.checkpoint import PRETRAINED_CHECKPOINT, load_model, load_model_or_shipped, recorded_training_set
-from ggik.graph import RobotGraph
-from ggik.ik.dg_refine import DGConfig, dg_refine
+from ggik.graph import Goals, RobotGraph
+from ggik.graph.goal_kinds import check_goal_kind, goal_poses, tool_axis
+from ggik.ik.dg_refine import DGConfig
+from ggik.ik.legacy_arguments import path_arguments, solve_arguments
 from ggik.ik.path import PathConfig, PathResult, solve_path
-from ggik.ik.refine import RefineConfig, lm_refine, slsqp_refine
-from ggik.ik.sampling import sample_joint_angles
+from ggik.ik.refine import RefineConfig
+from ggik.ik.result import IKResult, sort_best_first
+from ggik.ik.solve_config import DEFAULT_RANDOM_STARTS, DEFAULT_SAMPLES, REFINE_METHODS, SolveConfig
+from ggik.ik.strategies import model_first_strategy, random_strategy, samples_strategy
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel
 
-__all__ = ["GGIK", "IKResult", "PathResult", "PRETRAINED_CHECKPOINT"]
-
-
-@dataclass
-class IKResult:
-    """Solutions for B goals, S per goal, sorted best first per goal.
-
-    Attributes:
-        q: (B, S, dof) joint values [rad].
-        pos_err: (B, S) EE position error [m]; rot_err: (B, S) rotation error [rad].
-        success: (B, S) bool, both errors within the solver's tolerances.
-        within_limits: (B, S) bool, every joint within its limits.
-    """
-
-    q: torch.Tensor
-    pos_err: torch.Tensor
-    rot_err: torch.Tensor
-    success: torch.Tensor
-    within_limits: torch.Tensor
-
-    def best(self) -> torch.Tensor:
-        """(B, dof): the best solution of each goal."""
-        return self.q[:, 0]
-
-    def __len__(self) -> int:
-        return self.q.shape[0]
-
-
-def sort_best_first(q, pos, rot, success, within, pos_tol, rot_tol) -> IKResult:
-    """Order each goal's solutions: successful first, then within limits, then by pos/pos_tol + rot/rot_tol."""
-    order = torch.argsort(pos / pos_tol + rot / rot_tol, dim=-1, stable=True)
-    for key in (within, success):  # stable sorts: the last key applied is the primary one
-        k = torch.gather((~key).to(torch.int8), 1, order)
-        order = torch.gather(order, 1, torch.argsort(k, dim=-1, stable=True))
-    take = lambda t: torch.gather(t, 1, order if t.ndim == 2 else order[..., None].expand_as(t))  # noqa: E731
-    return IKResult(q=take(q), pos_err=take(pos), rot_err=take(rot), success=take(success), within_limits=take(within))
+__all__ = ["GGIK", "IKResult", "PathResult", "SolveConfig", "PRETRAINED_CHECKPOINT", "sort_best_first"]
 
 
 class GGIK:
@@ -73,7 +44,7 @@ class GGIK:
         dg: :class:`DGConfig`, the budget of ``refine="dg"`` (distance-geometric projection of the samples).
     """
 
-    REFINE_METHODS = (None, "lm", "slsqp", "dg", "dg+lm")  #: what ``solve(refine=...)`` takes
+    REFINE_METHODS = REFINE_METHODS  #: what ``SolveConfig.refine`` takes
 
     def __init__(self, model: GGIKModel, checkpoint: dict | None = None, device: str | torch.device = "cpu",
                  tolerances: RefineConfig | None = None, dg: DGConfig | None = None) -> None:
@@ -112,42 +83,63 @@ class GGIK:
             self._graphs[robot] = RobotGraph.from_robot(robot)  # GraphError for chains the graph cannot take
         return self._graphs[robot]
 
-    def solve(
-        self,
-        robot: Robot,
-        T_goal: torch.Tensor,
-        num_samples: int = 32,
-        refine: str | None = None,
-        generator: torch.Generator | None = None,
-        pos_tol: float | None = None,
-        rot_tol: float | None = None,
-        goal: str = "pose",
-    ) -> IKResult:
+    def solve(self, robot: Robot, T_goal: Any, config: SolveConfig | None = None, *legacy: Any,
+              generator: torch.Generator | None = None, goal: str = "pose", **deprecated: Any) -> IKResult:
         """IK solutions for goals ``T_goal`` (4, 4) or (B, 4, 4): EE poses in ``robot``'s base-link frame.
 
-        ``refine``: None (raw model samples), "lm" (batched Levenberg-Marquardt in joint space from every
-        sample), "slsqp" (scipy SLSQP from every sample, slower), "dg" (every sampled point set projected
-        onto the problem's known distances by Gauss-Newton, :mod:`ggik.ik.dg_refine`, then angle recovery) or
-        "dg+lm" (LM from the "dg" result). All goals and samples go through the model in one batched pass.
-        ``pos_tol`` [m] and ``rot_tol`` [rad]: the success tolerances of this call (default the solver's, 1 mm and
-        0.01 rad); LM refines until they are met. Returns an :class:`IKResult` with B = number of goals,
-        S = ``num_samples``.
+        ``config``: :class:`SolveConfig` (default ``SolveConfig()``: 32 raw model samples per goal, the solver's
+        tolerances). Its ``strategy``: ``"samples"`` (every model sample, refined by ``refine``: None, "lm" (batched
+        Levenberg-Marquardt from every sample), "slsqp" (scipy, slower), "dg" (the sampled point sets projected onto
+        the problem's known distances, :mod:`ggik.ik.dg_refine`, then angle recovery) or "dg+lm" (LM from the "dg"
+        result)), ``"model-first"`` (LM from the samples, random restarts only for the goals they leave unsolved) or
+        ``"random"`` (LM from random starts; the model is not used). All goals and samples go through the model in
+        one batched pass. ``pos_tol`` [m] and ``rot_tol`` [rad]: the success tolerances of this call (default the
+        solver's, 1 mm and 0.01 rad); LM refines until they are met. ``generator``: every random draw (sampling
+        noise, then random starts). Returns an :class:`IKResult`, sorted best first, with B = number of goals and
+        S = ``samples`` (``random_starts`` for the strategy "random").
 
         ``goal``: the goal kind (:mod:`ggik.graph.goal_kinds`). ``"pose"``: ``T_goal`` as above. ``"position"``:
         positions (3,) or (B, 3), or poses whose rotation is ignored; the model gets p_n only. ``"position+axis"``:
         a pair (position, axis) of (3,) or (B, 3) each, or poses of which only the tool axis (``RobotGraph.tool_axis``,
         the last joint's axis in the EE frame) counts; the roll about it is free. ``rot_err`` is then the angle
-        between the tool axes (0 for ``"position"``). The shipped model was trained on all three kinds (v3 on), but its
-        raw samples are rough starts for every kind (centimetres off, README "Where the model stands"); use ``refine="lm"``
-        for solutions within tolerance.
+        between the tool axes (0 for ``"position"``). The shipped model was trained on all three kinds, but its raw
+        samples are rough starts for every kind (centimetres off); refine (e.g. ``refine="lm"``) for solutions
+        within tolerance.
+
+        The goals are checked once here (:meth:`ggik.RobotGraph.goals`) and passed down checked. The keyword
+        arguments ``num_samples``, ``refine``, ``pos_tol`` and ``rot_tol`` (and positional options after
+        ``T_goal``) are the deprecated form of ``config``: they still work, with a DeprecationWarning.
         """
         if not isinstance(robot, Robot):
             raise TypeError(f"robot must be a ggik.Robot, got {type(robot).__name__}")
-        if refine not in self.REFINE_METHODS:
-            raise ValueError(f"refine must be one of {self.REFINE_METHODS}, got {refine!r}")
-        if int(num_samples) != num_samples or num_samples < 1:
-            raise ValueError(f"num_samples must be a positive integer, got {num_samples!r}")
+        config, generator, goal = solve_arguments(config, legacy, deprecated, generator, goal)
+        if not isinstance(config, SolveConfig):
+            raise TypeError(f"config must be a ggik.SolveConfig, got {type(config).__name__}")
+        if config.time_limit is not None:
+            raise ValueError("SolveConfig.time_limit applies to solve_path (an anytime search); solve is one batched "
+                             "pass and takes none")
+        cfg = self._refine_config(config)
+        if config.strategy == "random":  # no model, no graph: any chain LM can move
+            T, kind = self._checked_goals(robot, T_goal, goal, None)
+            starts = DEFAULT_RANDOM_STARTS if config.random_starts is None else config.random_starts
+            return random_strategy(robot, T, kind, starts, config.method, cfg, generator).result
+        samples = DEFAULT_SAMPLES if config.samples is None else config.samples
+        if samples < 1:
+            raise ValueError(f"SolveConfig.samples must be at least 1 for solve (0, no model, is for solve_path), "
+                             f"got {samples}")
         graph = self._graph(robot)
+        goals = self._checked_goals(robot, T_goal, goal, graph)
+        assert isinstance(goals, Goals)
+        if config.strategy == "samples":
+            return samples_strategy(self.model, graph, goals, samples, config.refine, cfg, self.dg_config, generator)
+        starts = DEFAULT_RANDOM_STARTS if config.random_starts is None else config.random_starts
+        return model_first_strategy(self.model, graph, goals, samples, starts, config.method, cfg, generator,
+                                    generator).result
+
+    @staticmethod
+    def _checked_goals(robot: Robot, T_goal: Any, goal: str, graph: RobotGraph | None) -> Any:
+        """The goals of one call, checked once: :class:`Goals` (B,) float64 with a graph, else (canonical poses
+        (B, 4, 4) float64 in the base-link frame, kind)."""
         if goal == "pose":
             T_goal = torch.as_tensor(T_goal)
             if T_goal.shape == (4, 4):
@@ -155,63 +147,49 @@ class GGIK:
             if T_goal.ndim != 3 or T_goal.shape[-2:] != (4, 4):
                 raise ValueError(f"T_goal must have shape (4, 4) or (B, 4, 4), got {tuple(T_goal.shape)}")
             T_goal = T_goal.to(torch.float64)
-        goals = graph.goals(T_goal, goal)  # checked and mapped into the graph frame once
-        if len(goals.shape) == 0:
-            goals = goals[None]
-        if len(goals.shape) != 1:
-            raise ValueError(f"{goal} goals must be one goal or a batch (B, ...), got batch shape {tuple(goals.shape)}")
-        goals = goals.to(torch.float64)
-        raw = sample_joint_angles(self.model, graph, goals, num_samples, generator=generator)
-        q, pos, rot = raw.q, raw.pos_err, raw.rot_err
-        cfg = self._tolerances(pos_tol, rot_tol)
-        if refine in ("dg", "dg+lm"):
-            projected = dg_refine(graph, raw.points, goals, self.dg_config)
-            q, pos, rot = projected.q, projected.pos_err, projected.rot_err
-        if refine in ("lm", "slsqp", "dg+lm"):
-            fn = slsqp_refine if refine == "slsqp" else lm_refine
-            q, info = fn(robot, goals[:, None], q, cfg)
-            pos, rot = info.pos_err, info.rot_err
-        success = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
-        return sort_best_first(q, pos, rot, success, robot.within_limits(q), cfg.pos_tol, cfg.rot_tol)
+        if graph is None:
+            kind = check_goal_kind(goal)
+            T = goal_poses(T_goal, kind, tool_axis(robot))
+            shape = T.shape[:-2]
+        else:
+            goals = graph.goals(T_goal, goal)  # checked and mapped into the graph frame once
+            shape = goals.shape
+        if len(shape) not in (0, 1):
+            raise ValueError(f"{goal} goals must be one goal or a batch (B, ...), got batch shape {tuple(shape)}")
+        if graph is None:
+            return (T[None] if len(shape) == 0 else T).to(torch.float64), kind
+        return (goals[None] if len(shape) == 0 else goals).to(torch.float64)
 
-    def _tolerances(self, pos_tol: float | None, rot_tol: float | None) -> RefineConfig:
-        for name, v in (("pos_tol", pos_tol), ("rot_tol", rot_tol)):
-            if v is not None and not v > 0:
-                raise ValueError(f"{name} must be positive, got {v!r}")
-        return replace(self.config, pos_tol=pos_tol or self.config.pos_tol, rot_tol=rot_tol or self.config.rot_tol)
+    def _refine_config(self, config: SolveConfig) -> RefineConfig:
+        """The solver's :class:`RefineConfig` with the tolerances of ``config`` where it sets them."""
+        tol = config.tolerances(self.config.tolerances)
+        return replace(self.config, pos_tol=tol.pos_tol, rot_tol=tol.rot_tol)
 
-    def solve_path(
-        self,
-        robot: Robot,
-        poses: torch.Tensor,
-        num_samples: int | None = None,
-        q_start: torch.Tensor | None = None,
-        time_limit: float | None = None,
-        pos_tol: float | None = None,
-        rot_tol: float | None = None,
-        config: PathConfig | None = None,
-        generator: torch.Generator | None = None,
-    ) -> PathResult:
+    def solve_path(self, robot: Robot, poses: torch.Tensor, config: SolveConfig | None = None, *legacy: Any,
+                   path: PathConfig | None = None, q_start: torch.Tensor | None = None,
+                   generator: torch.Generator | None = None, **deprecated: Any) -> PathResult:
         """A joint trajectory that follows the EE path ``poses`` (T, 4, 4) (base-link frame), by
-        :func:`ggik.ik.path.solve_path`: start candidates from ``num_samples`` model samples (None: the config's
-        ``samples``, 8 by default; 0: random starts only, no model) and random starts (16 seeds in all), continuation along the path, a dynamic-programming
-        search and LM on the whole trajectory, in rounds until a valid trajectory or ``time_limit`` [s].
+        :func:`ggik.ik.path.solve_path`: start candidates from ``config.samples`` model samples (None: the path
+        config's ``samples``, 8 by default; 0 or the strategy "random": random starts only, no model) and random
+        starts (16 seeds in all), continuation along the path, a dynamic-programming search and LM on the whole
+        trajectory, in rounds until a valid trajectory or ``config.time_limit`` [s] (default 10).
 
         Valid: every waypoint within ``pos_tol`` (default 0.1 mm) and ``rot_tol`` (default 0.1 deg, in rad), every
-        configuration within the joint limits, no joint moving more than 7 deg between waypoints
-        (:class:`ggik.ik.path.PathConfig` holds these and every other option; the arguments override it).
-        ``q_start`` (dof,): the configuration the robot starts from. Returns a :class:`PathResult`.
+        configuration within the joint limits, no joint moving more than 7 deg between waypoints. ``path``:
+        :class:`ggik.ik.path.PathConfig`, every other option of path following (the fields ``config`` sets override
+        it, :meth:`SolveConfig.path_config`). ``q_start`` (dof,): the configuration the robot starts from. The poses
+        are checked once, on entry. Returns a :class:`PathResult`.
+
+        The keyword arguments ``num_samples``, ``time_limit``, ``pos_tol``, ``rot_tol`` and a PathConfig given as
+        ``config`` (and positional options after ``poses``) are the deprecated form: they still work, with a
+        DeprecationWarning.
         """
         if not isinstance(robot, Robot):
             raise TypeError(f"robot must be a ggik.Robot, got {type(robot).__name__}")
-        cfg = config or PathConfig()
-        if num_samples is not None:
-            if int(num_samples) != num_samples or num_samples < 0:
-                raise ValueError(f"num_samples must be a non-negative integer, got {num_samples!r}")
-            cfg = replace(cfg, samples=int(num_samples))
-        for name, v in (("time_limit", time_limit), ("pos_tol", pos_tol), ("rot_tol", rot_tol)):
-            if v is not None:
-                cfg = replace(cfg, **{name: v})
+        config, path, q_start, generator = path_arguments(config, legacy, deprecated, path, q_start, generator)
+        if not isinstance(config, SolveConfig):
+            raise TypeError(f"config must be a ggik.SolveConfig, got {type(config).__name__}")
+        cfg = config.path_config(path)
         use_model = cfg.samples > 0 or cfg.track_samples > 0
         graph = self._graph(robot) if use_model else None
         return solve_path(robot, poses, cfg, self.model if use_model else None, graph, q_start, generator)

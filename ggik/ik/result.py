@@ -1,0 +1,57 @@
+"""What :meth:`ggik.GGIK.solve` returns: :class:`IKResult`, every goal's solutions sorted best first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+__all__ = ["IKResult", "sort_best_first"]
+
+
+@dataclass
+class IKResult:
+    """Solutions for B goals, S per goal, sorted best first per goal.
+
+    Attributes:
+        q: (B, S, dof) joint values [rad].
+        pos_err: (B, S) EE position error [m]; rot_err: (B, S) rotation error [rad].
+        success: (B, S) bool, both errors within the solver's tolerances.
+        within_limits: (B, S) bool, every joint within its limits.
+    """
+
+    q: torch.Tensor
+    pos_err: torch.Tensor
+    rot_err: torch.Tensor
+    success: torch.Tensor
+    within_limits: torch.Tensor
+
+    def best(self) -> torch.Tensor:
+        """(B, dof): the best solution of each goal."""
+        return self.q[:, 0]
+
+    def __len__(self) -> int:
+        return self.q.shape[0]
+
+
+def sort_best_first(
+    q: torch.Tensor,
+    pos: torch.Tensor,
+    rot: torch.Tensor,
+    success: torch.Tensor,
+    within: torch.Tensor,
+    pos_tol: float,
+    rot_tol: float,
+) -> IKResult:
+    """Order each goal's solutions: successful first, then within limits, then by pos/pos_tol + rot/rot_tol.
+
+    ``q`` (B, K, dof), the others (B, K); stable, so equal keys keep their column order."""
+    order = torch.argsort(pos / pos_tol + rot / rot_tol, dim=-1, stable=True)
+    for key in (within, success):  # stable sorts: the last key applied is the primary one
+        k = torch.gather((~key).to(torch.int8), 1, order)
+        order = torch.gather(order, 1, torch.argsort(k, dim=-1, stable=True))
+
+    def take(t: torch.Tensor) -> torch.Tensor:
+        return torch.gather(t, 1, order if t.ndim == 2 else order[..., None].expand_as(t))
+
+    return IKResult(q=take(q), pos_err=take(pos), rot_err=take(rot), success=take(success), within_limits=take(within))

@@ -1,0 +1,138 @@
+"""One configuration of a solve: :class:`SolveConfig`, taken by :meth:`ggik.GGIK.solve`, :meth:`ggik.GGIK.solve_path`
+and the ``ggik solve`` / ``ggik path`` commands.
+
+Strategies of :meth:`ggik.GGIK.solve` (:data:`STRATEGIES`), all returning an :class:`ggik.IKResult` sorted best first:
+
+* ``"samples"`` (default): ``samples`` model samples per goal, each optionally refined (``refine``);
+* ``"model-first"``: LM (or SLSQP) from ``samples`` model samples per goal; only the goals that no refined sample
+  solves within the tolerances *and* the joint limits get ``random_starts`` uniform random starts, refined the same
+  way; each goal keeps its best ``samples`` solutions;
+* ``"random"``: LM (or SLSQP) from ``random_starts`` uniform random starts per goal; the model is not used.
+
+A field left at None takes the default of the call: see :class:`SolveConfig`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, replace
+
+from ggik.ik.path import PathConfig
+from ggik.ik.tolerances import Tolerances, check_tolerance
+
+__all__ = ["SolveConfig", "STRATEGIES", "REFINE_METHODS", "START_REFINERS", "DEFAULT_SAMPLES", "DEFAULT_RANDOM_STARTS"]
+
+STRATEGIES = ("samples", "model-first", "random")  #: what ``SolveConfig.strategy`` takes
+REFINE_METHODS = (None, "lm", "slsqp", "dg", "dg+lm")  #: what ``SolveConfig.refine`` takes
+START_REFINERS = ("lm", "slsqp")  #: the refinements of the strategies "model-first" and "random" (None means "lm")
+DEFAULT_SAMPLES = 32  #: model samples per goal of :meth:`ggik.GGIK.solve` when ``samples`` is None
+DEFAULT_RANDOM_STARTS = 32  #: random starts per goal of "model-first" and "random" when ``random_starts`` is None
+
+
+def _count(value: int | None, name: str, minimum: int) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"SolveConfig.{name} must be an integer >= {minimum}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class SolveConfig:
+    """How to solve: samples, refinement, strategy, tolerances, time limit (None: the call's default).
+
+    Attributes:
+        samples: model samples per goal. None: 32 in :meth:`~ggik.GGIK.solve`, ``PathConfig.samples`` (8) in
+            :meth:`~ggik.GGIK.solve_path`, where 0 means random starts only (no model).
+        refine: local refinement of every start, one of :data:`REFINE_METHODS`: None (raw model samples), "lm"
+            (batched Levenberg-Marquardt), "slsqp" (scipy, slower), "dg" (distance-geometric projection of the
+            sampled point sets), "dg+lm" (LM from the "dg" result). The strategies "model-first" and "random"
+            refine with "lm" (also when None) or "slsqp"; path following always with LM (None or "lm").
+        strategy: one of :data:`STRATEGIES` (module docstring); :meth:`~ggik.GGIK.solve_path` takes "samples"
+            (model samples and random starts) and "random" (random starts only: ``samples`` 0).
+        random_starts: uniform random starts per goal of "random" and of the second stage of "model-first"
+            (None: 32). Paths set their start seeds in :class:`ggik.ik.path.PathConfig` (``starts``).
+        pos_tol: [m] success: the position error below this (None: the solver's tolerances, 1 mm, in ``solve``;
+            0.1 mm in ``solve_path``). LM iterates until it is met.
+        rot_tol: [rad] ... and the rotation error below this (None: 0.01 rad in ``solve``; 0.1 deg in ``solve_path``).
+        time_limit: [s] ``solve_path``: no new round of candidates starts after it (None: ``PathConfig.time_limit``,
+            10 s). ``solve`` is one batched pass and takes none.
+
+    Raises ValueError, naming the field, for a value out of range or a combination that means nothing (e.g.
+    ``samples`` with the strategy "random", which uses no model).
+    """
+
+    samples: int | None = None
+    refine: str | None = None
+    strategy: str = "samples"
+    random_starts: int | None = None
+    pos_tol: float | None = None
+    rot_tol: float | None = None
+    time_limit: float | None = None
+
+    def __post_init__(self) -> None:
+        _count(self.samples, "samples", 0)
+        _count(self.random_starts, "random_starts", 1)
+        if self.refine not in REFINE_METHODS:
+            raise ValueError(f"SolveConfig.refine must be one of {REFINE_METHODS}, got {self.refine!r}")
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"SolveConfig.strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        for name in ("pos_tol", "rot_tol", "time_limit"):
+            if getattr(self, name) is not None:
+                check_tolerance(getattr(self, name), f"SolveConfig.{name}")
+        if self.strategy == "random" and self.samples is not None:
+            raise ValueError(
+                f"SolveConfig: the strategy 'random' samples no model; leave samples unset (got samples={self.samples})"
+            )
+        if self.strategy == "samples" and self.random_starts is not None:
+            raise ValueError(
+                "SolveConfig.random_starts applies to the strategies 'model-first' and 'random', not to 'samples'"
+            )
+        if self.strategy != "samples" and self.refine not in (None, *START_REFINERS):
+            raise ValueError(
+                f"SolveConfig: the strategy {self.strategy!r} refines its starts with one of "
+                f"{START_REFINERS}, got refine={self.refine!r}"
+            )
+
+    @property
+    def method(self) -> str | None:
+        """The refinement that runs: ``refine``, or "lm" for the strategies "model-first" and "random" when None."""
+        return self.refine if self.strategy == "samples" or self.refine is not None else "lm"
+
+    def tolerances(self, default: Tolerances) -> Tolerances:
+        """The success tolerances of a call whose own are ``default`` (``pos_tol``/``rot_tol`` where set)."""
+        return Tolerances(
+            default.pos_tol if self.pos_tol is None else self.pos_tol,
+            default.rot_tol if self.rot_tol is None else self.rot_tol,
+        )
+
+    def path_config(self, base: PathConfig | None = None) -> PathConfig:
+        """The :class:`PathConfig` of a path solve: ``base`` (default ``PathConfig()``) with the fields set here
+        (``samples``, ``pos_tol``, ``rot_tol``, ``time_limit``; the strategy "random": ``samples`` 0). ValueError for
+        what paths do not take: the strategy "model-first", another refinement than LM, ``random_starts``."""
+        if self.strategy == "model-first":
+            raise ValueError(
+                "SolveConfig.strategy 'model-first' is a strategy of GGIK.solve; paths take 'samples' "
+                "(model samples and random starts) or 'random' (random starts only)"
+            )
+        if self.refine not in (None, "lm"):
+            raise ValueError(
+                f"path following refines with LM; SolveConfig.refine must be None or 'lm', got {self.refine!r}"
+            )
+        if self.random_starts is not None:
+            raise ValueError(
+                "SolveConfig.random_starts does not apply to paths; set PathConfig.starts (start seeds per "
+                "start waypoint, model samples included)"
+            )
+        cfg = base or PathConfig()
+        changes = {
+            name: getattr(self, name)
+            for name in ("samples", "pos_tol", "rot_tol", "time_limit")
+            if getattr(self, name) is not None
+        }
+        if self.strategy == "random":
+            if cfg.track_samples:
+                raise ValueError(
+                    f"the strategy 'random' uses no model, but PathConfig.track_samples = {cfg.track_samples}"
+                )
+            changes["samples"] = 0
+        return replace(cfg, **changes)

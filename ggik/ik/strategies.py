@@ -1,0 +1,139 @@
+"""The search strategies of :meth:`ggik.GGIK.solve` (:mod:`ggik.ik.solve_config`): model samples, model first with
+random restarts where they fail, and random starts alone.
+
+Each takes goals its caller checked once (:class:`ggik.graph.Goals`, or canonical goal poses and their kind for the
+strategy without a model) and validates nothing again. Each returns an :class:`~ggik.ik.result.IKResult` sorted best
+first (:func:`~ggik.ik.result.sort_best_first`); the two with restarts also report per goal the refinement
+iterations and whether the model's samples alone solved it (:class:`StrategyOutcome`, what
+:mod:`ggik.ik.cascade` reads).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ggik.graph import Goals, RobotGraph
+from ggik.graph.goal_kinds import tool_axis
+from ggik.ik.dg_refine import DGConfig, dg_refine
+from ggik.ik.refine import RefineConfig, RefineInfo, lm_refine_checked, slsqp_refine_checked
+from ggik.ik.result import IKResult, sort_best_first
+from ggik.ik.sampling import sample_joint_angles
+from ggik.kinematics import Robot
+from ggik.nn.cvae import GGIKModel
+
+__all__ = ["StrategyOutcome", "refine_starts", "samples_strategy", "random_strategy", "model_first_strategy"]
+
+
+@dataclass
+class StrategyOutcome:
+    """The result of a strategy with restarts, and per goal (B goals):
+
+    Attributes:
+        result: the :class:`IKResult`, sorted best first.
+        iterations: (B,) float64, refinement iterations summed over the goal's starts and stages.
+        first_stage: (B,) bool, a refined model sample solved the goal within the tolerances and the joint limits
+            (all False for random starts alone).
+    """
+
+    result: IKResult
+    iterations: torch.Tensor
+    first_stage: torch.Tensor
+
+
+def refine_starts(
+    robot: Robot, T: torch.Tensor, kind: str, q0: torch.Tensor, method: str | None, cfg: RefineConfig
+) -> tuple[torch.Tensor, RefineInfo]:
+    """Refine starts ``q0`` (B, K, dof) towards the checked canonical goals ``T`` (B, 4, 4) of ``kind``: SLSQP for
+    ``method`` "slsqp", LM otherwise (:func:`~ggik.ik.refine.lm_refine_checked`)."""
+    fn = slsqp_refine_checked if method == "slsqp" else lm_refine_checked
+    return fn(robot, T[:, None], q0, cfg, kind, tool_axis(robot))
+
+
+def _ranked(robot: Robot, q: torch.Tensor, pos: torch.Tensor, rot: torch.Tensor, cfg: RefineConfig) -> IKResult:
+    return sort_best_first(q, pos, rot, cfg.tolerances.met(pos, rot), robot.within_limits(q), cfg.pos_tol, cfg.rot_tol)
+
+
+def samples_strategy(
+    model: GGIKModel,
+    graph: RobotGraph,
+    goals: Goals,
+    samples: int,
+    refine: str | None,
+    cfg: RefineConfig,
+    dg: DGConfig,
+    generator: torch.Generator | None = None,
+) -> IKResult:
+    """``samples`` model samples per goal (B goals, one batched pass), refined by ``refine`` (None, "lm", "slsqp",
+    "dg", "dg+lm"); ``cfg``: the tolerances and LM/SLSQP budgets, ``dg``: the budget of "dg". IKResult (B, samples)."""
+    robot = graph.robot
+    raw = sample_joint_angles(model, graph, goals, samples, generator=generator)
+    q, pos, rot = raw.q, raw.pos_err, raw.rot_err
+    if refine in ("dg", "dg+lm"):
+        projected = dg_refine(graph, raw.points, goals, dg)
+        q, pos, rot = projected.q, projected.pos_err, projected.rot_err
+    if refine in ("lm", "slsqp", "dg+lm"):
+        q, info = refine_starts(robot, goals.in_base, goals.kind, q, refine, cfg)
+        pos, rot = info.pos_err, info.rot_err
+    return _ranked(robot, q, pos, rot, cfg)
+
+
+def random_strategy(
+    robot: Robot,
+    T: torch.Tensor,
+    kind: str,
+    random_starts: int,
+    method: str | None,
+    cfg: RefineConfig,
+    generator: torch.Generator | None = None,
+) -> StrategyOutcome:
+    """``random_starts`` uniform random configurations per goal (``robot.sample_q``, drawn for all B goals at once,
+    goal-major), refined towards the checked canonical goals ``T`` (B, 4, 4) of ``kind`` by ``method`` ("lm" or
+    "slsqp"). No model. IKResult (B, random_starts)."""
+    B = T.shape[0]
+    q0 = robot.sample_q(B * random_starts, generator).view(B, random_starts, robot.dof)
+    q, info = refine_starts(robot, T, kind, q0, method, cfg)
+    return StrategyOutcome(
+        result=_ranked(robot, q, info.pos_err, info.rot_err, cfg),
+        iterations=info.iterations.to(torch.float64).sum(-1),
+        first_stage=torch.zeros(B, dtype=torch.bool),
+    )
+
+
+def model_first_strategy(
+    model: GGIKModel,
+    graph: RobotGraph,
+    goals: Goals,
+    samples: int,
+    random_starts: int,
+    method: str | None,
+    cfg: RefineConfig,
+    generator: torch.Generator | None = None,
+    start_generator: torch.Generator | None = None,
+) -> StrategyOutcome:
+    """Refine ``samples`` model samples per goal (B goals; ``method`` "lm" or "slsqp"); the goals that none of them
+    solves within the tolerances and the joint limits get ``random_starts`` random starts, refined the same way.
+    Each goal keeps its best ``samples`` solutions: IKResult (B, samples).
+
+    ``generator`` draws the model's sampling noise, ``start_generator`` the random starts (for the unsolved goals
+    only, in goal order, after the model's noise when both are the same generator)."""
+    robot = graph.robot
+    raw = sample_joint_angles(model, graph, goals, samples, generator=generator)
+    q, info = refine_starts(robot, goals.in_base, goals.kind, raw.q, method, cfg)
+    result = _ranked(robot, q, info.pos_err, info.rot_err, cfg)
+    iterations = info.iterations.to(torch.float64).sum(-1)
+    first_stage = (result.success & result.within_limits)[:, 0]  # the best is strict-valid if any is
+    todo = (~first_stage).nonzero()[:, 0]
+    if todo.numel():
+        q0 = robot.sample_q(todo.numel() * random_starts, start_generator).view(todo.numel(), random_starts, robot.dof)
+        q2, info2 = refine_starts(robot, goals.in_base[todo], goals.kind, q0, method, cfg)
+        iterations[todo] = iterations[todo] + info2.iterations.to(torch.float64).sum(-1)
+
+        def both(name: str, new: torch.Tensor) -> torch.Tensor:
+            return torch.cat([getattr(result, name)[todo], new], 1)
+
+        merged = _ranked(robot, both("q", q2), both("pos_err", info2.pos_err), both("rot_err", info2.rot_err), cfg)
+        for name in ("q", "pos_err", "rot_err", "success", "within_limits"):
+            getattr(result, name)[todo] = getattr(merged, name)[:, :samples]
+    return StrategyOutcome(result=result, iterations=iterations, first_stage=first_stage)
