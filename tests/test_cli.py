@@ -125,10 +125,9 @@ def test_demo_counts_a_zero_weight_robot_as_unseen(tmp_path, capsys, monkeypatch
     assert "panda (7 DOF, NOT among this model's training robots)" in out and "ur10 (6 DOF, a training robot)" in out
 
 
-@pytest.mark.parametrize("extra, message", [(["--goals", "0"], "must be at least 1"), (["--out", "x.jpg"], "must end in .png")])
-def test_demo_bad_options(extra, message, capsys):
-    assert main(["demo"] + extra) == 2
-    assert message in capsys.readouterr().err
+def test_demo_bad_options(capsys):
+    assert main(["demo", "--out", "x.jpg"]) == 2
+    assert "must end in .png" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------- the robot resolver
@@ -237,7 +236,7 @@ def test_data_make_with_the_ee_of_a_two_branch_urdf(two_arms, tmp_path, capsys):
 
 def test_solve_urdf_with_ee_and_shipped_robot_with_links(tiny_ckpt, two_arms, capsys):
     pose = ["0.3", "0.2", "0.5", "1", "0", "0", "0"]
-    assert main(["solve", "--urdf", two_arms, "--ee", "left_tool", "--pose", *pose, "-n", "2", "--ckpt", tiny_ckpt]) == 0
+    assert main(["solve", "--urdf", two_arms, "--ee", "left_tool", "--pose", *pose, "-s", "2", "--ckpt", tiny_ckpt]) == 0
     assert capsys.readouterr().out.startswith("two_arms: 2 solutions (raw model samples), best first")
     assert main(["solve", "--robot", "panda", "--ee", "panda_link8", "--pose", *pose, "--ckpt", tiny_ckpt]) == 2
     assert "is a shipped robot with a fixed chain" in capsys.readouterr().err
@@ -277,3 +276,135 @@ def test_demo_library_returns_what_the_cli_prints(tmp_path, capsys, monkeypatch)
     panels = figure_panels(cases)
     assert [p.title.split(":")[0] for p in panels] == ["panda", "ur10", "random7_seed7010 (unseen)"] * 2
     assert all(p.q.ndim == 2 and 1 <= p.q.shape[0] <= 8 and p.T_goal.shape == (4, 4) for p in panels)
+
+
+# ---------------------------------------------------------------------------------------------- one vocabulary
+#: every command with counts of goals and samples: -n is the goals, -s the samples (with the long names beside)
+VOCABULARY = {
+    ("data", "make"): {"-n": "n"},
+    ("demo",): {"-n": "goals", "-s": "samples"},
+    ("eval", "accuracy"): {"-n": "n", "-s": "samples"},
+    ("eval", "seeding"): {"-n": "n", "-s": "samples"},
+    ("eval", "limits"): {"-n": "n", "-s": "samples"},
+    ("eval", "generalisation"): {"-n": "n", "-s": "samples"},
+    ("eval", "goals"): {"-n": "n", "-s": "samples"},
+    ("eval", "paths"): {"-s": "samples"},
+    ("solve",): {"-s": "samples"},
+    ("path",): {"-s": "samples"},
+}
+
+
+def _subparser(words: tuple[str, ...]):
+    from ggik.cli import build_parser
+
+    parser = build_parser()
+    for word in words:
+        action = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+        parser = action.choices[word]
+    return parser
+
+
+@pytest.mark.parametrize("words", list(VOCABULARY), ids=lambda w: " ".join(w))
+def test_n_counts_goals_and_s_samples_in_every_command(words):
+    parser = _subparser(words)
+    options = {o: a for a in parser._actions for o in a.option_strings}
+    for flag, dest in VOCABULARY[words].items():
+        action = options[flag]
+        assert action.dest == dest
+        long = {"-n": "--goals", "-s": "--samples"}[flag]
+        assert long in action.option_strings, f"{' '.join(words)} {flag}: no {long}"
+    if "-n" not in VOCABULARY[words] and "-n" in options:  # the old spelling of -s: kept, marked deprecated
+        assert options["-n"].dest == "samples" and "deprecated" in options["-n"].help
+    if "-s" in VOCABULARY[words]:
+        assert re.search(r"-s (S|SAMPLES), --samples (S|SAMPLES)", parser.format_help())
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["demo", "--threads", "-1"], r"argument --threads: must be an integer >= 0, got -1"),
+        (["demo", "-n", "0"], r"argument -n/--goals: must be a positive integer, got 0"),
+        (["demo", "-s", "-2"], r"argument -s/--samples: must be a positive integer, got -2"),
+        (["demo", "--show", "x"], r"argument --show: expected an integer, got 'x'"),
+        (["data", "make", "-n", "0", "-o", "x.pt"], r"argument -n/--goals: must be a positive integer, got 0"),
+        (["data", "make", "--random", "0", "-o", "x.pt"], r"argument --random: must be a positive integer, got 0"),
+        (["eval", "accuracy", "-n", "0"], r"argument -n/--goals: must be a positive integer, got 0"),
+        (["eval", "seeding", "--random-starts", "0"], r"argument --random-starts: must be a positive integer"),
+        (["eval", "limits", "--threads", "-3"], r"argument --threads: must be an integer >= 0, got -3"),
+        (["eval", "generalisation", "--scales", "0.1", "-0.2"],
+         r"argument --scales: must be a positive number, got -0.2"),
+        (["eval", "goals", "-s", "0"], r"argument -s/--samples: must be a positive integer, got 0"),
+        (["eval", "paths", "--chains", "0"], r"argument --chains: must be a positive integer, got 0"),
+        (["eval", "paths", "--time-limit", "nan"], r"argument --time-limit: must be a positive number, got nan"),
+        (["solve", "--robot", "panda", "--position", "0.4", "0", "0.5", "-s", "0"],
+         r"argument -s/--samples: must be a positive integer, got 0"),
+        (["solve", "--robot", "panda", "--position", "0.4", "0", "0.5", "--pos-tol", "0"],
+         r"argument --pos-tol: must be a positive number, got 0"),
+        (["solve", "--robot", "panda", "--position", "0.4", "0", "0.5", "--strategy", "cascade"],
+         r"argument --strategy: invalid choice: 'cascade'"),
+        (["train", "--max-minutes", "0"], r"argument --max-minutes: must be a positive number, got 0"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else None,
+)
+def test_bad_values_are_argparse_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err), err
+
+
+def test_argument_types():
+    import argparse
+
+    from ggik.cli.arguments import non_negative_int, positive_float, positive_int
+
+    assert positive_int("3") == 3 and non_negative_int("0") == 0 and positive_float("1e-4") == 1e-4
+    for fn, text in ((positive_int, "0"), (positive_int, "1.5"), (non_negative_int, "-1"), (positive_float, "0"),
+                     (positive_float, "inf"), (positive_float, "-0.1"), (positive_float, "x")):
+        with pytest.raises(argparse.ArgumentTypeError):
+            fn(text)
+
+
+def test_solve_old_n_is_samples_with_a_warning(tiny_ckpt, capsys):
+    """ggik solve -n (samples before -n meant goals everywhere) works for one release, with a warning."""
+    argv = ["solve", "--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "0", "0", "--ckpt", tiny_ckpt,
+            "--json"]
+    assert main([*argv, "-s", "3"]) == 0
+    new = capsys.readouterr()
+    with pytest.warns(DeprecationWarning, match=r"ggik solve -n is deprecated .* use -s/--samples"):
+        assert main([*argv, "-n", "3"]) == 0
+    old = capsys.readouterr()
+    assert json.loads(old.out) == json.loads(new.out) and len(json.loads(new.out)["solutions"]) == 3
+    assert old.err.startswith("ggik: warning: ggik solve -n is deprecated") and new.err == ""
+
+
+@pytest.mark.parametrize("strategy, count", [("model-first", 2), ("random", 5)])
+def test_solve_strategies_from_the_command_line(tiny_ckpt, capsys, strategy, count):
+    from ggik import GGIK, Robot, SolveConfig
+    from ggik.kinematics.geometry import make_transform, quat_to_matrix
+
+    options = ["-s", "2", "--random-starts", "3"] if strategy == "model-first" else ["--random-starts", "5"]
+    assert main(["solve", "--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "0", "0", "--ckpt", tiny_ckpt,
+                 "--strategy", strategy, "--pos-tol", "0.002", "--json", *options]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["strategy"] == strategy and out["refine"] == "lm" and len(out["solutions"]) == count
+    import torch
+
+    T = make_transform(quat_to_matrix(torch.tensor([0.0, 1.0, 0.0, 0.0], dtype=torch.float64)),
+                       torch.tensor([0.4, 0.1, 0.5], dtype=torch.float64))
+    cfg = (SolveConfig(samples=2, strategy=strategy, random_starts=3, pos_tol=0.002) if strategy == "model-first"
+           else SolveConfig(strategy=strategy, random_starts=5, pos_tol=0.002))
+    expected = GGIK.load(tiny_ckpt).solve(Robot.from_name("panda"), T, cfg, generator=torch.Generator().manual_seed(0))
+    assert [r["q"] for r in out["solutions"]] == [[round(v, 6) for v in q] for q in expected.q[0].tolist()]
+
+
+def test_eval_paths_old_n_is_samples_with_a_warning(capsys):
+    parser = _subparser(("eval", "paths"))
+    with pytest.warns(DeprecationWarning, match="ggik eval paths -n is deprecated"):
+        from ggik.cli.arguments import deprecation_notes, warn_deprecated
+
+        args = parser.parse_args(["-n", "3"])
+        assert args.samples == 3
+        warn_deprecated(deprecation_notes(args), sys.stderr)
+    assert parser.parse_args(["-s", "3"]).samples == 3

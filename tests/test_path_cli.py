@@ -87,7 +87,7 @@ def test_cli_path_round_trip_without_a_model(tmp_path, capsys):
     _, poses = smooth_poses(robot, 40, seed=1)
     write_path_csv(tmp_path / "path.csv", poses)
     out = tmp_path / "traj.csv"
-    code = main(["path", "--robot", "ur10", "--path", str(tmp_path / "path.csv"), "--out", str(out), "-n", "0",
+    code = main(["path", "--robot", "ur10", "--path", str(tmp_path / "path.csv"), "--out", str(out), "-s", "0",
                  "--time-limit", "10"])
     text = capsys.readouterr().out
     assert code == 0, text
@@ -103,7 +103,7 @@ def test_cli_path_with_a_model_start_configuration_and_json(tmp_path, capsys, ti
     robot = Robot.from_name("panda")
     q_true, poses = smooth_poses(robot, 30, seed=2)
     write_path_csv(tmp_path / "path.csv", poses)
-    code = main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-n", "4", "--ckpt", tiny_ckpt,
+    code = main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-s", "4", "--ckpt", tiny_ckpt,
                  "--start", *[str(v) for v in q_true[0].tolist()], "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["valid"] and out["waypoints"] == 30 and out["unreached"] == []
@@ -116,7 +116,7 @@ def test_cli_path_names_unreachable_waypoints(tmp_path, capsys):
     _, poses = smooth_poses(robot, 20, seed=3)
     poses[[5, 6, 7], 2, 3] += 4.0  # 4 m up: out of reach
     write_path_csv(tmp_path / "path.csv", poses)
-    code = main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-n", "0", "--time-limit", "0.5",
+    code = main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-s", "0", "--time-limit", "0.5",
                  "--out", str(tmp_path / "t.csv")])
     text = capsys.readouterr().out
     assert code == 1
@@ -124,24 +124,47 @@ def test_cli_path_names_unreachable_waypoints(tmp_path, capsys):
     assert read_trajectory_csv(tmp_path / "t.csv").shape == (20, 7)  # the best trajectory is written anyway
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--start", "0.1"], r"--start needs 7 joint values"),
-    (["--time-limit", "0"], r"--time-limit must be positive"),
-    (["-n", "-1"], r"--samples must be >= 0"),
-])
-def test_cli_path_bad_options(tmp_path, capsys, args, message):
+def test_cli_path_bad_options(tmp_path, capsys):
     robot = Robot.from_name("panda")
     write_path_csv(tmp_path / "path.csv", smooth_poses(robot, 3)[1])
-    assert main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-n", "0", *args]) == 2
+    assert main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-s", "0", "--start", "0.1"]) == 2
+    assert re.search(r"--start needs 7 joint values", capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--time-limit", "0"], r"argument --time-limit: must be a positive number, got 0"),
+    (["--time-limit", "inf"], r"argument --time-limit: must be a positive number, got inf"),
+    (["-s", "-1"], r"argument -s/--samples: must be an integer >= 0, got -1"),
+    (["-s", "two"], r"argument -s/--samples: expected an integer, got 'two'"),
+    (["--pos-tol=-1e-4"], r"argument --pos-tol: must be a positive number, got -1e-4"),
+])
+def test_cli_path_bad_values_are_argparse_errors(tmp_path, capsys, args, message):
+    with pytest.raises(SystemExit) as exit_:
+        main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), *args])
+    assert exit_.value.code == 2
     assert re.search(message, capsys.readouterr().err)
+
+
+def test_cli_path_old_n_is_samples_with_a_warning(tmp_path, capsys):
+    """-n (the old spelling of --samples) works for one release: same trajectory, a warning on stderr."""
+    robot = Robot.from_name("ur10")
+    write_path_csv(tmp_path / "path.csv", smooth_poses(robot, 10, seed=5)[1])
+    args = ["path", "--robot", "ur10", "--path", str(tmp_path / "path.csv"), "--json"]
+    assert main([*args, "-s", "0"]) == 0
+    new = capsys.readouterr()
+    with pytest.warns(DeprecationWarning, match=r"ggik path -n is deprecated .* use -s/--samples"):
+        assert main([*args, "-n", "0"]) == 0
+    old = capsys.readouterr()
+    assert json.loads(old.out)["q"] == json.loads(new.out)["q"]
+    assert "ggik: warning: ggik path -n is deprecated" in old.err and new.err == ""
 
 
 def test_cli_path_malformed_file_exits_2(tmp_path, capsys):
     (tmp_path / "bad.csv").write_text("0.1,0.2,0.3,1,0,0\n")
-    assert main(["path", "--robot", "panda", "--path", str(tmp_path / "bad.csv"), "-n", "0"]) == 2
+    assert main(["path", "--robot", "panda", "--path", str(tmp_path / "bad.csv"), "-s", "0"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ggik: error: ") and "bad.csv, line 1: expected 7 columns" in err
-    assert main(["path", "--robot", "panda", "--path", str(tmp_path / "none.csv"), "-n", "0"]) == 2
+    assert main(["path", "--robot", "panda", "--path", str(tmp_path / "none.csv"), "-s", "0"]) == 2
     assert "path file not found" in capsys.readouterr().err
 
 
@@ -213,7 +236,7 @@ def test_cli_path_json_is_strict_json_when_invalid(tmp_path, capsys):
     _, poses = smooth_poses(robot, 8, seed=5)
     poses[3, 2, 3] += 4.0
     write_path_csv(tmp_path / "path.csv", poses)
-    code = main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-n", "0", "--time-limit", "0.5", "--json"])
+    code = main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-s", "0", "--time-limit", "0.5", "--json"])
 
     def no_constants(name):
         raise AssertionError(f"not JSON: {name}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ggik.cli.arguments import deprecation_notes, warn_deprecated
 from ggik.cli.data import add_data_parser
 from ggik.cli.demo import add_demo_parser
 from ggik.cli.evaluate import add_eval_parser
@@ -36,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one ``ggik`` command (``argv`` default ``sys.argv[1:]``); GGIKError and FileNotFoundError become
     ``ggik: error: ...`` on stderr and exit status 2."""
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(argv)  # bad values: an argparse error naming the option, exit status 2
+    warn_deprecated(deprecation_notes(args), sys.stderr)  # old spellings of options, e.g. -n for samples
     args.argv = list(sys.argv[1:] if argv is None else argv)  # recorded in result files
     try:
         return args.func(args)

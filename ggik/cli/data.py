@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from ggik.cli.arguments import positive_int
 from ggik.cli.robots import add_chain_args, resolve_robots
 from ggik.errors import GGIKError
 
@@ -44,8 +45,8 @@ def add_data_parser(sub: Any) -> None:
     p = data.add_parser("make", help="write a seeded problem set (goal poses with known solutions)")
     p.add_argument("--robots", nargs="*", help="URDF files or shipped robot names")
     add_chain_args(p, of="every URDF file among --robots")
-    p.add_argument("--random", nargs="*", type=int, help="DOFs of random robots to add")
-    p.add_argument("-n", type=int, default=200, help="problems per robot")
+    p.add_argument("--random", nargs="*", type=positive_int, metavar="DOF", help="DOFs of random robots to add")
+    p.add_argument("-n", "--goals", dest="n", type=positive_int, default=200, help="problems (goals) per robot")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(func=cmd_data_make)

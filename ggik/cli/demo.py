@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from ggik.checkpoint import PRETRAINED_CHECKPOINT
+from ggik.cli.arguments import add_threads_arg, positive_int, set_threads
 from ggik.errors import GGIKError
 from ggik.evaluation.demo import DemoCase, figure_panels, run_demo
 from ggik.ik.solver import GGIK
@@ -44,12 +45,9 @@ def print_case(case: DemoCase) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    if args.goals < 1 or args.samples < 1 or args.show < 1:
-        raise GGIKError(f"--goals, --samples and --show must be at least 1, got {args.goals}, {args.samples}, {args.show}")
     if not args.out.lower().endswith(".png"):
         raise GGIKError(f"--out: the figure is written as PNG, the path must end in .png, got {args.out!r}")
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     t_start = time.perf_counter()
     solver = GGIK.pretrained()
     ck, tol = solver.checkpoint, solver.config
@@ -80,10 +78,9 @@ def add_demo_parser(sub: Any) -> None:
     """``ggik demo`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
     p = sub.add_parser("demo", help="solve a few goals with the shipped model: two training robots and an unseen random one")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--goals", type=int, default=3, help="goals per robot")
-    p.add_argument("--samples", type=int, default=32, help="samples per goal")
-    p.add_argument("--show", type=int, default=3, help="distinct solutions listed per goal")
+    p.add_argument("-n", "--goals", type=positive_int, default=3, help="goals per robot")
+    p.add_argument("-s", "--samples", type=positive_int, default=32, help="samples per goal")
+    p.add_argument("--show", type=positive_int, default=3, help="distinct solutions listed per goal")
     p.add_argument("--out", default="runs/demo/solutions.png", help="figure (PNG; needs matplotlib)")
-    p.add_argument("--threads", type=int, default=1,
-                   help="torch CPU threads (0 = torch's default); batches this small run fastest on one, above all on a busy machine")
+    add_threads_arg(p, default=1, note="; batches this small run fastest on one, above all on a busy machine")
     p.set_defaults(func=cmd_demo)

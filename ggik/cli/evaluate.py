@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import shlex
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-import torch
-
+from ggik.cli.arguments import add_threads_arg, non_negative_int, positive_float, positive_int, set_threads
 from ggik.cli.path import add_eval_paths_parser
 from ggik.cli.robots import add_chain_args, resolve_robots
 from ggik.graph.goal_kinds import GOAL_KINDS, check_goal_kind
@@ -20,6 +20,7 @@ URDF_FILES = "every URDF file among --robots"  #: what --base/--ee apply to in t
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from ggik.evaluation.report import Table
     from ggik.evaluation.tables import EvalConfig, accuracy_table, limits_table, seeding_table
     from ggik.ik.solver import GGIK
 
@@ -27,9 +28,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     robots = resolve_robots(args.robots or available_robots(), args.base, args.ee)
     cfg = EvalConfig(problems=args.n, samples=args.samples, seed=args.seed, slsqp_problems=args.slsqp_goals,
                      mmd_problems=min(args.mmd_goals, args.n), random_starts=getattr(args, "random_starts", None))
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    make = {"accuracy": accuracy_table, "seeding": seeding_table, "limits": limits_table}[args.action]
+    set_threads(args.threads)
+    tables: dict[str, Callable[..., Table]] = {"accuracy": accuracy_table, "seeding": seeding_table,
+                                               "limits": limits_table}
+    make = tables[args.action]
     extra = {"figures_dir": args.out_dir} if args.action == "accuracy" else {}
     table = make(solver.model, robots, cfg, progress=not args.no_progress, **extra)
     md, csv = table.write(Path(args.out_dir) / args.action, command="ggik " + shlex.join(args.argv), seed=args.seed)
@@ -48,8 +50,7 @@ def cmd_eval_generalisation(args: argparse.Namespace) -> int:
     training = training_set(solver.checkpoint)
     named = args.robots is not None or args.base or args.ee  # --base/--ee without --robots names no URDF: an error
     robots = resolve_robots(args.robots or [], args.base, args.ee) if named else None
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     cfg = EvalConfig(problems=args.n, samples=args.samples, seed=args.seed)
     table = generalisation_table(solver.model, training, cfg, robots=robots, dofs=args.dofs, scales=args.scales,
                                  family_size=args.family_size, progress=not args.no_progress)
@@ -76,8 +77,7 @@ def cmd_eval_goals(args: argparse.Namespace) -> int:
         check_goal_kind(kind)  # a bad name fails before the model is loaded
     solver = GGIK.load_or_pretrained(args.ckpt)
     robots = resolve_robots(args.robots or available_robots(), args.base, args.ee)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     rows = goal_kind_rows(solver.model, robots, kinds=args.kinds, problems=args.n, samples=args.samples, seed=args.seed,
                           iknet_samples=args.iknet_samples, refine=solver.config, progress=not args.no_progress)
     model = f"`{args.ckpt}`" if args.ckpt else "the shipped model (`ggik/weights/ggik_default.pt`)"
@@ -99,16 +99,17 @@ def add_eval_parser(sub: Any) -> None:
         p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
         p.add_argument("--robots", nargs="*", help="shipped robot names or URDF files (default: all shipped robots)")
         add_chain_args(p, of=URDF_FILES)
-        p.add_argument("-n", type=int, default=2000, help="goals per robot")
-        p.add_argument("-s", "--samples", type=int, default=32, help="samples (and random starts) per goal")
+        p.add_argument("-n", "--goals", dest="n", type=positive_int, default=2000, help="goals per robot")
+        p.add_argument("-s", "--samples", type=positive_int, default=32, help="samples (and random starts) per goal")
         p.add_argument("--seed", type=int, default=0)
-        p.add_argument("--slsqp-goals", type=int, default=50, help="goals per robot given to SLSQP (slow)")
-        p.add_argument("--mmd-goals", type=int, default=200, help="goals per robot used for the MMD diversity score")
+        p.add_argument("--slsqp-goals", type=non_negative_int, default=50, help="goals per robot given to SLSQP (slow)")
+        p.add_argument("--mmd-goals", type=positive_int, default=200,
+                       help="goals per robot used for the MMD diversity score")
         if name == "seeding":
-            p.add_argument("--random-starts", type=int, default=None, metavar="R",
+            p.add_argument("--random-starts", type=positive_int, default=None, metavar="R",
                            help="random starts per goal (default: -s, as many as model samples); e.g. -s 4 "
                                 "--random-starts 32 compares 4 model seeds with 32 random starts in one run")
-        p.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+        add_threads_arg(p)
         p.add_argument("--out-dir", default="eval/results")
         p.add_argument("--no-progress", action="store_true")
         p.set_defaults(func=cmd_eval)
@@ -118,15 +119,16 @@ def add_eval_parser(sub: Any) -> None:
     p.add_argument("--robots", nargs="*", help="unseen robots: shipped names or URDF files (default: every urdfs/ robot "
                    "not in the training set; none if given without names)")
     add_chain_args(p, of=URDF_FILES)
-    p.add_argument("--dofs", nargs="*", type=int, default=[6, 7, 8], help="one family of random DH robots per DOF")
-    p.add_argument("--scales", nargs="*", type=float, default=[0.1, 0.2, 0.4],
+    p.add_argument("--dofs", nargs="*", type=positive_int, default=[6, 7, 8],
+                   help="one family of random DH robots per DOF")
+    p.add_argument("--scales", nargs="*", type=positive_float, default=[0.1, 0.2, 0.4],
                    help="one family of randomize_links(training robot, r) per scale r")
-    p.add_argument("--family-size", type=int, default=10, help="robots per random family")
-    p.add_argument("-n", type=int, default=500, help="goals per robot")
-    p.add_argument("-s", "--samples", type=int, default=32, help="samples per goal (LM refines each)")
+    p.add_argument("--family-size", type=positive_int, default=10, help="robots per random family")
+    p.add_argument("-n", "--goals", dest="n", type=positive_int, default=500, help="goals per robot")
+    p.add_argument("-s", "--samples", type=positive_int, default=32, help="samples per goal (LM refines each)")
     p.add_argument("--seed", type=int, default=0, help="seed of goals, samples and the random robots")
     p.add_argument("--figure", action="store_true", help="also write OUT_DIR/generalisation.png (success vs distance)")
-    p.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    add_threads_arg(p)
     p.add_argument("--out-dir", default="eval/results")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_eval_generalisation)
@@ -137,12 +139,14 @@ def add_eval_parser(sub: Any) -> None:
     add_chain_args(p, of=URDF_FILES)
     p.add_argument("--kinds", nargs="+", default=list(GOAL_KINDS), metavar="KIND",
                    help=f"goal kinds, of {', '.join(GOAL_KINDS)} (default: all)")
-    p.add_argument("-n", type=int, default=200, help="goals per robot (the same configurations for every kind)")
-    p.add_argument("-s", "--samples", type=int, default=32, help="samples (and random LM starts) per goal")
-    p.add_argument("--iknet-samples", type=int, default=100, help="samples per target of the IKNet-protocol columns "
+    p.add_argument("-n", "--goals", dest="n", type=positive_int, default=200,
+                   help="goals per robot (the same configurations for every kind)")
+    p.add_argument("-s", "--samples", type=positive_int, default=32, help="samples (and random LM starts) per goal")
+    p.add_argument("--iknet-samples", type=positive_int, default=100,
+                   help="samples per target of the IKNet-protocol columns "
                    "(position goals)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    add_threads_arg(p)
     p.add_argument("--out-dir", default="eval/results/goal_kinds", help="writes OUT_DIR/goal_kinds.md and .csv")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_eval_goals)

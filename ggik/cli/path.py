@@ -11,22 +11,25 @@ from typing import Any
 
 import torch
 
+from ggik.cli.arguments import (add_old_samples_alias, add_threads_arg, non_negative_int, positive_float, positive_int,
+                                set_threads)
 from ggik.cli.robots import add_chain_args, robot_from_options
 from ggik.errors import GGIKError
+from ggik.ik.path import PathConfig
+from ggik.ik.solve_config import SolveConfig
+
+PATH_DEFAULTS = PathConfig()  #: the defaults the options of ``ggik path`` show
 
 __all__ = ["add_path_parser", "cmd_path", "add_eval_paths_parser", "cmd_eval_paths"]
 
 
 def cmd_path(args: argparse.Namespace) -> int:
-    from ggik.ik.path import PathConfig, solve_path
+    from ggik.ik.path import solve_path
     from ggik.ik.path_file import read_path_csv, write_trajectory_csv
     from ggik.ik.solver import GGIK
 
     robot = robot_from_options(args.robot, args.urdf, args.base, args.ee)
-    if args.samples < 0:
-        raise GGIKError(f"--samples must be >= 0, got {args.samples}")
-    if not args.time_limit > 0:
-        raise GGIKError(f"--time-limit must be positive, got {args.time_limit}")
+    config = SolveConfig(samples=args.samples, time_limit=args.time_limit, pos_tol=args.pos_tol, rot_tol=args.rot_tol)
     poses = read_path_csv(args.path)
     q_start = None
     if args.start is not None:
@@ -36,11 +39,10 @@ def cmd_path(args: argparse.Namespace) -> int:
         if not bool(robot.within_limits(q_start)):
             raise GGIKError("--start is outside the joint limits")
     gen = torch.Generator().manual_seed(args.seed)
-    cfg = PathConfig(samples=args.samples, time_limit=args.time_limit)
     if args.samples > 0:
-        result = GGIK.load_or_pretrained(args.ckpt).solve_path(robot, poses, args.samples, q_start=q_start, config=cfg, generator=gen)
-    else:
-        result = solve_path(robot, poses, cfg, q_start=q_start, generator=gen)
+        result = GGIK.load_or_pretrained(args.ckpt).solve_path(robot, poses, config, q_start=q_start, generator=gen)
+    else:  # random starts only: no model is loaded
+        result = solve_path(robot, poses, config.path_config(), q_start=q_start, generator=gen)
     if args.out:
         write_trajectory_csv(args.out, result.q, robot.joint_names)
     summary = {
@@ -77,9 +79,16 @@ def add_path_parser(sub: Any) -> None:
     p.add_argument("--path", required=True, help="CSV, one waypoint per line: x,y,z,qw,qx,qy,qz in the base-link frame "
                    "[m] (header line and an index column first allowed)")
     p.add_argument("--out", help="write the trajectory here (CSV: joint names, then one row per waypoint)")
-    p.add_argument("--time-limit", type=float, default=10.0, help="seconds; no new round of candidates starts after it")
-    p.add_argument("-n", "--samples", type=int, default=8, help="model samples among the 16 start seeds per start "
-                   "waypoint (0: random starts only, no model loaded)")
+    p.add_argument("--time-limit", type=positive_float, default=PATH_DEFAULTS.time_limit, metavar="SECONDS",
+                   help=f"no new round of candidates starts after it (default {PATH_DEFAULTS.time_limit:g})")
+    p.add_argument("-s", "--samples", type=non_negative_int, default=PATH_DEFAULTS.samples, metavar="S",
+                   help=f"model samples among the {PATH_DEFAULTS.starts} start seeds per start waypoint (default "
+                        f"{PATH_DEFAULTS.samples}; 0: random starts only, no model loaded)")
+    add_old_samples_alias(p, non_negative_int)
+    p.add_argument("--pos-tol", type=positive_float, metavar="M",
+                   help=f"a waypoint is reached within M [m] (default {PATH_DEFAULTS.pos_tol:g})")
+    p.add_argument("--rot-tol", type=positive_float, metavar="RAD",
+                   help=f"... and RAD [rad] (default {PATH_DEFAULTS.rot_tol:.6g}, 0.1 deg)")
     p.add_argument("--start", nargs="+", type=float, help="the configuration the robot starts from (dof values)")
     p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
     p.add_argument("--seed", type=int, default=0)
@@ -90,8 +99,7 @@ def add_path_parser(sub: Any) -> None:
 def cmd_eval_paths(args: argparse.Namespace) -> int:
     from ggik.evaluation.path_benchmark import PathBenchmark, run_path_benchmark
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     opts = PathBenchmark(suite=args.suite, robots=args.robots, paths=args.paths, methods=args.methods,
                          samples=args.samples, chains=args.chains, time_limit=args.time_limit, seed=args.seed,
                          figures=not args.no_figures, progress=not args.no_progress, ckpt=args.ckpt)
@@ -111,11 +119,14 @@ def add_eval_paths_parser(ev_sub: Any) -> None:
     p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS), metavar="METHOD",
                    help=f"subset of: {', '.join(repr(m) for m in METHODS)}")
     p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
-    p.add_argument("-n", "--samples", type=int, default=8, help="model samples per start waypoint (GGIK method)")
-    p.add_argument("--chains", type=int, default=32, help="parallel chains of the sequential-LM baseline")
-    p.add_argument("--time-limit", type=float, default=10.0, help="seconds per path and method")
+    p.add_argument("-s", "--samples", type=positive_int, default=PATH_DEFAULTS.samples, metavar="S",
+                   help=f"model samples per start waypoint (GGIK method; default {PATH_DEFAULTS.samples})")
+    add_old_samples_alias(p, positive_int)
+    p.add_argument("--chains", type=positive_int, default=32, help="parallel chains of the sequential-LM baseline")
+    p.add_argument("--time-limit", type=positive_float, default=PATH_DEFAULTS.time_limit, metavar="SECONDS",
+                   help="per path and method")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    add_threads_arg(p)
     p.add_argument("--out-dir", default="eval/results", help="writes paths.md, paths.csv and paths/NAME.png here")
     p.add_argument("--no-figures", action="store_true")
     p.add_argument("--no-progress", action="store_true")

@@ -49,6 +49,7 @@ def robot_from_options(name: str | None, urdf: str | None, base: str | None = No
         if name not in available_robots():
             raise GGIKError(f"unknown robot {name!r}; shipped robots: {', '.join(sorted(available_robots()))}")
         return resolve_robot(name, base, ee)
+    assert urdf is not None  # exactly one of the two is given
     if not is_urdf_spec(urdf):
         raise FileNotFoundError(f"URDF file not found: {urdf}")
     return resolve_robot(urdf, base, ee)

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ggik.cli.arguments import positive_float
 from ggik.errors import GGIKError
 
 __all__ = ["add_train_parser", "cmd_train"]
@@ -69,8 +70,8 @@ def add_train_parser(sub: Any) -> None:
                         "smaller ones are widened with zeros, the rest start fresh (ggik.checkpoint.transfer_weights)")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
     p.add_argument("--wandb", default="disabled", choices=["disabled", "offline", "online"])
-    p.add_argument("--max-minutes", type=float, help="stop (and checkpoint) after this much wall time")
-    p.add_argument("--max-cpu-minutes", type=float,
+    p.add_argument("--max-minutes", type=positive_float, help="stop (and checkpoint) after this much wall time")
+    p.add_argument("--max-cpu-minutes", type=positive_float,
                    help="stop (and checkpoint) when the run's CPU time, counted over all sittings, reaches this budget")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_train)

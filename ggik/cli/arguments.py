@@ -1,0 +1,140 @@
+"""The one vocabulary of the ``ggik`` commands: shared argparse types for counts, times and tolerances, and the
+deprecated spellings of options.
+
+Every command spells a count of goals ``-n`` and a count of samples per goal ``-s``/``--samples``. A bad value (a
+sample count below 1, ``--threads -1``, a tolerance or time limit that is not positive) is an argparse error naming
+the option, before anything is loaded. An old spelling whose meaning changed (``-n`` for samples in ``ggik solve``,
+``ggik path`` and ``ggik eval paths``) still works for one release: :class:`DeprecatedAlias` stores the value under
+the new option and :func:`deprecation_notes` turns the note into a warning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = [
+    "positive_int",
+    "non_negative_int",
+    "positive_float",
+    "DeprecatedAlias",
+    "deprecation_notes",
+    "warn_deprecated",
+    "add_old_samples_alias",
+    "add_threads_arg",
+    "set_threads",
+]
+
+_NOTES = "_deprecation_notes"  #: the Namespace attribute where DeprecatedAlias collects its notes
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (counts of goals, samples, starts, robots)."""
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0 (0 where the help gives it a meaning, e.g. random starts only)."""
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0 (tolerances [m] or [rad], time limits [s], scales)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+class DeprecatedAlias(argparse.Action):
+    """An old spelling of an option (``p.add_argument("-n", dest="samples", action=DeprecatedAlias,
+    type=..., new="-s/--samples")``): stores the value under ``dest`` like the new option and notes the
+    deprecation, which :func:`deprecation_notes` reports after parsing."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, new: str, **kwargs: Any) -> None:
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        notes = getattr(namespace, _NOTES, [])
+        notes.append(
+            f"{parser.prog} {option_string} is deprecated and will be removed in the next release: "
+            f"use {self.new} (-n counts goals in every ggik command)"
+        )
+        setattr(namespace, _NOTES, notes)
+
+
+def deprecation_notes(args: argparse.Namespace) -> list[str]:
+    """The deprecation notes that parsing ``args`` collected (removed from ``args``): :func:`ggik.cli.main` prints
+    each as ``ggik: warning: ...`` and issues it as a DeprecationWarning."""
+    notes = list(getattr(args, _NOTES, []))
+    if hasattr(args, _NOTES):
+        delattr(args, _NOTES)
+    return notes
+
+
+def warn_deprecated(notes: list[str], stream: Any) -> None:
+    """Print every note to ``stream`` (a user of the command line sees it) and issue it as a DeprecationWarning
+    (a caller of :func:`ggik.cli.main` can catch it; Python's default filters do not print it twice)."""
+    for note in notes:
+        print(f"ggik: warning: {note}", file=stream)
+        warnings.warn(note, DeprecationWarning, stacklevel=2)
+
+
+def add_old_samples_alias(parser: argparse.ArgumentParser, type: Callable[[str], int]) -> None:
+    """``-n S``, the old spelling of ``-s/--samples`` in the commands where it meant samples: it still sets
+    ``samples`` (same ``type``), with a deprecation note (:class:`DeprecatedAlias`), for one release."""
+    parser.add_argument(
+        "-n",
+        dest="samples",
+        type=type,
+        action=DeprecatedAlias,
+        new="-s/--samples",
+        metavar="S",
+        help="deprecated spelling of -s/--samples, kept for one release (-n counts goals in every ggik command)",
+    )
+
+
+def add_threads_arg(parser: argparse.ArgumentParser, default: int = 0, note: str = "") -> None:
+    """``--threads N``: torch CPU threads, 0 = torch's default (every command that computes takes it)."""
+    parser.add_argument(
+        "--threads",
+        type=non_negative_int,
+        default=default,
+        metavar="N",
+        help=f"torch CPU threads (0 = torch's default){note}",
+    )
+
+
+def set_threads(threads: int) -> None:
+    """Apply ``--threads``: ``torch.set_num_threads`` unless 0."""
+    if threads > 0:
+        import torch
+
+        torch.set_num_threads(threads)
