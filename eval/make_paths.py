@@ -5,6 +5,7 @@
 Shapes, sizes and the reachability check are those of ggik.evaluation.path_suite (its docstring). Benchmark them
 with ``ggik eval paths`` (eval/results/paths.md).
 """
+
 from __future__ import annotations
 
 import argparse

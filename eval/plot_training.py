@@ -4,6 +4,7 @@ Usage: ``python eval/plot_training.py RUN_DIR [RUN_DIR ...] --out eval/results/c
 Reads ``RUN_DIR/metrics.jsonl`` (written by ``ggik train``); the reading, the power-law fit and the figure are
 :mod:`ggik.evaluation.training_curves`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--fit-after", type=int, metavar="EXAMPLES",
-                    help="also print a power-law fit of the mean validation best-of-S error vs examples, from this many on")
+    ap.add_argument(
+        "--fit-after",
+        type=int,
+        metavar="EXAMPLES",
+        help="also print a power-law fit of the mean validation best-of-S error vs examples, from this many on",
+    )
     args = ap.parse_args(argv)
     if args.fit_after is not None:
         for run in map(Path, args.runs):

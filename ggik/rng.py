@@ -6,6 +6,7 @@ reproducible streams without any state to save. The second key says *what* the s
 constants name them. Their values are fixed forever: changing one changes every number measured with it.
 The studies of ``benchmarks/`` (not shipped) name their own streams beside these (``benchmarks/common/streams.py``).
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """The suite's scripts in eval/ (the path suite's generator, the training-curve figure): thin command lines that
 answer --help and turn a bad number into a usage error."""
+
 from __future__ import annotations
 
 import os

@@ -4,6 +4,7 @@ setup.py is run with ``setuptools.setup`` replaced by a recorder, so the package
 uses (the wheel itself is built by tests/test_export.py). The studies live in ``benchmarks/`` of the repository;
 none of their modules may reappear under ``ggik/``.
 """
+
 from __future__ import annotations
 
 import os
@@ -15,9 +16,22 @@ import setuptools
 
 REPO = Path(__file__).resolve().parents[1]
 #: the studies moved out of ggik/evaluation into benchmarks/ (module names a wheel must not hold again)
-STUDY_MODULES = {"recipe", "recipe_curves", "recipe_runner", "generalisation_study", "paper_tables", "layer_variants",
-                 "training_speed", "cascade_benchmark", "sampling_benchmark", "solver_benchmark", "solver_runs",
-                 "raw_success", "refinement_table", "bench_setup"}
+STUDY_MODULES = {
+    "recipe",
+    "recipe_curves",
+    "recipe_runner",
+    "generalisation_study",
+    "paper_tables",
+    "layer_variants",
+    "training_speed",
+    "cascade_benchmark",
+    "sampling_benchmark",
+    "solver_benchmark",
+    "solver_runs",
+    "raw_success",
+    "refinement_table",
+    "bench_setup",
+}
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +69,9 @@ def test_the_wheel_ships_ggik_only(setup_kwargs):
 def test_no_study_module_ships(setup_kwargs):
     shipped = {f.stem for f in package_files(setup_kwargs)}
     assert shipped, "no module found: the package list or its folders changed"
-    assert not shipped & STUDY_MODULES, f"study modules in the wheel: {sorted(shipped & STUDY_MODULES)} (they belong in benchmarks/)"
+    assert not shipped & STUDY_MODULES, (
+        f"study modules in the wheel: {sorted(shipped & STUDY_MODULES)} (they belong in benchmarks/)"
+    )
 
 
 def test_the_lab_is_beside_the_package():

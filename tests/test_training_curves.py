@@ -1,5 +1,7 @@
 """Training curves of ``ggik train`` runs (:mod:`ggik.evaluation.training_curves`, drawn by
-``python eval/plot_training.py``): the records of a run folder, the power-law fit of the validation errors, the figure."""
+``python eval/plot_training.py``): the records of a run folder, the power-law fit of the validation errors, the
+figure."""
+
 from __future__ import annotations
 
 import shutil
@@ -10,8 +12,10 @@ import pytest
 def test_power_law_fit_of_validation_errors_recovers_the_law():
     from ggik.evaluation.training_curves import power_law_fit
 
-    val = [{"examples": e, "val/panda/pos_err_best_m": 2.0 * e**-0.3, "val/ur10/pos_err_best_m": 4.0 * e**-0.3}
-           for e in (1e3, 1e4, 1e5, 1e6)]
+    val = [
+        {"examples": e, "val/panda/pos_err_best_m": 2.0 * e**-0.3, "val/ur10/pos_err_best_m": 4.0 * e**-0.3}
+        for e in (1e3, 1e4, 1e5, 1e6)
+    ]
     val.insert(0, {"examples": 10, "val/panda/pos_err_best_m": 9.0, "val/ur10/pos_err_best_m": 9.0})  # skipped
     a, b = power_law_fit(val, skip_examples=100)
     assert a == pytest.approx(3.0, rel=1e-9) and b == pytest.approx(-0.3, rel=1e-9)
@@ -31,10 +35,19 @@ def test_training_curves_of_a_run(tiny_ckpt, tmp_path):
     recs = [{"kind": "init"}]
     for e in (100, 10_000, 1_000_000):
         recs.append({"kind": "train", "examples": e, "free_se": 1.0 / e, "kl": 3.0})
-        recs.append({"kind": "val", "examples": e, "val/panda/success": 0.5, "val/panda/pos_err_best_m": 2.0 * e**-0.5,
-                     # other goal kinds (val.goal_kinds) are neither robots nor part of the pose fit
-                     "val/panda/position/success": 0.1, "val/panda/position/pos_err_best_m": 9.0,
-                     "val/success_mean": 0.5, "val/position/success_mean": 0.1})
+        recs.append(
+            {
+                "kind": "val",
+                "examples": e,
+                "val/panda/success": 0.5,
+                "val/panda/pos_err_best_m": 2.0 * e**-0.5,
+                # other goal kinds (val.goal_kinds) are neither robots nor part of the pose fit
+                "val/panda/position/success": 0.1,
+                "val/panda/position/pos_err_best_m": 9.0,
+                "val/success_mean": 0.5,
+                "val/position/success_mean": 0.1,
+            }
+        )
     (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     train, val = read_metrics(run)
     assert [r["kind"] for r in train] == ["train"] * 3 and [r["kind"] for r in val] == ["val"] * 3
@@ -42,5 +55,7 @@ def test_training_curves_of_a_run(tiny_ckpt, tmp_path):
     out = plot_training_curves([run], tmp_path / "sub" / "curves.png")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     lines = power_law_lines(run, 0)
-    assert lines[0].startswith(f"{run}: mean best-of-S error ~ 2 m * examples^-0.500 over 3 validation points (100..1,000,000")
+    assert lines[0].startswith(
+        f"{run}: mean best-of-S error ~ 2 m * examples^-0.500 over 3 validation points (100..1,000,000"
+    )
     assert lines[1].startswith("  extrapolated to 10 mm at 4e+04 examples")

@@ -1,5 +1,6 @@
-"""The cascade benchmark behind ``python -m benchmarks.cascade.bench_cascade``: model first, random restarts where it fails
-(:func:`ggik.ik.cascade.lm_cascade`), against LM from random starts alone (:func:`ggik.ik.cascade.lm_random_starts`).
+"""The cascade benchmark behind ``python -m benchmarks.cascade.bench_cascade``: model first, random restarts where it
+fails (:func:`ggik.ik.cascade.lm_cascade`), against LM from random starts alone
+(:func:`ggik.ik.cascade.lm_random_starts`).
 
 Per robot, on the seeding table's goals and streams: the baseline with R random starts per goal and, for each S of
 ``samples``, the cascade with S model samples then R random starts for the goals still unsolved; every method is
@@ -7,6 +8,7 @@ called once to warm up, then ``repeats`` times interleaved (a slow phase of the 
 median wall time per goal is reported. Strict success: 1 mm and 0.01 rad within the joint limits. A timing
 benchmark: run it alone on the machine.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -29,8 +31,18 @@ from ggik.rng import step_generator
 
 __all__ = ["CascadeBenchmark", "COLUMNS", "run_cascade_benchmark"]
 
-COLUMNS = ["robot", "method", "model samples", "random starts", "goals", "strict success [%]", "solved by the model [%]",
-           "LM iterations per goal", "time per goal [ms]", "speed-up vs random starts"]
+COLUMNS = [
+    "robot",
+    "method",
+    "model samples",
+    "random starts",
+    "goals",
+    "strict success [%]",
+    "solved by the model [%]",
+    "LM iterations per goal",
+    "time per goal [ms]",
+    "speed-up vs random starts",
+]
 
 
 @dataclass
@@ -47,8 +59,13 @@ class CascadeBenchmark:
 
     def check(self) -> None:
         """:class:`BenchmarkError` naming the first bad option."""
-        for name, values in (("--samples", self.samples), ("-n", [self.goals]), ("--random-starts", [self.random_starts]),
-                             ("--repeats", [self.repeats]), ("--threads", [self.threads])):
+        for name, values in (
+            ("--samples", self.samples),
+            ("-n", [self.goals]),
+            ("--random-starts", [self.random_starts]),
+            ("--repeats", [self.repeats]),
+            ("--threads", [self.threads]),
+        ):
             if not values or any(int(v) != v or v < 1 for v in values):
                 raise BenchmarkError(f"bench_cascade: {name} must be integers >= 1, got {values}")
         if not self.robots:
@@ -64,14 +81,29 @@ def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_ste
     robots = [robot_from_arg(name, opts.seed) for name in opts.robots]
     cfg, R = RefineConfig(), opts.random_starts
     before = busy_processes(1.0)
-    table = Table(f"Cascade (LM from S model samples, then {R} random starts where unsolved) vs LM from {R} random starts",
-                  list(COLUMNS))
+    table = Table(
+        f"Cascade (LM from S model samples, then {R} random starts where unsolved) vs LM from {R} random starts",
+        list(COLUMNS),
+    )
     for robot, _, T in evaluation_problems(robots, EvalConfig(problems=opts.goals, seed=opts.seed)):
         graph = RobotGraph.from_robot(robot)
-        methods = {0: lambda: lm_random_starts(robot, T, R, cfg, step_generator(opts.seed, rng.SEEDING_STARTS))}
+        methods = {
+            0: lambda robot=robot, T=T: lm_random_starts(
+                robot, T, R, cfg, step_generator(opts.seed, rng.SEEDING_STARTS)
+            )
+        }
         for S in sorted(set(opts.samples)):
-            methods[S] = lambda S=S: lm_cascade(model, robot, T, S, R, cfg, generator=step_generator(opts.seed, rng.SEEDING_SAMPLES),
-                                                start_generator=step_generator(opts.seed, rng.SEEDING_STARTS), graph=graph)
+            methods[S] = lambda S=S, robot=robot, T=T, graph=graph: lm_cascade(
+                model,
+                robot,
+                T,
+                S,
+                R,
+                cfg,
+                generator=step_generator(opts.seed, rng.SEEDING_SAMPLES),
+                start_generator=step_generator(opts.seed, rng.SEEDING_STARTS),
+                graph=graph,
+            )
         for fn in methods.values():
             fn()  # warm-up
         times: dict[int, list[float]] = {S: [] for S in methods}
@@ -84,11 +116,21 @@ def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_ste
         base = statistics.median(times[0])
         for S, res in results.items():
             t = statistics.median(times[S])
-            table.add(robot.name, "cascade" if S else "LM from random starts", S, R, T.shape[0],
-                      100 * res.success.double().mean().item(), 100 * res.first_stage.double().mean().item(),
-                      res.iterations.mean().item(), 1e3 * t, base / t)
+            table.add(
+                robot.name,
+                "cascade" if S else "LM from random starts",
+                S,
+                R,
+                T.shape[0],
+                100 * res.success.double().mean().item(),
+                100 * res.first_stage.double().mean().item(),
+                res.iterations.mean().item(),
+                1e3 * t,
+                base / t,
+            )
     table.notes += [
-        f"Checkpoint {ckpt_path}; {torch.get_num_threads()} torch thread(s); goals, model noise and random starts: the seeding "
+        f"Checkpoint {ckpt_path}; {torch.get_num_threads()} torch thread(s); goals, model noise and random starts: "
+        "the seeding "
         f"table's streams (seed {opts.seed}); the cascade draws its second-stage starts for the unsolved goals only.",
         f"time per goal: wall time of the whole call (sampling and both LM stages) / goals, median of {opts.repeats} "
         "interleaved repeats after a warm-up; LM iterations per goal: summed over the goal's starts and stages.",

@@ -1,4 +1,5 @@
 """The CPU-load probe of the timing studies: which other processes were busy while a study ran (for its notes)."""
+
 from __future__ import annotations
 
 import os

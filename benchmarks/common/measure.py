@@ -4,6 +4,7 @@ Strict-valid (:func:`strict_valid`): FK in float64 within the refinement toleran
 within its limits (:meth:`ggik.kinematics.Robot.within_limits`). One call's wall and CPU time:
 :func:`ggik.evaluation.tables.timed`.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -34,7 +35,8 @@ def median_time(fn: Callable[[], object], repeats: int, warmups: int = WARMUPS) 
 
 
 def strict_valid(robot: Robot, q: torch.Tensor, T_goal: torch.Tensor, cfg: RefineConfig) -> torch.Tensor:
-    """(P, K) bool: FK of q (P, K, dof) within ``cfg.pos_tol`` [m] and ``cfg.rot_tol`` [rad] of T_goal (P, 4, 4), inside the limits."""
+    """(P, K) bool: FK of q (P, K, dof) within ``cfg.pos_tol`` [m] and ``cfg.rot_tol`` [rad] of T_goal (P, 4, 4), every
+    joint inside its limits (NaN rows: no solution, False)."""
     found = torch.isfinite(q).all(-1)
     qz = torch.where(found[..., None], q, torch.zeros_like(q))
     pos, rot = pose_errors(robot.fk(qz), T_goal[:, None])

@@ -1,5 +1,6 @@
 """The robots and the model a study runs on: shipped robots and URDF files through the library's one resolver
 (:func:`ggik.cli.robots.resolve_robot`), plus ``randomN`` (a seeded random N-DOF robot); the checkpoint under test."""
+
 from __future__ import annotations
 
 import re

@@ -4,6 +4,7 @@ end of a table-writing script, and argparse types that turn a bad number into a 
 Every problem a study cannot run as asked (unknown robot, missing checkpoint, bad option value) raises
 :class:`BenchmarkError`, whose message is what the scripts print when they exit (status 1, no traceback).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,8 +16,15 @@ from pathlib import Path
 from ggik.errors import GGIKError
 from ggik.evaluation.report import Table, model_stamp
 
-__all__ = ["BenchmarkError", "REPO", "script_command", "run_table_script", "positive_int", "nonnegative_int",
-           "positive_float"]
+__all__ = [
+    "BenchmarkError",
+    "REPO",
+    "script_command",
+    "run_table_script",
+    "positive_int",
+    "nonnegative_int",
+    "positive_float",
+]
 
 REPO = Path(__file__).resolve().parents[2]  #: the repository root (the folder holding ``benchmarks/``)
 
@@ -37,8 +45,9 @@ def script_command(script: str, argv: list[str] | None) -> str:
     return " ".join(["python", "-m", module] + [shlex.quote(a) for a in args])
 
 
-def run_table_script(script: str, argv: list[str] | None, seed: int, run: Callable[[str], Table],
-                     ckpt: str | Path | None = None) -> int:
+def run_table_script(
+    script: str, argv: list[str] | None, seed: int, run: Callable[[str], Table], ckpt: str | Path | None = None
+) -> int:
     """The common end of the table-writing scripts: ``run(command)`` with the command that reproduces the run
     (:func:`script_command`), then its table printed as Markdown, headed by the stamp of the model file ``ckpt`` it
     measured (:func:`ggik.evaluation.report.model_stamp`; None: a table of no model). A :class:`BenchmarkError`

@@ -2,10 +2,18 @@
 ``step_generator(seed, KEY, ...)`` in the studies. Their values are fixed forever: changing one changes every
 number measured with it. The studies also draw from the suite's streams (e.g. ``ggik.rng.SEEDING_SAMPLES``) where
 they measure on the suite's goals."""
+
 from __future__ import annotations
 
-__all__ = ["SOLVERS_GGIK_SAMPLES", "SOLVERS_RANDOM_STARTS", "SOLVERS_SINGLE_START", "BENCH_RANDOM_ROBOT",
-           "SAMPLING_GOALS", "SAMPLING_NOISE", "RAW_SUCCESS_BASELINE"]
+__all__ = [
+    "SOLVERS_GGIK_SAMPLES",
+    "SOLVERS_RANDOM_STARTS",
+    "SOLVERS_SINGLE_START",
+    "BENCH_RANDOM_ROBOT",
+    "SAMPLING_GOALS",
+    "SAMPLING_NOISE",
+    "RAW_SUCCESS_BASELINE",
+]
 
 SOLVERS_GGIK_SAMPLES = 10  #: model samples of the solver benchmark
 SOLVERS_RANDOM_STARTS = 20  #: random starts of the solver benchmark

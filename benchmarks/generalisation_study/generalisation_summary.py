@@ -10,6 +10,7 @@ training budget of ``RUNS/M/last.pt``; for each fine-tuning size N, ``RESULTS/fi
 itself). Writes ``RESULTS/README.md`` (printed too), ``RESULTS/distance.png`` and ``RESULTS/finetune.png``
 (:mod:`benchmarks.generalisation_study.generalisation_study`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,18 +23,28 @@ from benchmarks.generalisation_study.generalisation_study import MODELS, StudyFi
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=Path, default=Path("runs/table4"), help="the study's run folders (RUNS/MODEL/last.pt)")
-    ap.add_argument("--results", type=Path, default=Path("benchmarks/generalisation_study/results"),
-                    help="the study's result folders (RESULTS/MODEL/generalisation.csv)")
+    ap.add_argument(
+        "--runs", type=Path, default=Path("runs/table4"), help="the study's run folders (RUNS/MODEL/last.pt)"
+    )
+    ap.add_argument(
+        "--results",
+        type=Path,
+        default=Path("benchmarks/generalisation_study/results"),
+        help="the study's result folders (RESULTS/MODEL/generalisation.csv)",
+    )
     ap.add_argument("--left-out", default="lbr_iiwa", help="the robot the leave-one-out models did not see")
     ap.add_argument("--models", nargs="*", default=list(MODELS), choices=list(MODELS))
     args = ap.parse_args(argv)
-    command = script_command(__file__, ["--runs", str(args.runs), "--results", str(args.results), "--left-out", args.left_out])
+    command = script_command(
+        __file__, ["--runs", str(args.runs), "--results", str(args.results), "--left-out", args.left_out]
+    )
     try:
         text = summarise_study(args.runs, args.results, args.left_out, args.models, command)
     except (StudyFilesError, FileNotFoundError) as exc:
-        raise SystemExit(f"generalisation_summary: {exc} (run benchmarks/generalisation_study/table4.sh first, "
-                         "or point --runs at its run folders)") from None
+        raise SystemExit(
+            f"generalisation_summary: {exc} (run benchmarks/generalisation_study/table4.sh first, "
+            "or point --runs at its run folders)"
+        ) from None
     print(text)
     return 0
 

@@ -1,6 +1,7 @@
 """The generalisation study's figures: error, success and LM iterations against the distance from the training
 set for several models, and raw errors and success against the number of fine-tuning examples; drawn like the
 suite's figures (:mod:`ggik.evaluation.plots`: Agg canvas, atomic PNG)."""
+
 from __future__ import annotations
 
 import math
@@ -34,22 +35,35 @@ def plot_study_distances(points: dict[str, Sequence[Sequence]], path: str | Path
     colors = dict(zip(points, line_colors(len(points), qualitative=True)))
     for model, rows in points.items():
         for fi, family in enumerate(families):
-            pts = np.array([[float(v) for v in p[1:]] for p in rows if str(p[0]) == family and not math.isnan(float(p[1]))])
+            pts = np.array(
+                [[float(v) for v in p[1:]] for p in rows if str(p[0]) == family and not math.isnan(float(p[1]))]
+            )
             if not len(pts):
                 continue
             for ax, k in zip(axes, (1, 2, 3)):
-                ax.scatter(pts[:, 0], pts[:, k], color=colors[model], marker=markers[fi % len(markers)], s=22, alpha=0.75,
-                           label=f"{model}: {family}")
-    for ax, label in zip(axes, ("raw best-of-S position error [mm]", "raw success, 1 cm and 1 deg [%]",
-                                "LM iterations from the samples")):
+                ax.scatter(
+                    pts[:, 0],
+                    pts[:, k],
+                    color=colors[model],
+                    marker=markers[fi % len(markers)],
+                    s=22,
+                    alpha=0.75,
+                    label=f"{model}: {family}",
+                )
+    for ax, label in zip(
+        axes, ("raw best-of-S position error [mm]", "raw success, 1 cm and 1 deg [%]", "LM iterations from the samples")
+    ):
         ax.set_xlabel("distance from the training set (randomize_links: r; else relative edge difference)", fontsize=7)
         ax.set_ylabel(label, fontsize=8)
         ax.grid(True, alpha=0.3)
     axes[0].set_yscale("log")
     axes[1].set_ylim(-3, 103)
     axes[2].legend(fontsize=5.5, loc="best", ncol=2)
-    fig.suptitle(title or "Robots outside the training set: colour = model, marker = family (robots without a distance "
-                 "not shown)", fontsize=10)
+    fig.suptitle(
+        title
+        or "Robots outside the training set: colour = model, marker = family (robots without a distance not shown)",
+        fontsize=10,
+    )
     fig.tight_layout()
     return save_figure(fig, canvas, path)
 

@@ -5,6 +5,7 @@ proportional to this degree instead of N - 1; the ratio bounds what such a decod
 
     python -m benchmarks.known_edge_degree.known_edge_degree            # the nine named robots, full-pose goals
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,9 @@ def main(argv: list[str] | None = None) -> int:
         robots = [robot_from_arg(name, 0) for name in args.robots or available_robots()]
     except BenchmarkError as exc:
         raise SystemExit(str(exc)) from None
-    print("| robot | nodes N | free nodes M | known-edge degree of a free node, mean / max | N - 1 | complete / known |")
+    print(
+        "| robot | nodes N | free nodes M | known-edge degree of a free node, mean / max | N - 1 | complete / known |"
+    )
     print("|---|---|---|---|---|---|")
     for robot in robots:
         graph = RobotGraph(robot)
@@ -36,8 +39,10 @@ def main(argv: list[str] | None = None) -> int:
         free = ~problem.anchor_mask
         deg = problem.known_mask[free].sum(-1).double()
         n = problem.known_mask.shape[-1]
-        print(f"| {robot.name} | {n} | {int(free.sum())} | {deg.mean():.1f} / {int(deg.max())} | {n - 1} | "
-              f"{(n - 1) / deg.mean():.1f}x |")
+        print(
+            f"| {robot.name} | {n} | {int(free.sum())} | {deg.mean():.1f} / {int(deg.max())} | {n - 1} | "
+            f"{(n - 1) / deg.mean():.1f}x |"
+        )
     return 0
 
 

@@ -1,12 +1,14 @@
 """The model tables with the GGIK paper's numbers beside ours, built from the evaluation suite's CSVs.
 
-Usage: ``python -m benchmarks.paper_tables.readme_tables [--results eval/results] [--ckpt ggik/weights/ggik_default.pt]``
+Usage: ``python -m benchmarks.paper_tables.readme_tables [--results eval/results]
+[--ckpt ggik/weights/ggik_default.pt]``
 Prints Markdown: the training budget of the checkpoint, raw accuracy (paper Table 1) and seeding LM /
 SLSQP (paper Table 2) per robot. Reads ``accuracy.csv`` and ``seeding.csv`` written by ``ggik eval accuracy``
 and ``ggik eval seeding``; every number printed comes from those files or from the checkpoint, except the
 paper's, which are quoted from Limoyo, Maric et al., "Generative Graphical Inverse Kinematics" (CoRL
 version), Tables 1 and 2 (:mod:`benchmarks.paper_tables.paper_tables`).
 """
+
 from __future__ import annotations
 
 import argparse

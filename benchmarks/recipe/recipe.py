@@ -23,6 +23,7 @@ The measurements (:func:`measure_run`), on ``problems`` seeded goals per robot (
   (1 mm & 0.01 rad and within the limits, some start), mean iterations, ms per goal (sampling included for
   the samples).
 """
+
 from __future__ import annotations
 
 import json
@@ -48,8 +49,18 @@ from ggik.nn.cvae import GGIKModel
 from ggik.rng import step_generator
 from ggik.typed_config import merge
 
-__all__ = ["BASE", "VARIANTS", "PROTOCOLS", "COLUMNS", "variant_config", "train_variant", "measure_run", "recipe_rows",
-           "write_recipe_table", "retime_rows"]
+__all__ = [
+    "BASE",
+    "VARIANTS",
+    "PROTOCOLS",
+    "COLUMNS",
+    "variant_config",
+    "train_variant",
+    "measure_run",
+    "recipe_rows",
+    "write_recipe_table",
+    "retime_rows",
+]
 
 NAMED = ["ur10", "lbr_iiwa", "panda", "schunk_lwa4d", "schunk_lwa4p", "kuka_lwr", "irb140", "kr16_2", "puma560"]
 
@@ -77,7 +88,10 @@ VARIANTS: dict[str, dict] = {
     "free-bits": {"loss": {"kl_free_nats": 10.0}},
     "rec-tighten": {"loss": {"rec_gain_final": 10000.0, "rec_gain_steps": 1500}},
     # a graph latent collapsed at once in the study (KL 0.4 nats by step 110): its variants keep 10 free nats
-    "node": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "latent_scope": "graph"}, "loss": {"kl_free_nats": 10.0}},
+    "node": {
+        "model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "latent_scope": "graph"},
+        "loss": {"kl_free_nats": 10.0},
+    },
     "node-node-latent": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256}},
     # the cheap per-node decoder followed by 4 learned Gauss-Newton moves (per sample: an MLP per node and a
     # (3M x 3M) solve per move, M free nodes; no edge work of width hidden)
@@ -85,42 +99,79 @@ VARIANTS: dict[str, dict] = {
     # the same with block-Jacobi moves (a 3 x 3 solve per node; 8 of them sampled in 5.9 ms per goal vs node-gn4's
     # 10.5, 1 thread, re-timed alone); they start at half a step, since all nodes move at once and two ends of an
     # edge would each correct all of its residual
-    "node-jacobi8": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "gn_steps": 8, "gn_solver": "jacobi",
-                               "gn_init": 0.5}},
+    "node-jacobi8": {
+        "model": {
+            "decoder": "node",
+            "dec_layers": 3,
+            "hidden": 256,
+            "gn_steps": 8,
+            "gn_solver": "jacobi",
+            "gn_init": 0.5,
+        }
+    },
     "residual-gn2": {"model": {"residual_inputs": True, "gn_steps": 2}},
     "graph-mixture": {"model": {"prior_mixture": "graph"}},
     # the same recipes with another training seed (initialisation and training noise; same data stream): the spread
     "baseline-seed1": {"seed": 1},
     "gn2-seed1": {"model": {"gn_steps": 2}, "seed": 1},
     "node-gn4-seed1": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "gn_steps": 4}, "seed": 1},
-    # node-gn4 trained on past the equal budget (a copy of its multi run, continued): does the cheap decoder keep learning?
+    # node-gn4 trained on past the equal budget (a copy of its multi run, continued): does the cheap decoder keep
+    # learning?
     "node-gn4-long": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "gn_steps": 4}},
     # node-gn4's seed 1 collapsed its latent (KL 0.9 nats): the same seed with 10 free nats per graph
-    "node-gn4-fb-seed1": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "gn_steps": 4},
-                          "loss": {"kl_free_nats": 10.0}, "seed": 1},
+    "node-gn4-fb-seed1": {
+        "model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "gn_steps": 4},
+        "loss": {"kl_free_nats": 10.0},
+        "seed": 1,
+    },
     # node-gn4 with 10 free nats per graph at seed 0, at node-gn4-long's 30 CPU-minutes on the multi protocol: do free
     # bits (no latent collapse) let the cheap decoder's prior keep up with its decoder at a longer budget?
-    "node-gn4-fb": {"model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "gn_steps": 4},
-                    "loss": {"kl_free_nats": 10.0}},
+    "node-gn4-fb": {
+        "model": {"decoder": "node", "dec_layers": 3, "hidden": 256, "gn_steps": 4},
+        "loss": {"kl_free_nats": 10.0},
+    },
 }
 
 #: protocol -> (data overrides, robots measured)
 PROTOCOLS: dict[str, tuple[dict, list[str]]] = {
     "panda": ({"robots": {"panda": 1.0}}, ["panda"]),
     "multi": ({"robots": {name: 1.0 for name in NAMED}}, ["panda", "ur10", "lbr_iiwa", "kr16_2"]),
-    "multi-random": ({"robots": {name: 1.0 for name in NAMED}, "random_weight": 2.0, "randomized_weight": 1.0},
-                     ["panda", "ur10", "lbr_iiwa", "kr16_2"]),
+    "multi-random": (
+        {"robots": {name: 1.0 for name in NAMED}, "random_weight": 2.0, "randomized_weight": 1.0},
+        ["panda", "ur10", "lbr_iiwa", "kr16_2"],
+    ),
 }
 
-COLUMNS = ["protocol", "variant", "robot", "CPU-min", "examples", "raw 1cm&1deg [%]", "raw 2cm&2deg [%]",
-           "raw 5cm&5deg [%]", "best pos [mm]", "best rot [deg]", "mean pos [mm]", "mean rot [deg]",
-           "posterior RMS/node [mm]", "posterior EE err [mm]", "KL [nats]", "sample ms/goal 1 thr",
-           "sample ms/goal 2 thr", "raw+3LM 1cm&1deg [%]", "LM from samples strict [%]", "LM from samples it.",
-           "samples+LM ms/goal", "LM random strict [%]", "LM random it.", "LM random ms/goal"]
+COLUMNS = [
+    "protocol",
+    "variant",
+    "robot",
+    "CPU-min",
+    "examples",
+    "raw 1cm&1deg [%]",
+    "raw 2cm&2deg [%]",
+    "raw 5cm&5deg [%]",
+    "best pos [mm]",
+    "best rot [deg]",
+    "mean pos [mm]",
+    "mean rot [deg]",
+    "posterior RMS/node [mm]",
+    "posterior EE err [mm]",
+    "KL [nats]",
+    "sample ms/goal 1 thr",
+    "sample ms/goal 2 thr",
+    "raw+3LM 1cm&1deg [%]",
+    "LM from samples strict [%]",
+    "LM from samples it.",
+    "samples+LM ms/goal",
+    "LM random strict [%]",
+    "LM random it.",
+    "LM random ms/goal",
+]
 
 
 def variant_config(variant: str, protocol: str, overrides: dict | None = None) -> dict:
-    """The full override dict (BASE + protocol data + variant [+ ``overrides``, e.g. a tiny model in tests]) of a run."""
+    """The full override dict of a run: BASE + protocol data + variant [+ ``overrides``, e.g. a tiny model in tests]."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
     if protocol not in PROTOCOLS:
@@ -128,8 +179,14 @@ def variant_config(variant: str, protocol: str, overrides: dict | None = None) -
     return merge(merge(merge(BASE, {"data": PROTOCOLS[protocol][0]}), VARIANTS[variant]), overrides or {})
 
 
-def train_variant(run_dir: str | Path, variant: str, protocol: str, cpu_minutes: float, progress: bool = True,
-                  overrides: dict | None = None) -> dict:
+def train_variant(
+    run_dir: str | Path,
+    variant: str,
+    protocol: str,
+    cpu_minutes: float,
+    progress: bool = True,
+    overrides: dict | None = None,
+) -> dict:
     """Train (or continue) the run of ``variant`` in ``run_dir`` until ``cpu_minutes`` of training CPU time.
     Returns {"cpu_min", "examples", "steps"} of the run after training."""
     from ggik.training.config import TrainConfig
@@ -141,7 +198,9 @@ def train_variant(run_dir: str | Path, variant: str, protocol: str, cpu_minutes:
     if (run_dir / "last.pt").is_file():
         trainer = Trainer.resume(run_dir, progress=progress)
         if trainer.cfg != from_dict(TrainConfig, data):
-            raise ValueError(f"{run_dir} holds a run of another configuration than {protocol}/{variant}; use another --runs folder")
+            raise ValueError(
+                f"{run_dir} holds a run of another configuration than {protocol}/{variant}; use another --runs folder"
+            )
     else:
         trainer = Trainer(from_dict(TrainConfig, data), run_dir, progress=progress)
     trainer.train(max_cpu_minutes=cpu_minutes)
@@ -155,7 +214,10 @@ def _sampling_ms(model: GGIKModel, graph: RobotGraph, T: torch.Tensor, samples: 
     torch.set_num_threads(threads)
     try:
         per_pass = max(1, 128 // samples)
-        batches = [GraphBatch.from_graph(graph, T_goal=T[i : i + per_pass]).to("cpu", torch.float32) for i in range(0, 16, per_pass)]
+        batches = [
+            GraphBatch.from_graph(graph, T_goal=T[i : i + per_pass]).to("cpu", torch.float32)
+            for i in range(0, 16, per_pass)
+        ]
         g = step_generator(0, SAMPLING_NOISE)
 
         def run():
@@ -185,15 +247,18 @@ def _posterior(model: GGIKModel, graph: RobotGraph, q: torch.Tensor, T: torch.Te
     return 1e3 * rms, 1e3 * pos.mean().item(), out["kl"].double().mean().item()
 
 
-def measure_run(model: GGIKModel, robot: Robot, cfg: EvalConfig, refine: RefineConfig | None = None,
-                threads: int = 2) -> dict[str, float]:
+def measure_run(
+    model: GGIKModel, robot: Robot, cfg: EvalConfig, refine: RefineConfig | None = None, threads: int = 2
+) -> dict[str, float]:
     """The measurements of the module docstring for one robot (columns of :data:`COLUMNS` from "raw 1cm&1deg")."""
     refine = refine or RefineConfig()
-    (_, q, T), = evaluation_problems([robot], cfg)
+    ((_, q, T),) = evaluation_problems([robot], cfg)
     graph = RobotGraph.from_robot(robot)
     P, S = T.shape[0], cfg.samples
     sample_joint_angles(model, graph, T[:1], S)  # warm-up
-    raw, t_raw, _ = timed(lambda: sample_joint_angles(model, graph, T, S, generator=step_generator(cfg.seed, rng.SEEDING_SAMPLES)))
+    raw, t_raw, _ = timed(
+        lambda: sample_joint_angles(model, graph, T, S, generator=step_generator(cfg.seed, rng.SEEDING_SAMPLES))
+    )
     row: dict[str, float] = {}
     for tol in (1, 2, 5):
         row[f"raw {tol}cm&{tol}deg [%]"] = 100 * success_rate(raw.pos_err, raw.rot_err, 0.01 * tol, float(tol))
@@ -220,8 +285,14 @@ def measure_run(model: GGIKModel, robot: Robot, cfg: EvalConfig, refine: RefineC
     return row
 
 
-def recipe_rows(run_dir: str | Path, protocol: str, variant: str, cfg: EvalConfig, threads: int = 2,
-                checkpoint: str | Path | None = None) -> list[dict]:
+def recipe_rows(
+    run_dir: str | Path,
+    protocol: str,
+    variant: str,
+    cfg: EvalConfig,
+    threads: int = 2,
+    checkpoint: str | Path | None = None,
+) -> list[dict]:
     """Measure the run in ``run_dir`` (or any ``checkpoint``, e.g. the shipped model, under the name ``variant``)
     on the protocol's robots; rows keyed by :data:`COLUMNS`, also written to ``run_dir/recipe_rows.json``."""
     path = Path(checkpoint) if checkpoint else Path(run_dir) / "last.pt"
@@ -229,8 +300,13 @@ def recipe_rows(run_dir: str | Path, protocol: str, variant: str, cfg: EvalConfi
     model = model.float().eval()
     rows = []
     for name in PROTOCOLS[protocol][1]:
-        row = {"protocol": protocol, "variant": variant, "robot": name, "CPU-min": float(ckpt.get("cpu_s", 0.0)) / 60.0,
-               "examples": int(ckpt.get("examples", 0))}
+        row = {
+            "protocol": protocol,
+            "variant": variant,
+            "robot": name,
+            "CPU-min": float(ckpt.get("cpu_s", 0.0)) / 60.0,
+            "examples": int(ckpt.get("examples", 0)),
+        }
         row.update(measure_run(model, Robot.from_name(name), cfg, threads=threads))
         rows.append(row)
     atomic_write_text(Path(run_dir) / "recipe_rows.json", json.dumps(rows, indent=1))
@@ -249,7 +325,7 @@ def retime_rows(stem: str | Path, runs: dict[tuple[str, str], str | Path], cfg: 
             if (row["protocol"], row["variant"]) != (protocol, variant):
                 continue
             robot = Robot.from_name(row["robot"])
-            (_, _, T), = evaluation_problems([robot], cfg)  # the goals of measure_run, which times the first 16
+            ((_, _, T),) = evaluation_problems([robot], cfg)  # the goals of measure_run, which times the first 16
             graph = RobotGraph.from_robot(robot)
             new = {k: _parse(v) for k, v in row.items()}
             new["sample ms/goal 1 thr"] = _sampling_ms(model, graph, T, cfg.samples, 1)
@@ -268,15 +344,18 @@ def write_recipe_table(stem: str | Path, rows: list[dict], command: str, cfg: Ev
         for old in read_csv(stem.with_suffix(".csv")):
             if (old["protocol"], old["variant"], old["robot"]) not in key:
                 kept.append([_parse(old.get(c, "")) for c in COLUMNS])
-    table = Table(f"Recipe benchmark: equal CPU budget per variant, {cfg.problems} goals x {cfg.samples} samples per robot",
-                  list(COLUMNS))
+    table = Table(
+        f"Recipe benchmark: equal CPU budget per variant, {cfg.problems} goals x {cfg.samples} samples per robot",
+        list(COLUMNS),
+    )
     for r in sorted(kept + [[row[c] for c in COLUMNS] for row in rows], key=lambda r: (r[0], r[1], r[2])):
         table.add(*r)
     table.notes += [
         "raw: the model's own point sets, angles recovered, no joint-space solver; best of the samples per goal.",
         "posterior: reconstruction of the true solution from the posterior latent (the decoder's ceiling).",
         "LM strict: 1 mm & 0.01 rad within the joint limits, some start; ms/goal of samples+LM includes sampling.",
-        "sample ms/goal: GGIKModel.sample on 16 goals in passes of 128 decoded graphs, bf16, median of 5; timings are only comparable "
+        "sample ms/goal: GGIKModel.sample on 16 goals in passes of 128 decoded graphs, bf16, median of 5; timings are "
+        "only comparable "
         "between rows measured alone on the machine.",
         f"rows keep the numbers of the run that measured them; every command that wrote this table is listed in "
         f"{stem.name}_commands.txt, in order (this file was last written by: {command}).",

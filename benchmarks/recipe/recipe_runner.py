@@ -1,4 +1,6 @@
-"""What ``python -m benchmarks.recipe.bench_recipe`` does with its arguments: train and/or measure variants, retime, plot curves."""
+"""What ``python -m benchmarks.recipe.bench_recipe`` does with its arguments: train and/or measure variants, retime,
+plot curves."""
+
 from __future__ import annotations
 
 import argparse
@@ -14,8 +16,8 @@ __all__ = ["run_recipe_benchmark"]
 
 
 def run_recipe_benchmark(args: argparse.Namespace, command: str) -> int:
-    """Run ``python -m benchmarks.recipe.bench_recipe`` (its argparse namespace); ``command`` is recorded with the table. Returns 0;
-    raises ValueError for contradictory arguments."""
+    """Run ``python -m benchmarks.recipe.bench_recipe`` (its argparse namespace); ``command`` is recorded with the
+    table. Returns 0; raises ValueError for contradictory arguments."""
     if args.train_only and args.measure_only:
         raise ValueError("--train-only and --measure-only exclude each other")
     if args.protocol not in PROTOCOLS:
@@ -31,14 +33,19 @@ def run_recipe_benchmark(args: argparse.Namespace, command: str) -> int:
             raise ValueError("--curves-only needs --curves PNG")
         return _curves(args)
     if args.retime:
-        runs = {(args.protocol, v): args.checkpoint or Path(args.runs) / args.protocol / v / "last.pt" for v in args.variant}
+        runs = {
+            (args.protocol, v): args.checkpoint or Path(args.runs) / args.protocol / v / "last.pt" for v in args.variant
+        }
         print(write_recipe_table(args.out, retime_rows(args.out, runs, cfg), command, cfg).read_text())
         return 0
     for variant in args.variant:
         run = Path(args.runs) / args.protocol / variant
         if not args.measure_only and not args.checkpoint:
             done = train_variant(run, variant, args.protocol, args.cpu_minutes, progress=not args.no_progress)
-            print(f"{args.protocol}/{variant}: {done['cpu_min']:.1f} CPU-min, {done['examples']:,} examples, step {done['steps']}")
+            print(
+                f"{args.protocol}/{variant}: {done['cpu_min']:.1f} CPU-min, {done['examples']:,} examples, step "
+                f"{done['steps']}"
+            )
         if not args.train_only:
             torch.set_num_threads(args.threads)
             if args.checkpoint:
@@ -49,7 +56,8 @@ def run_recipe_benchmark(args: argparse.Namespace, command: str) -> int:
 
 
 def _curves(args: argparse.Namespace) -> int:
-    """Plot the training curves of the runs of ``args.variant`` (under ``args.runs/args.protocol``) to ``args.curves``."""
+    """Plot the training curves of the runs of ``args.variant`` (under ``args.runs/args.protocol``) to
+    ``args.curves``."""
     runs = {v: Path(args.runs) / args.protocol / v for v in args.variant}
     missing = [str(p) for p in runs.values() if not (p / "metrics.jsonl").is_file()]
     if missing:

@@ -14,6 +14,7 @@ exceed ``max_gb`` are skipped and noted; the estimate is S x N^2 x hidden x 4 by
 EGNN keeps about 3.5 edge tensors of S x N^2 x hidden floats alive, measured by peak RSS), so the default model
 (hidden 128) at 30 DOF (N = 64) and S = 1024 needs ~8 GiB and runs under the default 12.
 """
+
 from __future__ import annotations
 
 import zlib
@@ -32,13 +33,22 @@ from ggik.graph import GraphBatch, RobotGraph
 from ggik.ik.sampling import sample_joint_angles
 from ggik.rng import step_generator
 
-__all__ = ["SamplingBenchmark", "run_sampling_benchmark", "DEFAULT_SAMPLES", "DEFAULT_DOFS",
-           "COLUMNS"]
+__all__ = ["SamplingBenchmark", "run_sampling_benchmark", "DEFAULT_SAMPLES", "DEFAULT_DOFS", "COLUMNS"]
 
 DEFAULT_SAMPLES = [1, 4, 16, 64, 256, 1024]  #: numbers of samples S per goal
 DEFAULT_DOFS = [6, 12, 18, 24, 30]  #: DOFs of the random robots
-COLUMNS = ["robot", "dof", "nodes", "samples", "model sampling [ms]", "model per sample [us]",
-           "sampling + angles + FK per goal [ms]", "per sample [us]", "samples per second", "spread [%]"]
+COLUMNS = [
+    "robot",
+    "dof",
+    "nodes",
+    "samples",
+    "model sampling [ms]",
+    "model per sample [us]",
+    "sampling + angles + FK per goal [ms]",
+    "per sample [us]",
+    "samples per second",
+    "spread [%]",
+]
 
 
 def _positive_ints(values: list[int], what: str, minimum: int = 1) -> list[int]:
@@ -63,7 +73,8 @@ class SamplingBenchmark:
     progress: bool = True  #: tqdm progress bar
 
     def checked(self) -> tuple[list[int], list[int]]:
-        """(sorted distinct S values, random-robot DOFs) after checking every option; :class:`BenchmarkError` otherwise."""
+        """(sorted distinct S values, random-robot DOFs) after checking every option; :class:`BenchmarkError`
+        otherwise."""
         samples = sorted(set(_positive_ints(self.samples, "--samples")))
         dofs = _positive_ints(self.dofs, "--dofs", 2) if self.dofs else []
         _positive_ints([self.repeats], "--repeats")
@@ -77,8 +88,8 @@ class SamplingBenchmark:
 
 def run_sampling_benchmark(ckpt_path: str | Path, opts: SamplingBenchmark, out_dir: str | Path, command: str) -> Table:
     """Time the checkpoint at ``ckpt_path`` as ``opts`` says; write ``out_dir``/timing.md, timing.csv (with
-    ``command``, the machine and its load) and timing.png (:func:`benchmarks.sampling.timing_plot.plot_timing`, sampling +
-    angles + FK per robot, when anything was measured). Returns the table (times in ms and us).
+    ``command``, the machine and its load) and timing.png (:func:`benchmarks.sampling.timing_plot.plot_timing`,
+    sampling + angles + FK per robot, when anything was measured). Returns the table (times in ms and us).
 
     Raises :class:`BenchmarkError` for bad options, an unknown robot or an unusable checkpoint. Sets torch's
     CPU thread count.
@@ -100,11 +111,18 @@ def run_sampling_benchmark(ckpt_path: str | Path, opts: SamplingBenchmark, out_d
     param = next(model.parameters())
 
     table = Table(
-        f"GGIK sampling time for one goal against the number of samples S (median of {opts.repeats} after {WARMUPS} warm-ups)",
+        f"GGIK sampling time for one goal against the number of samples S (median of {opts.repeats} after {WARMUPS} "
+        "warm-ups)",
         list(COLUMNS),
     )
     plot_rows, skipped = [], []
-    bar = tqdm(total=len(robots) * len(samples), desc="sampling time", unit="size", disable=not opts.progress, dynamic_ncols=True)
+    bar = tqdm(
+        total=len(robots) * len(samples),
+        desc="sampling time",
+        unit="size",
+        disable=not opts.progress,
+        dynamic_ncols=True,
+    )
     for robot in robots:
         graph = RobotGraph.from_robot(robot)
         key = zlib.crc32(robot.name.encode())
@@ -122,10 +140,25 @@ def run_sampling_benchmark(ckpt_path: str | Path, opts: SamplingBenchmark, out_d
                 continue
             g = step_generator(opts.seed, SAMPLING_NOISE, key, S)
             with torch.no_grad():
-                t_model, _, _ = median_time(lambda: model.sample(batch, S, generator=g), opts.repeats)
-                t_full, lo, hi = median_time(lambda: sample_joint_angles(model, graph, T, S, generator=g), opts.repeats)
-            table.add(robot.name, robot.dof, N, S, 1e3 * t_model, 1e6 * t_model / S, 1e3 * t_full, 1e6 * t_full / S,
-                      S / t_full, 100 * (hi - lo) / t_full)
+                t_model, _, _ = median_time(
+                    lambda batch=batch, S=S, g=g: model.sample(batch, S, generator=g), opts.repeats
+                )
+                t_full, lo, hi = median_time(
+                    lambda graph=graph, T=T, S=S, g=g: sample_joint_angles(model, graph, T, S, generator=g),
+                    opts.repeats,
+                )
+            table.add(
+                robot.name,
+                robot.dof,
+                N,
+                S,
+                1e3 * t_model,
+                1e6 * t_model / S,
+                1e3 * t_full,
+                1e6 * t_full / S,
+                S / t_full,
+                100 * (hi - lo) / t_full,
+            )
             plot_rows.append((f"{robot.name} ({robot.dof} DOF)", S, t_full))
             bar.update(1)
     bar.close()
@@ -134,12 +167,15 @@ def run_sampling_benchmark(ckpt_path: str | Path, opts: SamplingBenchmark, out_d
     cfg = model.cfg
     table.notes += [
         f"Checkpoint {ckpt_path}: step {ckpt.get('step', '?')}, {model.num_parameters():,} parameters "
-        f"(dim {cfg.dim}, hidden {cfg.hidden}, {cfg.enc_layers} encoder / {cfg.dec_layers} decoder layers), float32 on the CPU.",
+        f"(dim {cfg.dim}, hidden {cfg.hidden}, {cfg.enc_layers} encoder / {cfg.dec_layers} decoder layers), float32 "
+        "on the CPU.",
         "model sampling: GGIKModel.sample on a prepared GraphBatch (encoder, prior, decoder; S samples in one batch). "
         "sampling + angles + FK: ggik.ik.sampling.sample_joint_angles (batch building, model, RobotGraph.joint_angles, "
         "FK pose errors in float64) = the time per problem; per sample = that / S.",
-        "Wall time (time.perf_counter), one goal per call. spread: (max - min) / median of the sampling + angles + FK repeats.",
-        f"Random robots: ggik.random_robot(dof) seeded from --seed {opts.seed}; goals: q uniform within the limits, seeded.",
+        "Wall time (time.perf_counter), one goal per call. spread: (max - min) / median of the sampling + angles + FK "
+        "repeats.",
+        f"Random robots: ggik.random_robot(dof) seeded from --seed {opts.seed}; goals: q uniform within the limits, "
+        "seeded.",
         f"Other processes on the machine, before the run: {before}; after: {after}.",
     ]
     if skipped:
@@ -147,6 +183,9 @@ def run_sampling_benchmark(ckpt_path: str | Path, opts: SamplingBenchmark, out_d
     out = Path(out_dir)
     table.write(out / "timing", command=command, seed=opts.seed, model=model_stamp(ckpt_path))
     if plot_rows:
-        plot_timing(plot_rows, out / "timing.png",
-                    title=f"GGIK sampling + angle recovery + FK for one goal ({torch.get_num_threads()} CPU thread(s))")
+        plot_timing(
+            plot_rows,
+            out / "timing.png",
+            title=f"GGIK sampling + angle recovery + FK for one goal ({torch.get_num_threads()} CPU thread(s))",
+        )
     return table

@@ -1,5 +1,6 @@
 """The sampling study's figure: total and per-sample time against the number of samples (the GGIK paper's
 appendix Fig. 4), drawn like the suite's figures (:mod:`ggik.evaluation.plots`: Agg canvas, atomic PNG)."""
+
 from __future__ import annotations
 
 import math

@@ -23,6 +23,7 @@ time per goal, the time to the first strict solution per solved goal (single mod
 the call's wall time, for SLSQP the time until its first successful start; batch mode: batch wall time / P),
 and the mean solver iterations.
 """
+
 from __future__ import annotations
 
 import math
@@ -51,9 +52,20 @@ from ggik.rng import step_generator
 __all__ = ["SolverBenchmark", "run_solver_benchmark", "add_row", "COLUMNS", "METHODS"]
 
 COLUMNS = [
-    "robot", "dof", "method", "mode", "goals", "starts per goal", "success [%]", "strict solutions per goal",
-    "distinct strict per goal", "strict solutions per CPU-s", "wall per goal [ms]", "CPU per goal [ms]",
-    "first strict solution [ms]", "mean iterations",
+    "robot",
+    "dof",
+    "method",
+    "mode",
+    "goals",
+    "starts per goal",
+    "success [%]",
+    "strict solutions per goal",
+    "distinct strict per goal",
+    "strict solutions per CPU-s",
+    "wall per goal [ms]",
+    "CPU per goal [ms]",
+    "first strict solution [ms]",
+    "mean iterations",
 ]
 METHODS = ("GGIK + LM", "LM (random starts)", "SLSQP (random starts)", "TRAC-IK")
 
@@ -79,6 +91,7 @@ class SolverBenchmark:
 
     def check(self) -> None:
         """:class:`BenchmarkError` naming the first bad option."""
+
         def need(ok: bool, message: str) -> None:
             if not ok:
                 raise BenchmarkError(f"bench_solvers: {message}")
@@ -94,8 +107,16 @@ class SolverBenchmark:
         need(not unknown, f"unknown methods {unknown}; choose from {list(METHODS)}")
 
 
-def add_row(table: Table, robot: Robot, method: str, mode: str, out: Outcome, T: torch.Tensor, cfg: RefineConfig,
-            distinct_tol: float) -> None:
+def add_row(
+    table: Table,
+    robot: Robot,
+    method: str,
+    mode: str,
+    out: Outcome,
+    T: torch.Tensor,
+    cfg: RefineConfig,
+    distinct_tol: float,
+) -> None:
     """One row of :data:`COLUMNS` for ``out`` on the goals T (P, 4, 4)."""
     P, K = out.q.shape[:2]
     ok = strict_valid(robot, out.q, T, cfg)
@@ -109,9 +130,20 @@ def add_row(table: Table, robot: Robot, method: str, mode: str, out: Outcome, T:
     iters = out.iterations[torch.isfinite(out.iterations)]
     distinct = count_distinct(out.q, ok, ~robot.limited, distinct_tol)
     table.add(
-        robot.name, robot.dof, method, mode, P, K, 100 * solved.double().mean().item(), n_ok / P,
-        distinct.mean().item(), n_ok / out.cpu_s if out.cpu_s > 0 else math.nan,
-        1e3 * out.wall_s / P, 1e3 * out.cpu_s / P, 1e3 * first, iters.mean().item() if iters.numel() else math.nan,
+        robot.name,
+        robot.dof,
+        method,
+        mode,
+        P,
+        K,
+        100 * solved.double().mean().item(),
+        n_ok / P,
+        distinct.mean().item(),
+        n_ok / out.cpu_s if out.cpu_s > 0 else math.nan,
+        1e3 * out.wall_s / P,
+        1e3 * out.cpu_s / P,
+        1e3 * first,
+        iters.mean().item() if iters.numel() else math.nan,
     )
 
 
@@ -157,12 +189,19 @@ def run_solver_benchmark(ckpt_path: str | Path, opts: SolverBenchmark, out_dir: 
             methods.remove("TRAC-IK")
 
     table = Table(
-        f"IK solvers on the same goals: strict success = {cfg.pos_tol * 1e3:g} mm and {cfg.rot_tol:g} rad within limits, "
+        f"IK solvers on the same goals: strict success = {cfg.pos_tol * 1e3:g} mm and {cfg.rot_tol:g} rad within "
+        "limits, "
         f"S = {S} starts per goal",
         list(COLUMNS),
     )
     modes = [m for m, n in (("single", n_single), ("batch", P)) if n > 0]
-    bar = tqdm(total=len(robots) * len(methods) * len(modes), desc="solvers", unit="run", disable=not opts.progress, dynamic_ncols=True)
+    bar = tqdm(
+        total=len(robots) * len(methods) * len(modes),
+        desc="solvers",
+        unit="run",
+        disable=not opts.progress,
+        dynamic_ncols=True,
+    )
     problems = ProblemSet.generate(robots, P, opts.seed).groups()
     for r_index, (robot, _, T) in enumerate(problems):
         q_rand = robot.sample_q(P * S, step_generator(opts.seed, SOLVERS_RANDOM_STARTS, r_index)).view(P, S, robot.dof)
@@ -194,16 +233,18 @@ def run_solver_benchmark(ckpt_path: str | Path, opts: SolverBenchmark, out_dir: 
                         continue
                 Tn = T[:n]
                 if method == "GGIK + LM":
-                    def starts(i: int, count: int, _g=graph, _T=Tn, _single=single) -> torch.Tensor:
-                        gen = step_generator(opts.seed, SOLVERS_GGIK_SAMPLES, r_index, int(_single), i)
+
+                    def starts(i: int, count: int, _g=graph, _T=Tn, _single=single, _r=r_index) -> torch.Tensor:
+                        gen = step_generator(opts.seed, SOLVERS_GGIK_SAMPLES, _r, int(_single), i)
                         return sample_joint_angles(model, _g, _T[i : i + count], S, generator=gen).q
 
                     run_lm(robot, Tn[:1], starts, cfg, True)  # warm-up: first calls pay one-off costs
                     out = run_lm(robot, Tn, starts, cfg, single)
                 elif method == "LM (random starts)":
-                    def starts(i: int, count: int, _single=single) -> torch.Tensor:
-                        gen = step_generator(opts.seed, SOLVERS_SINGLE_START, r_index, int(_single), i)
-                        return robot.sample_q(count * S, gen).view(count, S, robot.dof)
+
+                    def starts(i: int, count: int, _single=single, _r=r_index, _robot=robot) -> torch.Tensor:
+                        gen = step_generator(opts.seed, SOLVERS_SINGLE_START, _r, int(_single), i)
+                        return _robot.sample_q(count * S, gen).view(count, S, _robot.dof)
 
                     run_lm(robot, Tn[:1], starts, cfg, True)
                     out = run_lm(robot, Tn, starts, cfg, single)
@@ -221,28 +262,42 @@ def run_solver_benchmark(ckpt_path: str | Path, opts: SolverBenchmark, out_dir: 
     mc = model.cfg
     notes[:0] = [
         "strict-valid: FK (float64, ggik) of the returned joint values within "
-        f"{cfg.pos_tol * 1e3:g} mm and {cfg.rot_tol:g} rad of the goal and inside the joint limits, checked here for every method. "
+        f"{cfg.pos_tol * 1e3:g} mm and {cfg.rot_tol:g} rad of the goal and inside the joint limits, checked here for "
+        "every method. "
         "success: goals with at least one strict-valid solution.",
-        f"distinct: strict-valid solutions of a goal at least {opts.distinct_tol:g} rad apart in joint space (Euclidean norm "
+        f"distinct: strict-valid solutions of a goal at least {opts.distinct_tol:g} rad apart in joint space "
+        "(Euclidean norm "
         "over the joints, continuous joints wrapped; greedy in start order: ggik.ik.metrics.count_distinct).",
-        f"single: one call per goal on the first {n_single} goals (SLSQP: the first {min(n_single, n_slsqp)}); first strict solution = "
-        "median over solved goals of the call's wall time (all S starts of an LM call finish together; SLSQP: the time until its first "
+        f"single: one call per goal on the first {n_single} goals (SLSQP: the first {min(n_single, n_slsqp)}); first "
+        "strict solution = "
+        "median over solved goals of the call's wall time (all S starts of an LM call finish together; SLSQP: the "
+        "time until its first "
         "successful start; TRAC-IK returns at its first solution). batch: all goals in one call (SLSQP: its first "
-        f"{n_slsqp} goals; TRAC-IK has no batch API: a loop over all {P} goals); first strict solution = wall time / goals. "
+        f"{n_slsqp} goals; TRAC-IK has no batch API: a loop over all {P} goals); first strict solution = wall time / "
+        "goals. "
         "n/a: no goal solved.",
-        "CPU time: time.process_time of the whole process (every thread: torch's intra-op threads, TRAC-IK's two solver threads); "
+        "CPU time: time.process_time of the whole process (every thread: torch's intra-op threads, TRAC-IK's two "
+        "solver threads); "
         "wall time: time.perf_counter. Each method has an untimed warm-up call first.",
-        f"GGIK + LM: checkpoint {ckpt_path} (step {ckpt.get('step', '?')}, {model.num_parameters():,} parameters, dim {mc.dim}, "
-        f"hidden {mc.hidden}), S = {S} samples per goal (sampling + angle recovery + FK errors are timed), then LM as below.",
-        f"LM: ggik.ik.refine.lm_refine, batched in torch (float64), at most {cfg.max_iters} iterations, early stop per start at the "
+        f"GGIK + LM: checkpoint {ckpt_path} (step {ckpt.get('step', '?')}, {model.num_parameters():,} parameters, dim "
+        f"{mc.dim}, "
+        f"hidden {mc.hidden}), S = {S} samples per goal (sampling + angle recovery + FK errors are timed), then LM as "
+        "below.",
+        f"LM: ggik.ik.refine.lm_refine, batched in torch (float64), at most {cfg.max_iters} iterations, early stop "
+        "per start at the "
         f"strict tolerances. Random starts: uniform within the limits, drawn inside the timed call.",
-        f"SLSQP: scipy via ggik.ik.refine.slsqp_refine, at most {cfg.slsqp_max_iters} iterations, ftol {cfg.slsqp_ftol:g}, exact gradient.",
-        f"Goals: {P} per robot, q uniform within the limits (ggik.data.ProblemSet.generate, seed {opts.seed}), goal = FK(q).",
+        f"SLSQP: scipy via ggik.ik.refine.slsqp_refine, at most {cfg.slsqp_max_iters} iterations, ftol "
+        f"{cfg.slsqp_ftol:g}, exact gradient.",
+        f"Goals: {P} per robot, q uniform within the limits (ggik.data.ProblemSet.generate, seed {opts.seed}), goal = "
+        "FK(q).",
         f"Other processes on the machine, before the run: {before}; after: {after}.",
     ]
     if tracik_version is not None:
-        notes.append(f"TRAC-IK: pytracik {tracik_version} (Speed mode, timeout {1e3 * opts.tracik_timeout:g} ms, epsilon 1e-5), "
-                     "URDF = ggik's kinematic export of the chain (Robot.to_urdf), one uniform seed per goal; it reports no iterations.")
+        notes.append(
+            f"TRAC-IK: pytracik {tracik_version} (Speed mode, timeout {1e3 * opts.tracik_timeout:g} ms, epsilon 1e-5), "
+            "URDF = ggik's kinematic export of the chain (Robot.to_urdf), one uniform seed per goal; it reports no "
+            "iterations."
+        )
     table.notes += notes
     table.write(Path(out_dir) / "solvers", command=command, seed=opts.seed, model=model_stamp(ckpt_path))
     return table

@@ -6,6 +6,7 @@ Strict-valid: :func:`benchmarks.common.measure.strict_valid` (FK in float64 with
 goal, every joint within its limits). Times: wall ``time.perf_counter`` and CPU
 ``time.process_time`` (all threads of this process) [s].
 """
+
 from __future__ import annotations
 
 import math
@@ -42,8 +43,9 @@ class Outcome:
     iterations: torch.Tensor
 
 
-def run_lm(robot: Robot, T: torch.Tensor, starts: Callable[[int, int], torch.Tensor], cfg: RefineConfig,
-           single: bool) -> Outcome:
+def run_lm(
+    robot: Robot, T: torch.Tensor, starts: Callable[[int, int], torch.Tensor], cfg: RefineConfig, single: bool
+) -> Outcome:
     """LM to the goals T (P, 4, 4) from ``starts(goal_index, count)`` -> (count, S, dof) initial values (the start
     drawing is timed too); single mode calls it once per goal."""
     P = T.shape[0]
@@ -52,7 +54,7 @@ def run_lm(robot: Robot, T: torch.Tensor, starts: Callable[[int, int], torch.Ten
         return Outcome(q, wall, cpu, None, info.iterations.double())
     qs, its, first, wall, cpu = [], [], [], 0.0, 0.0
     for i in range(P):
-        (q, info), w, c = timed(lambda: lm_refine(robot, T[i : i + 1, None], starts(i, 1), cfg))
+        (q, info), w, c = timed(lambda i=i: lm_refine(robot, T[i : i + 1, None], starts(i, 1), cfg))
         ok = strict_valid(robot, q, T[i : i + 1], cfg)
         qs.append(q)
         its.append(info.iterations.double())
@@ -75,7 +77,7 @@ def run_slsqp(robot: Robot, T: torch.Tensor, q0: torch.Tensor, cfg: RefineConfig
     for i in range(P):
         t_goal, found = 0.0, math.nan
         for s in range(S):
-            (qs, info), w, c = timed(lambda: slsqp_refine(robot, T[i], q0[i, s], cfg))
+            (qs, info), w, c = timed(lambda i=i, s=s: slsqp_refine(robot, T[i], q0[i, s], cfg))
             q[i, s], its[i, s] = qs, float(info.iterations)
             t_goal += w
             cpu += c
@@ -97,7 +99,9 @@ class TracIK:
         import pytracik
 
         self.pytracik = pytracik
-        self.handle = pytracik.TRAC_IK(robot.base_link, robot.ee_link, robot.to_urdf(), timeout, epsilon, pytracik.SolveType.Speed)
+        self.handle = pytracik.TRAC_IK(
+            robot.base_link, robot.ee_link, robot.to_urdf(), timeout, epsilon, pytracik.SolveType.Speed
+        )
         n = pytracik.get_num_joints(self.handle)
         if n != robot.dof:
             raise GGIKError(f"TRAC-IK sees {n} joints on {robot.name}, ggik {robot.dof}")
@@ -117,7 +121,9 @@ class TracIK:
         return torch.as_tensor(r[1:], dtype=torch.float64)
 
 
-def run_tracik(solver: TracIK, robot: Robot, T: torch.Tensor, seeds: torch.Tensor, cfg: RefineConfig, single: bool) -> Outcome:
+def run_tracik(
+    solver: TracIK, robot: Robot, T: torch.Tensor, seeds: torch.Tensor, cfg: RefineConfig, single: bool
+) -> Outcome:
     """One TRAC-IK call per goal (P, 4, 4) from seeds (P, dof); single mode times each call."""
     P = T.shape[0]
     if not single:
@@ -125,10 +131,12 @@ def run_tracik(solver: TracIK, robot: Robot, T: torch.Tensor, seeds: torch.Tenso
         return Outcome(q[:, None], wall, cpu, None, torch.full((P, 1), math.nan))
     qs, first, wall, cpu = [], [], 0.0, 0.0
     for i in range(P):
-        q, w, c = timed(lambda: solver.solve(T[i], seeds[i]))
+        q, w, c = timed(lambda i=i: solver.solve(T[i], seeds[i]))
         qs.append(q)
         ok = strict_valid(robot, q[None, None], T[i : i + 1], cfg)
         first.append(w if bool(ok.any()) else math.nan)
         wall += w
         cpu += c
-    return Outcome(torch.stack(qs)[:, None], wall, cpu, torch.tensor(first, dtype=torch.float64), torch.full((P, 1), math.nan))
+    return Outcome(
+        torch.stack(qs)[:, None], wall, cpu, torch.tensor(first, dtype=torch.float64), torch.full((P, 1), math.nan)
+    )

@@ -10,6 +10,7 @@ Usage: ``python -m benchmarks.training_speed.bench_train [--steps 5] [--warmup 2
 Prints a Markdown table and writes it with the machine description. Other processes running at the
 same time slow the numbers down: the output records the load average.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,13 +27,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=positive_int, default=5, help="timed training steps per configuration")
     ap.add_argument("--warmup", type=nonnegative_int, default=2, help="untimed steps before them")
     ap.add_argument("--batch", type=positive_int, default=128, help="examples per step")
-    ap.add_argument("--threads", type=positive_int, nargs="+", default=[1, 2], help="torch CPU thread counts to measure")
+    ap.add_argument(
+        "--threads", type=positive_int, nargs="+", default=[1, 2], help="torch CPU thread counts to measure"
+    )
     ap.add_argument("--sizes", nargs="+", default=["default", "paper"], choices=list(SIZES))
     ap.add_argument("--variants", nargs="+", default=["split", "concat", "pyg"], choices=list(VARIANTS))
     ap.add_argument("--out", default="benchmarks/training_speed/results/bench_train.md")
     args = ap.parse_args(argv)
-    speed = measure_training_speed(args.sizes, args.variants, args.threads, args.batch, args.steps, args.warmup,
-                                   log=lambda line: print(line, flush=True))
+    speed = measure_training_speed(
+        args.sizes,
+        args.variants,
+        args.threads,
+        args.batch,
+        args.steps,
+        args.warmup,
+        log=lambda line: print(line, flush=True),
+    )
     out = atomic_write_text(args.out, speed.markdown(script_command(__file__, argv)))
     print(f"\nwrote {out}")
     return 0

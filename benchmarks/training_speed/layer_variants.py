@@ -1,5 +1,5 @@
-"""The measured alternatives to :class:`ggik.nn.egnn.EGNNLayer` (``benchmarks/training_speed/results/bench_train.md``): the same math
-written two other ways, so that the training-speed benchmark compares forms, not models.
+"""The measured alternatives to :class:`ggik.nn.egnn.EGNNLayer` (``benchmarks/training_speed/results/bench_train.md``):
+the same math written two other ways, so that the training-speed benchmark compares forms, not models.
 
 * ``split`` (kept, :class:`~ggik.nn.egnn.EGNNLayer`): dense over all node pairs, the first edge layer split per
   node (``A h_i + B h_j + c d + E a``);
@@ -11,6 +11,7 @@ written two other ways, so that the training-speed benchmark compares forms, not
 They repeat EGNNLayer's math on purpose and take its parameter values, so a model gives the same outputs with any
 of them (:func:`swap_layers`).
 """
+
 from __future__ import annotations
 
 import functools
@@ -24,7 +25,11 @@ from ggik.nn.egnn import EGNN, EGNNLayer
 __all__ = ["ConcatEGNNLayer", "pyg_layer_class", "swap_layers", "VARIANTS"]
 
 #: variant name -> description (the table's "EGNN layer" column)
-VARIANTS = {"split": "dense, split first layer (kept)", "concat": "dense, concatenated input", "pyg": "PyG MessagePassing"}
+VARIANTS = {
+    "split": "dense, split first layer (kept)",
+    "concat": "dense, concatenated input",
+    "pyg": "PyG MessagePassing",
+}
 
 
 class ConcatEGNNLayer(EGNNLayer):
@@ -108,8 +113,14 @@ def swap_layers(model: GGIKModel, variant: str) -> GGIKModel:
             new = []
             for layer in net.layers:
                 if variant == "concat":
-                    c = ConcatEGNNLayer(layer.dim, layer.hidden, layer.edge_dim, update_coords=layer.update_coords,
-                                        update_features=layer.update_features, frame_vectors=layer.frame_vectors)
+                    c = ConcatEGNNLayer(
+                        layer.dim,
+                        layer.hidden,
+                        layer.edge_dim,
+                        update_coords=layer.update_coords,
+                        update_features=layer.update_features,
+                        frame_vectors=layer.frame_vectors,
+                    )
                     c.load_state_dict(layer.state_dict())
                     new.append(c)
                 elif variant == "pyg":

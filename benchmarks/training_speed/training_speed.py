@@ -1,4 +1,5 @@
-"""Training speed of the GGIK model on this machine: examples/s per configuration (``benchmarks/training_speed/results/bench_train.md``).
+"""Training speed of the GGIK model on this machine: examples/s per configuration
+(``benchmarks/training_speed/results/bench_train.md``).
 
 Measures full training steps (data generation excluded: one fixed batch from the default robot mix,
 forward + backward + AdamW step) for:
@@ -12,6 +13,7 @@ forward + backward + AdamW step) for:
 
 Other processes running at the same time slow the numbers down: the report records the load average.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,13 +29,22 @@ from ggik.data import DataConfig, TrainingData
 from ggik.graph import GraphBatch
 from ggik.nn.cvae import GGIKModel, ModelConfig
 
-__all__ = ["SIZES", "BENCH_ROBOTS", "benchmark_batch", "examples_per_second", "SpeedRow", "TrainingSpeed",
-           "measure_training_speed"]
+__all__ = [
+    "SIZES",
+    "BENCH_ROBOTS",
+    "benchmark_batch",
+    "examples_per_second",
+    "SpeedRow",
+    "TrainingSpeed",
+    "measure_training_speed",
+]
 
 #: model size name -> its config: the plain EGNN decoder (no residual inputs, no Gauss-Newton moves), the form all three
 #: layer variants compute; ``default`` is the v1 model (629,296 parameters), ``paper`` the reference's size
-SIZES = {"default": lambda: ModelConfig(residual_inputs=False, gn_steps=0),
-         "paper": lambda: ModelConfig(enc_layers=5, dec_layers=5, residual_inputs=False, gn_steps=0)}
+SIZES = {
+    "default": lambda: ModelConfig(residual_inputs=False, gn_steps=0),
+    "paper": lambda: ModelConfig(enc_layers=5, dec_layers=5, residual_inputs=False, gn_steps=0),
+}
 #: the robot mix of the benchmark batch (with random 6/7-DOF robots at the same weight)
 BENCH_ROBOTS = ("ur10", "lbr_iiwa", "panda", "schunk_lwa4d", "schunk_lwa4p", "kuka_lwr", "irb140", "kr16_2", "puma560")
 
@@ -41,13 +52,21 @@ BENCH_ROBOTS = ("ur10", "lbr_iiwa", "panda", "schunk_lwa4d", "schunk_lwa4p", "ku
 def benchmark_batch(batch_size: int) -> GraphBatch:
     """The fixed float32 CPU training batch of ``batch_size`` examples: batch 0 of :data:`BENCH_ROBOTS` at weight 1
     plus random 6/7-DOF robots at weight 1 (N up to 18 nodes), pose goals."""
-    data = TrainingData(DataConfig(robots={n: 1.0 for n in BENCH_ROBOTS}, random_weight=1.0, random_dofs=[6, 7],
-                                   goal_kinds={"pose": 1.0}, batch_size=batch_size))
+    data = TrainingData(
+        DataConfig(
+            robots={n: 1.0 for n in BENCH_ROBOTS},
+            random_weight=1.0,
+            random_dofs=[6, 7],
+            goal_kinds={"pose": 1.0},
+            batch_size=batch_size,
+        )
+    )
     return data.batch(0)[0].to("cpu", torch.float32)
 
 
-def examples_per_second(cfg: ModelConfig, variant: str, bf16: bool, threads: int, batch: GraphBatch, steps: int,
-                        warmup: int) -> float:
+def examples_per_second(
+    cfg: ModelConfig, variant: str, bf16: bool, threads: int, batch: GraphBatch, steps: int, warmup: int
+) -> float:
     """Training examples per second of the median of ``steps`` timed steps (after ``warmup`` untimed ones) of a fresh
     model (``torch.manual_seed(0)``) with the ``variant`` EGNN layers. Sets torch's CPU thread count to ``threads``."""
     torch.set_num_threads(threads)
@@ -82,8 +101,10 @@ class SpeedRow:
 
     def line(self) -> str:
         """The one-line progress report of this row."""
-        return (f"{self.size:8s} {self.variant:7s} bf16={self.bf16!s:5s} threads={self.threads}: "
-                f"{self.examples_per_s:7.1f} examples/s")
+        return (
+            f"{self.size:8s} {self.variant:7s} bf16={self.bf16!s:5s} threads={self.threads}: "
+            f"{self.examples_per_s:7.1f} examples/s"
+        )
 
 
 @dataclass
@@ -103,22 +124,34 @@ class TrainingSpeed:
             "# Training speed (examples/s, median of timed steps; higher is better)",
             "",
             f"Command: `{command}`",
-            f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs, torch {torch.__version__}, "
-            f"Python {platform.python_version()}; batch {self.batch_size} from the default robot mix (N up to 18 nodes); "
+            f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs, torch "
+            f"{torch.__version__}, "
+            f"Python {platform.python_version()}; batch {self.batch_size} from the default robot mix (N up to 18 "
+            "nodes); "
             f"{self.warmup} warm-up + {self.steps} timed steps; 1-min load average before/after: "
-            f"{self.load_before:.2f}/{self.load_after:.2f} (other processes running at the same time lower the numbers).",
+            f"{self.load_before:.2f}/{self.load_after:.2f} (other processes running at the same time lower the "
+            "numbers).",
             "",
             "| model | parameters | EGNN layer | bf16 | threads | examples/s |",
             "|---|---|---|---|---|---|",
         ]
         for r in self.rows:
-            lines.append(f"| {r.size} | {r.params:,} | {VARIANTS[r.variant]} | {'on' if r.bf16 else 'off'} | {r.threads} | "
-                         f"{r.examples_per_s:.0f} |")
+            lines.append(
+                f"| {r.size} | {r.params:,} | {VARIANTS[r.variant]} | {'on' if r.bf16 else 'off'} | {r.threads} | "
+                f"{r.examples_per_s:.0f} |"
+            )
         return "\n".join(lines) + "\n"
 
 
-def measure_training_speed(sizes: list[str], variants: list[str], threads: list[int], batch_size: int = 128,
-                           steps: int = 5, warmup: int = 2, log: Callable[[str], None] | None = None) -> TrainingSpeed:
+def measure_training_speed(
+    sizes: list[str],
+    variants: list[str],
+    threads: list[int],
+    batch_size: int = 128,
+    steps: int = 5,
+    warmup: int = 2,
+    log: Callable[[str], None] | None = None,
+) -> TrainingSpeed:
     """Measure every (size, variant, bf16 off/on, threads) combination in that nesting order on
     :func:`benchmark_batch`; ``log`` receives each row's :meth:`SpeedRow.line` as it is measured."""
     batch = benchmark_batch(batch_size)
@@ -130,7 +163,9 @@ def measure_training_speed(sizes: list[str], variants: list[str], threads: list[
         for variant in variants:
             for bf16 in (False, True):
                 for n in threads:
-                    row = SpeedRow(size, params, variant, bf16, n, examples_per_second(cfg, variant, bf16, n, batch, steps, warmup))
+                    row = SpeedRow(
+                        size, params, variant, bf16, n, examples_per_second(cfg, variant, bf16, n, batch, steps, warmup)
+                    )
                     rows.append(row)
                     if log is not None:
                         log(row.line())

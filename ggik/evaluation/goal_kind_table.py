@@ -32,8 +32,10 @@ A (robot, kind) the graph cannot pose (a robot whose EE origin lies off the last
 kinds; a chain with unlocked prismatic joints refuses every kind, both with :class:`ggik.errors.GraphError`) gives
 a row with ``status`` "skipped: <reason>" and NaN metrics instead of stopping the run.
 """
+
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -64,10 +66,14 @@ COLUMNS: list[str] = (
     ["robot", "dof", "kind", "status", "goals", "samples"]
     + [f"raw success {k}cm&{k}deg [%]" for k in RAW_TOLERANCES]
     + ["raw best pos [mm]", "raw mean pos [mm]", "raw best rot [deg]", "raw mean rot [deg]", "sampling [ms/goal]"]
-    + ["iknet samples", "iknet mean dist [cm]"] + [f"iknet within {r}cm [%]" for r in IKNET_RADII_CM]
+    + ["iknet samples", "iknet mean dist [cm]"]
+    + [f"iknet within {r}cm [%]" for r in IKNET_RADII_CM]
     + [c for s in STARTS for c in (f"LM from {s} success [%]", f"LM from {s} [ms/goal]", f"LM from {s} iterations")]
-    + [c for s in ("raw 1cm&1deg", "LM from samples", "LM from random")
-       for c in (f"distinct {s}", f"joint std {s} [rad]")]
+    + [
+        c
+        for s in ("raw 1cm&1deg", "LM from samples", "LM from random")
+        for c in (f"distinct {s}", f"joint std {s} [rad]")
+    ]
 )
 
 
@@ -96,7 +102,7 @@ def _diversity(q: torch.Tensor, keep: torch.Tensor, robot: Robot, kind: str) -> 
 
 
 def _empty_row(robot: Robot, kind: str, status: str, problems: int, samples: int) -> dict:
-    row = dict.fromkeys(COLUMNS, NAN)
+    row: dict[str, object] = dict.fromkeys(COLUMNS, NAN)
     row.update(robot=robot.name, dof=robot.dof, kind=kind, status=status, goals=problems, samples=samples)
     return row
 
@@ -117,22 +123,35 @@ def _raw_columns(row: dict, pos: torch.Tensor, rot: torch.Tensor, fixes_rotation
 def _iknet_columns(row: dict, model: GGIKModel, graph: RobotGraph, goals: Goals, count: int, seed: int) -> None:
     """The IKNet protocol: ``count`` samples per target, distances of their EE positions to it."""
     g = step_generator(seed, rng.GOAL_KINDS_IKNET)
-    pos = torch.cat([sample_joint_angles(model, graph, goals[a : a + IKNET_CHUNK], count, generator=g).pos_err
-                     for a in range(0, goals.shape[0], IKNET_CHUNK)])
+    pos = torch.cat(
+        [
+            sample_joint_angles(model, graph, goals[a : a + IKNET_CHUNK], count, generator=g).pos_err
+            for a in range(0, goals.shape[0], IKNET_CHUNK)
+        ]
+    )
     row["iknet samples"] = count
     row["iknet mean dist [cm]"] = 100 * pos.mean().item()
     for r in IKNET_RADII_CM:
         row[f"iknet within {r}cm [%]"] = 100 * (pos < r / 100).double().mean().item()
 
 
-def _measure(model: GGIKModel, graph: RobotGraph, goals: Goals, row: dict, samples: int, seed: int,
-             iknet_samples: int, refine: RefineConfig) -> None:
+def _measure(
+    model: GGIKModel,
+    graph: RobotGraph,
+    goals: Goals,
+    row: dict,
+    samples: int,
+    seed: int,
+    iknet_samples: int,
+    refine: RefineConfig,
+) -> None:
     """Fill ``row`` with every measured column of one robot and goal kind (goals (P,) of that kind)."""
     robot, kind, P = graph.robot, goals.kind, goals.shape[0]
     fixes_rotation = kind != "position"
     sample_joint_angles(model, graph, goals[:1], samples)  # warm-up: the first call pays one-off costs
-    raw, t_sample, _ = timed(lambda: sample_joint_angles(model, graph, goals, samples,
-                                                         generator=step_generator(seed, rng.SEEDING_SAMPLES)))
+    raw, t_sample, _ = timed(
+        lambda: sample_joint_angles(model, graph, goals, samples, generator=step_generator(seed, rng.SEEDING_SAMPLES))
+    )
     _raw_columns(row, raw.pos_err, raw.rot_err, fixes_rotation)
     row["sampling [ms/goal]"] = 1e3 * t_sample / P
     reached = (raw.pos_err < 0.01) & ((raw.rot_err < math.radians(1.0)) | (not fixes_rotation))
@@ -141,7 +160,7 @@ def _measure(model: GGIKModel, graph: RobotGraph, goals: Goals, row: dict, sampl
         _iknet_columns(row, model, graph, goals, iknet_samples, seed)
     random_starts = robot.sample_q(P * samples, step_generator(seed, rng.SEEDING_STARTS)).view(P, samples, robot.dof)
     for name, q0, extra_s in (("samples", raw.q, t_sample), ("random", random_starts, 0.0)):
-        (q, info), dt, _ = timed(lambda: lm_refine(robot, goals[:, None], q0, refine))
+        (q, info), dt, _ = timed(functools.partial(lm_refine, robot, goals[:, None], q0, refine))
         strict = info.converged & robot.within_limits(q)
         row[f"LM from {name} success [%]"] = 100 * strict.any(-1).double().mean().item()
         row[f"LM from {name} [ms/goal]"] = 1e3 * (dt + extra_s) / P
@@ -149,9 +168,17 @@ def _measure(model: GGIKModel, graph: RobotGraph, goals: Goals, row: dict, sampl
         row[f"distinct LM from {name}"], row[f"joint std LM from {name} [rad]"] = _diversity(q, strict, robot, kind)
 
 
-def goal_kind_rows(model: GGIKModel, robots: Sequence[Robot], kinds: Sequence[str] = GOAL_KINDS, problems: int = 200,
-                   samples: int = 32, seed: int = 0, iknet_samples: int = 100, refine: RefineConfig | None = None,
-                   progress: bool = True) -> list[dict]:
+def goal_kind_rows(
+    model: GGIKModel,
+    robots: Sequence[Robot],
+    kinds: Sequence[str] = GOAL_KINDS,
+    problems: int = 200,
+    samples: int = 32,
+    seed: int = 0,
+    iknet_samples: int = 100,
+    refine: RefineConfig | None = None,
+    progress: bool = True,
+) -> list[dict]:
     """The measurements of the module docstring: one row (a dict keyed by :data:`COLUMNS`) per (robot, kind), robots
     in order, kinds in the order given.
 
@@ -176,15 +203,17 @@ def goal_kind_rows(model: GGIKModel, robots: Sequence[Robot], kinds: Sequence[st
     groups = evaluation_problems(list(robots), EvalConfig(problems=problems, samples=samples, seed=seed))
     with tqdm(total=len(groups) * len(kinds), desc="goal kinds", disable=not progress) as bar:
         for robot, _, T in groups:
+            graph: RobotGraph | None = None
+            refused = ""  # why the robot has no graph
             try:
-                graph, refused = RobotGraph.from_robot(robot), None
+                graph = RobotGraph.from_robot(robot)
             except GraphError as exc:
-                graph, refused = None, exc
+                refused = str(exc)
             for kind in kinds:
                 bar.set_postfix_str(f"{robot.name} {kind}")
                 try:
-                    if refused is not None:
-                        raise refused
+                    if graph is None:
+                        raise GraphError(refused)
                     goals = graph.goals(T, kind).to(torch.float64, "cpu")
                 except GraphError as exc:  # e.g. a partial kind on a robot whose EE is off the last joint axis
                     rows.append(_empty_row(robot, kind, "skipped: " + str(exc).replace("|", "/"), problems, samples))

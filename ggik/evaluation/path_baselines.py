@@ -6,6 +6,7 @@ chain is a trajectory; the result is the best chain (valid first, then the fewes
 smallest largest move), judged like :func:`ggik.ik.path.solve_path`'s results (:func:`ggik.ik.path.path_result`).
 Its first valid trajectory is known only at the end, so its time to the first valid one is its total time.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,8 +23,14 @@ from ggik.kinematics.robot import Robot
 __all__ = ["sequential_lm"]
 
 
-def sequential_lm(robot: Robot, poses: torch.Tensor, chains: int = 32, cfg: PathConfig | None = None,
-                  generator: torch.Generator | None = None, q_start: torch.Tensor | None = None) -> PathResult:
+def sequential_lm(
+    robot: Robot,
+    poses: torch.Tensor,
+    chains: int = 32,
+    cfg: PathConfig | None = None,
+    generator: torch.Generator | None = None,
+    q_start: torch.Tensor | None = None,
+) -> PathResult:
     """The baseline of the module docstring for ``poses`` (T, 4, 4) (base-link frame) with ``chains`` chains.
 
     ``q_start`` (dof,): every chain starts from it (then the chains coincide: LM is deterministic). ValueError for

@@ -20,6 +20,7 @@ waypoints of a robot's first path before it is timed (one-off costs). A summary 
 method. Figures (``figures``): per path the GGIK trajectory (joint values and the EE path), and every failed
 trajectory of another method.
 """
+
 from __future__ import annotations
 
 import math
@@ -42,8 +43,23 @@ from ggik.rng import step_generator
 __all__ = ["METHODS", "PathBenchmark", "run_method", "run_path_benchmark", "COLUMNS"]
 
 METHODS = ("GGIK path", "random starts + continuation", "random candidates, no continuation", "sequential LM")
-COLUMNS = ["path", "robot", "dof", "waypoints", "method", "valid", "first valid [s]", "total [s]", "max pos err [mm]",
-           "max rot err [deg]", "mjac [deg]", "within limits", "length [rad]", "candidates", "rounds"]
+COLUMNS = [
+    "path",
+    "robot",
+    "dof",
+    "waypoints",
+    "method",
+    "valid",
+    "first valid [s]",
+    "total [s]",
+    "max pos err [mm]",
+    "max rot err [deg]",
+    "mjac [deg]",
+    "within limits",
+    "length [rad]",
+    "candidates",
+    "rounds",
+]
 
 
 @dataclass
@@ -68,12 +84,22 @@ class PathBenchmark:
         if unknown:
             raise PathSuiteError(f"unknown methods {unknown}; choose from {list(METHODS)}")
         if self.samples < 1 or self.chains < 1 or not self.time_limit > 0:
-            raise PathSuiteError(f"--samples and --chains must be >= 1 and --time-limit positive, got {self.samples}, "
-                                 f"{self.chains}, {self.time_limit}")
+            raise PathSuiteError(
+                f"--samples and --chains must be >= 1 and --time-limit positive, got {self.samples}, "
+                f"{self.chains}, {self.time_limit}"
+            )
 
 
-def run_method(method: str, robot: Robot, poses: torch.Tensor, q_start: torch.Tensor | None, opts: PathBenchmark,
-               gen: torch.Generator, model: GGIKModel | None = None, graph: RobotGraph | None = None) -> PathResult:
+def run_method(
+    method: str,
+    robot: Robot,
+    poses: torch.Tensor,
+    q_start: torch.Tensor | None,
+    opts: PathBenchmark,
+    gen: torch.Generator,
+    model: GGIKModel | None = None,
+    graph: RobotGraph | None = None,
+) -> PathResult:
     """One method of :data:`METHODS` on one path (poses (T, 4, 4), base-link frame)."""
     if method == "sequential LM":
         return sequential_lm(robot, poses, opts.chains, PathConfig(), gen, q_start)
@@ -81,7 +107,9 @@ def run_method(method: str, robot: Robot, poses: torch.Tensor, q_start: torch.Te
         cfg = PathConfig(samples=opts.samples, time_limit=opts.time_limit)
         return solve_path(robot, poses, cfg, model, graph, q_start, gen)
     if method == "random starts + continuation":
-        return solve_path(robot, poses, PathConfig(samples=0, time_limit=opts.time_limit), q_start=q_start, generator=gen)
+        return solve_path(
+            robot, poses, PathConfig(samples=0, time_limit=opts.time_limit), q_start=q_start, generator=gen
+        )
     if method == "random candidates, no continuation":
         cfg = PathConfig(samples=0, continuation=False, random_tracks=opts.chains, time_limit=opts.time_limit)
         return solve_path(robot, poses, cfg, q_start=q_start, generator=gen)
@@ -101,13 +129,18 @@ def run_path_benchmark(opts: PathBenchmark, out_dir: str | Path, command: str) -
 
     opts.check()
     out = Path(out_dir)
-    entries = [e for e in read_suite(opts.suite) if (opts.robots is None or e.robot in opts.robots)
-               and (opts.paths is None or e.name in opts.paths)]
+    entries = [
+        e
+        for e in read_suite(opts.suite)
+        if (opts.robots is None or e.robot in opts.robots) and (opts.paths is None or e.name in opts.paths)
+    ]
     if not entries:
         raise PathSuiteError(f"no path of {opts.suite}/suite.json matches robots={opts.robots} paths={opts.paths}")
     model = load_model_or_shipped(opts.ckpt)[0] if "GGIK path" in opts.methods else None
-    table = Table(f"Path following on {len(entries)} paths: valid = 0.1 mm, 0.1 deg, within limits, joint moves <= 7 deg",
-                  list(COLUMNS))
+    table = Table(
+        f"Path following on {len(entries)} paths: valid = 0.1 mm, 0.1 deg, within limits, joint moves <= 7 deg",
+        list(COLUMNS),
+    )
     warm: set[tuple[str, str]] = set()  # (robot, method) pairs already run once
     bar = tqdm(total=len(entries) * len(opts.methods), desc="paths", disable=not opts.progress, dynamic_ncols=True)
     for p_index, entry in enumerate(entries):
@@ -120,23 +153,43 @@ def run_path_benchmark(opts: PathBenchmark, out_dir: str | Path, command: str) -
                 warm.add((entry.robot, method))
             gen = step_generator(opts.seed, rng.PATH_BENCH, p_index, m_index)
             res = run_method(method, robot, poses, q_start, opts, gen, model, graph)
-            table.add(entry.name, robot.name, robot.dof, int(poses.shape[0]), method, res.valid, res.time_to_valid,
-                      res.total_time, 1e3 * float(res.pos_err.max()), math.degrees(float(res.rot_err.max())), res.mjac,
-                      res.within_limits, res.length, res.candidates, res.rounds)
+            table.add(
+                entry.name,
+                robot.name,
+                robot.dof,
+                int(poses.shape[0]),
+                method,
+                res.valid,
+                res.time_to_valid,
+                res.total_time,
+                1e3 * float(res.pos_err.max()),
+                math.degrees(float(res.rot_err.max())),
+                res.mjac,
+                res.within_limits,
+                res.length,
+                res.candidates,
+                res.rounds,
+            )
             if opts.figures and (m_index == 0 or not res.valid):
                 from ggik.evaluation.path_plots import plot_path
 
                 name = entry.name if m_index == 0 else f"{entry.name}_{_slug(method)}"
-                plot_path(robot, poses, res.q, out / "paths" / f"{name}.png", title=f"{entry.name}: {method}", valid=res.valid)
+                plot_path(
+                    robot, poses, res.q, out / "paths" / f"{name}.png", title=f"{entry.name}: {method}", valid=res.valid
+                )
             bar.update(1)
     bar.close()
     table.notes += [
         f"Suite: {opts.suite}/suite.json (python eval/make_paths.py); every trajectory checked by FK in float64.",
-        "first valid: wall time until the first valid trajectory (n/a: none within the limits); sequential LM knows only at "
+        "first valid: wall time until the first valid trajectory (n/a: none within the limits); sequential LM knows "
+        "only at "
         "its end. total: wall time of the whole call. Each method ran once untimed per robot first.",
-        f"GGIK path: model {opts.ckpt or 'ggik/weights/ggik_default.pt'}, {opts.samples} samples of {PathConfig().starts} "
-        f"start seeds per start waypoint (the rest random); time limit {opts.time_limit:g} s per path. random candidates, "
-        f"no continuation: {opts.chains} tracks per round. sequential LM: {opts.chains} chains from random starts (from "
+        f"GGIK path: model {opts.ckpt or 'ggik/weights/ggik_default.pt'}, {opts.samples} samples of "
+        f"{PathConfig().starts} "
+        f"start seeds per start waypoint (the rest random); time limit {opts.time_limit:g} s per path. random "
+        "candidates, "
+        f"no continuation: {opts.chains} tracks per round. sequential LM: {opts.chains} chains from random starts "
+        "(from "
         "q_start when the path has one).",
         "length: sum over moves of the joint-space norm [rad]; mjac: the largest revolute joint move [deg].",
     ]
@@ -152,12 +205,30 @@ def summary_table(table: Table) -> Table:
     groups: dict[tuple[int, str], list[list]] = {}
     for row in table.rows:
         groups.setdefault((row[col["dof"]], row[col["method"]]), []).append(row)
-    out = Table("Path following, per DOF and method", ["dof", "method", "paths", "valid", "valid within 2 s",
-                                                       "median first valid [s]", "max first valid [s]", "median mjac [deg]"])
+    out = Table(
+        "Path following, per DOF and method",
+        [
+            "dof",
+            "method",
+            "paths",
+            "valid",
+            "valid within 2 s",
+            "median first valid [s]",
+            "max first valid [s]",
+            "median mjac [deg]",
+        ],
+    )
     for (dof, method), rows in sorted(groups.items()):
         first = [r[col["first valid [s]"]] for r in rows if r[col["valid"]]]
-        out.add(dof, method, len(rows), len(first), sum(t <= 2.0 for t in first),
-                statistics.median(first) if first else math.nan, max(first) if first else math.nan,
-                statistics.median(r[col["mjac [deg]"]] for r in rows))
+        out.add(
+            dof,
+            method,
+            len(rows),
+            len(first),
+            sum(t <= 2.0 for t in first),
+            statistics.median(first) if first else math.nan,
+            max(first) if first else math.nan,
+            statistics.median(r[col["mjac [deg]"]] for r in rows),
+        )
     out.notes.append("first valid over the valid paths only; see paths.md for every path.")
     return out

@@ -1,9 +1,10 @@
 """Figures of path following (matplotlib, optional; rendered like :mod:`ggik.evaluation.plots`).
 
 :func:`plot_path`: one figure per path: joint values [deg; prismatic joints in m] over the waypoints (left; limits
-as dotted lines in the joint's colour) and the EE path in 3D (right, equal axes: the waypoints, the trajectory's FK positions, and the
-tool z axis at every tenth waypoint), in the robot's base-link frame.
+as dotted lines in the joint's colour) and the EE path in 3D (right, equal axes: the waypoints, the trajectory's FK
+positions, and the tool z axis at every tenth waypoint), in the robot's base-link frame.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,8 +18,14 @@ from ggik.kinematics.robot import Robot
 __all__ = ["plot_path"]
 
 
-def plot_path(robot: Robot, poses: torch.Tensor, q: torch.Tensor, path: str | Path, title: str | None = None,
-              valid: bool | None = None) -> Path:
+def plot_path(
+    robot: Robot,
+    poses: torch.Tensor,
+    q: torch.Tensor,
+    path: str | Path,
+    title: str | None = None,
+    valid: bool | None = None,
+) -> Path:
     """Write the figure of the module docstring for waypoints ``poses`` (T, 4, 4) and trajectory ``q`` (T, dof) to
     ``path`` (.png); ``valid`` (if given) is shown in the title."""
     poses = torch.as_tensor(poses, dtype=torch.float64)
@@ -30,7 +37,7 @@ def plot_path(robot: Robot, poses: torch.Tensor, q: torch.Tensor, path: str | Pa
     t = range(q.shape[0])
     for j in range(robot.dof):
         scale = 1.0 if robot.joint_types[j] == "prismatic" else 180.0 / math.pi
-        line, = ax.plot(t, (q[:, j] * scale).numpy(), lw=1.2, label=robot.joint_names[j])
+        (line,) = ax.plot(t, (q[:, j] * scale).numpy(), lw=1.2, label=robot.joint_names[j])
         if bool(robot.limited[j]):
             for bound in (robot.lower[j], robot.upper[j]):
                 ax.axhline(float(bound) * scale, color=line.get_color(), ls=":", lw=0.6)

@@ -22,13 +22,14 @@ must exist, found by :func:`ggik.ik.path.solve_path` without a model and with a 
 a path without one is shrunk (radius x 0.7, or a smaller angle) up to three times, then left out with a note.
 For ``base_arc`` the note says whether continuation from the given configuration fails, as it should.
 """
+
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 import torch
 
@@ -42,7 +43,16 @@ from ggik.kinematics.geometry import axis_angle_to_matrix, make_transform
 from ggik.kinematics.robot import Robot
 from ggik.rng import step_generator
 
-__all__ = ["PathSuiteError", "SuitePath", "SHAPES", "home_configuration", "make_shape", "make_suite", "read_suite", "load_path"]
+__all__ = [
+    "PathSuiteError",
+    "SuitePath",
+    "SHAPES",
+    "home_configuration",
+    "make_shape",
+    "make_suite",
+    "read_suite",
+    "load_path",
+]
 
 F64 = torch.float64
 SUITE_FORMAT = "ggik-path-suite-1"  #: the "format" of suite.json
@@ -87,7 +97,9 @@ def _rot(axis: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
     return axis_angle_to_matrix(axis.expand(angle.shape + (3,)), angle)
 
 
-def make_shape(kind: str, P0: torch.Tensor, size: float, robot: Robot | None = None, q0: torch.Tensor | None = None) -> torch.Tensor:
+def make_shape(
+    kind: str, P0: torch.Tensor, size: float, robot: Robot | None = None, q0: torch.Tensor | None = None
+) -> torch.Tensor:
     """(T, 4, 4) poses of path ``kind`` around the pose P0 (4, 4) with size ``size`` [m] (a radius; for
     ``rotation``/``tool_roll``/``base_arc`` the size scales the angle, 1 = full). ``base_arc`` needs ``robot`` and
     the configuration ``q0`` whose first joint axis it turns about."""
@@ -141,14 +153,20 @@ def make_shape(kind: str, P0: torch.Tensor, size: float, robot: Robot | None = N
 
 
 def _witness(robot: Robot, poses: torch.Tensor, q_start: torch.Tensor | None, seed: int) -> tuple[bool, float]:
-    """(a valid trajectory found, its mjac [deg]) by :func:`ggik.ik.path.solve_path` without a model, generous budget."""
+    """(a valid trajectory found, its mjac [deg]) by :func:`ggik.ik.path.solve_path` without a model, with a generous
+    budget."""
     cfg = PathConfig(samples=0, starts=32, sweep_tracks=16, max_rounds=6, time_limit=30.0)
     res = solve_path(robot, poses, cfg, q_start=q_start, generator=step_generator(seed, rng.PATH_SUITE, 1))
     return res.valid, res.mjac
 
 
-def make_suite(robots: list[str], out_dir: str | Path, seed: int = 0, kinds: tuple[str, ...] = SHAPES,
-               log: Callable[[str], None] = print) -> list[SuitePath]:
+def make_suite(
+    robots: list[str],
+    out_dir: str | Path,
+    seed: int = 0,
+    kinds: tuple[str, ...] = SHAPES,
+    log: Callable[[str], None] = print,
+) -> list[SuitePath]:
     """Write ``out_dir``/ROBOT_KIND.csv for every robot and kind, and ``suite.json`` listing them (module docstring)."""
     out = Path(out_dir)
     entries: list[SuitePath] = []
@@ -165,7 +183,9 @@ def make_suite(robots: list[str], out_dir: str | Path, seed: int = 0, kinds: tup
                     continue
                 q_hint = q_home.clone()
                 q_hint[0] = robot.upper[0] - math.radians(20.0)
-            if kind == "tool_roll" and bool(robot.limited[-1]):  # the last joint starts 10 deg from the limit it turns away from
+            if kind == "tool_roll" and bool(
+                robot.limited[-1]
+            ):  # the last joint starts 10 deg from the limit it turns away from
                 F, T = robot.joint_frames(q_home)
                 turns_up = float((F[-1, :3, :3] @ robot.joint_axes[-1]) @ T[:3, 2]) > 0
                 q_hint = q_home.clone()
@@ -180,16 +200,29 @@ def make_suite(robots: list[str], out_dir: str | Path, seed: int = 0, kinds: tup
             if not ok:
                 log(f"{name} {kind}: left out, no valid trajectory found after 4 sizes")
                 continue
-            what = f"size {size:.4g} m" if kind not in ("rotation", "tool_roll", "base_arc") else f"angle scale {size:.3g}"
+            what = (
+                f"size {size:.4g} m" if kind not in ("rotation", "tool_roll", "base_arc") else f"angle scale {size:.3g}"
+            )
             note = f"{kind}, {what}; witness (random starts, continuation) valid with mjac {mjac:.2f} deg"
             if kind == "base_arc":
                 cont = sequential_lm(robot, poses, 1, q_start=q_hint)
-                note += (f"; continuation from the configuration with the first joint 20 deg below its upper limit "
-                         f"{'fails' if not cont.valid else 'succeeds'}: q_hint = {[round(v, 6) for v in q_hint.tolist()]}")
+                note += (
+                    f"; continuation from the configuration with the first joint 20 deg below its upper limit "
+                    f"{'fails' if not cont.valid else 'succeeds'}: q_hint = {[round(v, 6) for v in q_hint.tolist()]}"
+                )
             file = f"{name}_{kind}.csv"
             write_path_csv(out / file, poses)
-            entries.append(SuitePath(name=f"{name}_{kind}", robot=name, kind=kind, file=file, waypoints=int(poses.shape[0]),
-                                     q_start=None if q_start is None else [round(v, 12) for v in q_start.tolist()], note=note))
+            entries.append(
+                SuitePath(
+                    name=f"{name}_{kind}",
+                    robot=name,
+                    kind=kind,
+                    file=file,
+                    waypoints=int(poses.shape[0]),
+                    q_start=None if q_start is None else [round(v, 12) for v in q_start.tolist()],
+                    note=note,
+                )
+            )
             log(f"{name} {kind}: {poses.shape[0]} waypoints, {note}")
     payload = {"format": SUITE_FORMAT, "seed": seed, "paths": [asdict(e) for e in entries]}
     atomic_write_text(out / "suite.json", json.dumps(payload, indent=1) + "\n")

@@ -10,11 +10,12 @@ path. matplotlib is imported inside the functions, so ``import ggik`` never need
 * :func:`plot_error_histograms`: position and rotation error histograms on log axes, with the tolerances.
 * :func:`plot_generalisation`: raw and refined success against the distance of a robot from the training set.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 import torch
@@ -23,8 +24,15 @@ from ggik.errors import GGIKError
 from ggik.fileio import atomic_write
 from ggik.kinematics.robot import Robot
 
-__all__ = ["plot_solutions", "plot_solution_grid", "plot_error_histograms", "plot_generalisation", "new_figure",
-           "save_figure", "line_colors"]
+__all__ = [
+    "plot_solutions",
+    "plot_solution_grid",
+    "plot_error_histograms",
+    "plot_generalisation",
+    "new_figure",
+    "save_figure",
+    "line_colors",
+]
 
 _DPI = 120
 
@@ -85,7 +93,9 @@ def plot_solutions(robot: Robot, q, T_goal, path: str | Path, title: str | None 
     return save_figure(fig, canvas, path)
 
 
-def plot_solution_grid(panels: Sequence[tuple], path: str | Path, ncols: int | None = None, title: str | None = None) -> Path:
+def plot_solution_grid(
+    panels: Sequence[tuple], path: str | Path, ncols: int | None = None, title: str | None = None
+) -> Path:
     """Several :func:`plot_solutions` panels in one figure (e.g. one column per robot, raw and refined rows).
 
     Args:
@@ -166,7 +176,9 @@ def _draw_solutions(ax, robot: Robot, q: torch.Tensor, T: np.ndarray, title: str
     ax.set_ylabel("y [m]")
     ax.set_zlabel("z [m]")
     ax.legend(loc="upper left", fontsize=7 if small else 8)
-    ax.set_title(title or f"{robot.name}: {S} solution{'s' if S != 1 else ''} for one goal", fontsize=9 if small else None)
+    ax.set_title(
+        title or f"{robot.name}: {S} solution{'s' if S != 1 else ''} for one goal", fontsize=9 if small else None
+    )
 
 
 def line_colors(n: int, qualitative: bool = False) -> list:
@@ -201,8 +213,9 @@ def _log_hist(ax, values: np.ndarray, tol: float, unit: str, what: str) -> None:
     ax.legend(fontsize=8)
 
 
-def plot_error_histograms(pos_err, rot_err, path: str | Path, title: str | None = None,
-                          pos_tol: float = 0.01, rot_tol_deg: float = 1.0) -> Path:
+def plot_error_histograms(
+    pos_err, rot_err, path: str | Path, title: str | None = None, pos_tol: float = 0.01, rot_tol_deg: float = 1.0
+) -> Path:
     """Two histograms on log-x axes: position error [mm] and rotation error [degrees].
 
     Args:
@@ -234,8 +247,9 @@ def plot_generalisation(points: Iterable[Sequence], path: str | Path, title: str
 
     Args:
         points: ``(family, distance, raw success [%], refined success [%])`` per robot (e.g. from
-            :func:`ggik.evaluation.generalisation.generalisation_points`); one colour and marker per family, in order of first
-            appearance. Robots without a distance (NaN) cannot be placed: they are left out and counted on the figure.
+            :func:`ggik.evaluation.generalisation.generalisation_points`); one colour and marker per family, in order
+            of first appearance. Robots without a distance (NaN) cannot be placed: they are left out and counted on the
+            figure.
         path: output ``.png``.
     Returns the path written.
     """
@@ -266,8 +280,15 @@ def plot_generalisation(points: Iterable[Sequence], path: str | Path, title: str
             continue
         a = np.array(pts)
         for ax, col in zip(axes, (1, 2)):
-            ax.scatter(a[:, 0], a[:, col], color=c, marker=markers[k % len(markers)], s=28, alpha=0.8,
-                       label=f"{family} ({len(pts)})")
+            ax.scatter(
+                a[:, 0],
+                a[:, col],
+                color=c,
+                marker=markers[k % len(markers)],
+                s=28,
+                alpha=0.8,
+                label=f"{family} ({len(pts)})",
+            )
     for ax, what in zip(axes, ("raw samples: best within 1 cm and 1 deg", "refined with LM: within 1 mm and 0.01 rad")):
         ax.set_xlabel("distance from the training set (randomize_links: r; else relative edge difference)", fontsize=8)
         ax.set_title(what, fontsize=10)
@@ -275,8 +296,14 @@ def plot_generalisation(points: Iterable[Sequence], path: str | Path, title: str
         ax.grid(True, alpha=0.3)
     axes[0].set_ylabel("success [%]")
     if unplaced:
-        axes[0].text(0.02, 0.98, f"{unplaced} of {total} robots have no distance (n/a): not shown", transform=axes[0].transAxes,
-                     fontsize=8, va="top")
+        axes[0].text(
+            0.02,
+            0.98,
+            f"{unplaced} of {total} robots have no distance (n/a): not shown",
+            transform=axes[0].transAxes,
+            fontsize=8,
+            va="top",
+        )
     if any(placed.values()):
         axes[1].legend(fontsize=7, loc="lower left")
     fig.suptitle(title or "Success against distance from the training set")

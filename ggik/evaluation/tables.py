@@ -7,13 +7,15 @@ Errors are computed by FK of the recovered joint angles in float64: position [m,
 rotation angle [rad, reported in degrees]. Unlike the reference experiments, no rows are dropped
 (the reference removed everything above the pooled 99th percentile) and success means 1 cm AND 1 degree.
 """
+
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 import torch
 
@@ -73,7 +75,9 @@ def _features(q: torch.Tensor) -> torch.Tensor:
     return torch.cat([torch.cos(q), torch.sin(q)], -1)
 
 
-def angle_mmd(a: torch.Tensor, b: torch.Tensor, valid_b: torch.Tensor | None = None, bandwidth: float = 1.0) -> torch.Tensor:
+def angle_mmd(
+    a: torch.Tensor, b: torch.Tensor, valid_b: torch.Tensor | None = None, bandwidth: float = 1.0
+) -> torch.Tensor:
     """Squared maximum mean discrepancy between joint-angle sets, per problem (biased V-statistic).
 
     Args:
@@ -88,7 +92,7 @@ def angle_mmd(a: torch.Tensor, b: torch.Tensor, valid_b: torch.Tensor | None = N
     wa = torch.ones(a.shape[:2], dtype=a.dtype)
 
     def k(x, y):
-        return torch.exp(-torch.cdist(x, y) ** 2 / (2 * bandwidth**2))
+        return torch.exp(-(torch.cdist(x, y) ** 2) / (2 * bandwidth**2))
 
     def mean_k(x, y, wx, wy):
         w = wx[:, :, None] * wy[:, None, :]
@@ -98,9 +102,11 @@ def angle_mmd(a: torch.Tensor, b: torch.Tensor, valid_b: torch.Tensor | None = N
     return torch.where(wb.sum(-1) >= 2, mmd.clamp(min=0.0), torch.full_like(mmd, float("nan")))
 
 
-def reference_solutions(robot: Robot, T_goal: torch.Tensor, count: int, generator: torch.Generator,
-                        cfg: RefineConfig | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Many distinct exact solutions per goal: LM from ``count`` random starts. Returns q (P, R, dof), converged (P, R)."""
+def reference_solutions(
+    robot: Robot, T_goal: torch.Tensor, count: int, generator: torch.Generator, cfg: RefineConfig | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Many distinct exact solutions per goal: LM from ``count`` random starts. Returns q (P, R, dof) and converged
+    (P, R)."""
     q0 = robot.sample_q(T_goal.shape[0] * count, generator).view(T_goal.shape[0], count, robot.dof)
     q, info = lm_refine(robot, T_goal[:, None], q0, cfg or RefineConfig(max_iters=100))
     return q, info.converged
@@ -109,8 +115,13 @@ def reference_solutions(robot: Robot, T_goal: torch.Tensor, count: int, generato
 def _quantile_stats(err: torch.Tensor) -> list[float]:
     """Per-problem mean/min/max/Q1/Q3 over samples (err (P, S)), averaged over problems."""
     q1, q3 = torch.quantile(err, torch.tensor([0.25, 0.75], dtype=err.dtype), dim=-1)
-    return [err.mean(-1).mean().item(), err.min(-1).values.mean().item(), err.max(-1).values.mean().item(),
-            q1.mean().item(), q3.mean().item()]
+    return [
+        err.mean(-1).mean().item(),
+        err.min(-1).values.mean().item(),
+        err.max(-1).values.mean().item(),
+        q1.mean().item(),
+        q3.mean().item(),
+    ]
 
 
 def raw_stats(raw: RawSamples) -> tuple[list[float], list[float], float]:
@@ -124,24 +135,32 @@ def raw_stats(raw: RawSamples) -> tuple[list[float], list[float], float]:
     return pos, rot, 100 * success_rate(raw.pos_err, raw.rot_err)
 
 
-def refined_stats(robot: Robot, q: torch.Tensor, info: RefineInfo, refine: RefineConfig) -> tuple[float, float, float, float]:
+def refined_stats(
+    robot: Robot, q: torch.Tensor, info: RefineInfo, refine: RefineConfig
+) -> tuple[float, float, float, float]:
     """The seeding table's metrics of refined starts (P, S): (success [%], mean iterations, best pos err [mm],
     best rot err [deg]). Success: some start converged (``refine`` tolerances) within the joint limits."""
     ok = info.converged & robot.within_limits(q)
     best = (info.pos_err / refine.pos_tol + info.rot_err / refine.rot_tol).argmin(-1)
     bp = info.pos_err.gather(-1, best[:, None])[:, 0]
     br = info.rot_err.gather(-1, best[:, None])[:, 0]
-    return (100 * ok.any(-1).double().mean().item(), info.iterations.double().mean().item(),
-            1e3 * bp.mean().item(), math.degrees(br.mean().item()))
+    return (
+        100 * ok.any(-1).double().mean().item(),
+        info.iterations.double().mean().item(),
+        1e3 * bp.mean().item(),
+        math.degrees(br.mean().item()),
+    )
 
 
 def evaluation_problems(robots: list[Robot], cfg: EvalConfig) -> list[tuple[Robot, torch.Tensor, torch.Tensor]]:
-    """The seeded goals of every table: ``cfg.problems`` per robot, (robot, q, T_goal) groups of a :class:`ProblemSet`."""
+    """The seeded goals of every table: ``cfg.problems`` per robot, (robot, q, T_goal) groups of a
+    :class:`ProblemSet`."""
     return ProblemSet.generate(robots, cfg.problems, cfg.seed).groups()
 
 
-def accuracy_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, progress: bool = True,
-                   figures_dir: str | Path | None = None) -> Table:
+def accuracy_table(
+    model: GGIKModel, robots: list[Robot], cfg: EvalConfig, progress: bool = True, figures_dir: str | Path | None = None
+) -> Table:
     """Paper Table 1, per robot: error statistics of raw samples, success, samples within limits, MMD diversity.
 
     With ``figures_dir``, also writes per robot ``accuracy_<robot>_errors.png`` (histograms of all samples'
@@ -152,57 +171,109 @@ def accuracy_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, progr
 
     table = Table(
         f"Accuracy of raw GGIK samples ({cfg.problems} goals per robot, {cfg.samples} samples each)",
-        ["robot", "dof", "pos mean [mm]", "pos min [mm]", "pos max [mm]", "pos Q1 [mm]", "pos Q3 [mm]",
-         "rot mean [deg]", "rot min [deg]", "rot max [deg]", "rot Q1 [deg]", "rot Q3 [deg]",
-         "success 1cm&1deg [%]", "samples within limits [%]", "MMD^2", "sampling time per goal [ms]"],
+        [
+            "robot",
+            "dof",
+            "pos mean [mm]",
+            "pos min [mm]",
+            "pos max [mm]",
+            "pos Q1 [mm]",
+            "pos Q3 [mm]",
+            "rot mean [deg]",
+            "rot min [deg]",
+            "rot max [deg]",
+            "rot Q1 [deg]",
+            "rot Q3 [deg]",
+            "success 1cm&1deg [%]",
+            "samples within limits [%]",
+            "MMD^2",
+            "sampling time per goal [ms]",
+        ],
     )
     for robot, _, T in tqdm(evaluation_problems(robots, cfg), desc="accuracy", disable=not progress):
         graph = RobotGraph.from_robot(robot)
         sample_joint_angles(model, graph, T[:1], cfg.samples)  # warm-up: the first call pays one-off costs
         t0 = time.perf_counter()
-        raw = sample_joint_angles(model, graph, T, cfg.samples, generator=step_generator(cfg.seed, rng.ACCURACY_SAMPLES))
+        raw = sample_joint_angles(
+            model, graph, T, cfg.samples, generator=step_generator(cfg.seed, rng.ACCURACY_SAMPLES)
+        )
         dt = time.perf_counter() - t0
         within = robot.within_limits(raw.q)
         m = min(cfg.mmd_problems, T.shape[0])
         ref_q, ref_ok = reference_solutions(robot, T[:m], cfg.samples, step_generator(cfg.seed, rng.ACCURACY_REFERENCE))
         mmd = angle_mmd(raw.q[:m], ref_q, ref_ok, cfg.mmd_bandwidth)
         pos, rot, success = raw_stats(raw)
-        table.add(robot.name, robot.dof, *pos, *rot, success,
-                  100 * within.double().mean().item(), torch.nanmean(mmd).item(), 1e3 * dt / T.shape[0])
+        table.add(
+            robot.name,
+            robot.dof,
+            *pos,
+            *rot,
+            success,
+            100 * within.double().mean().item(),
+            torch.nanmean(mmd).item(),
+            1e3 * dt / T.shape[0],
+        )
         if figures_dir is not None:
             from ggik.evaluation.plots import plot_error_histograms, plot_solutions
 
             out = Path(figures_dir)
-            plot_error_histograms(raw.pos_err.flatten(), raw.rot_err.flatten(), out / f"accuracy_{robot.name}_errors.png",
-                                  title=f"{robot.name}: raw GGIK samples ({T.shape[0]} goals x {cfg.samples})")
-            plot_solutions(robot, raw.q[0], T[0], out / f"accuracy_{robot.name}_solutions.png",
-                           title=f"{robot.name}: {cfg.samples} raw samples for one goal")
+            plot_error_histograms(
+                raw.pos_err.flatten(),
+                raw.rot_err.flatten(),
+                out / f"accuracy_{robot.name}_errors.png",
+                title=f"{robot.name}: raw GGIK samples ({T.shape[0]} goals x {cfg.samples})",
+            )
+            plot_solutions(
+                robot,
+                raw.q[0],
+                T[0],
+                out / f"accuracy_{robot.name}_solutions.png",
+                title=f"{robot.name}: {cfg.samples} raw samples for one goal",
+            )
     table.notes += [
         "Per goal: mean/min/max/Q1/Q3 over its samples, then averaged over goals; nothing is dropped.",
         "success: the best of the samples within 1 cm and 1 degree. within limits: every joint inside its limits.",
         f"MMD^2: samples vs exact solutions of the same goal (LM from {cfg.samples} random starts, converged ones), "
-        f"Gaussian kernel on (cos q, sin q) with bandwidth {cfg.mmd_bandwidth}, first {cfg.mmd_problems} goals; lower = "
+        f"Gaussian kernel on (cos q, sin q) with bandwidth {cfg.mmd_bandwidth}, first {cfg.mmd_problems} goals; lower "
+        "= "
         "closer to the spread of true solutions.",
     ]
     return table
 
 
-def seeding_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, refine: RefineConfig | None = None,
-                  progress: bool = True) -> Table:
+def seeding_table(
+    model: GGIKModel, robots: list[Robot], cfg: EvalConfig, refine: RefineConfig | None = None, progress: bool = True
+) -> Table:
     """Paper Table 2: LM and SLSQP from R random starts vs from S GGIK samples (strict 1 mm / 0.01 rad); R = S unless
     ``cfg.random_starts`` says otherwise (column "starts per goal")."""
     from tqdm import tqdm
 
     refine = refine or RefineConfig()
     if cfg.samples < 1 or cfg.starts < 1:
-        raise ValueError(f"seeding needs at least one sample and one random start per goal, got {cfg.samples} and {cfg.starts}")
-    per_goal = f"{cfg.samples} starts per goal" if cfg.starts == cfg.samples else \
-        f"{cfg.samples} GGIK samples vs {cfg.starts} random starts per goal"
+        raise ValueError(
+            f"seeding needs at least one sample and one random start per goal, got {cfg.samples} and {cfg.starts}"
+        )
+    per_goal = (
+        f"{cfg.samples} starts per goal"
+        if cfg.starts == cfg.samples
+        else f"{cfg.samples} GGIK samples vs {cfg.starts} random starts per goal"
+    )
     table = Table(
         f"Seeding local solvers: {per_goal}, strict success = {refine.pos_tol * 1e3:g} mm and "
         f"{refine.rot_tol:g} rad within limits",
-        ["robot", "solver", "starts", "goals", "success [%]", "mean iterations", "time per goal [ms]",
-         "of which sampling [ms]", "best pos err [mm]", "best rot err [deg]", "starts per goal"],
+        [
+            "robot",
+            "solver",
+            "starts",
+            "goals",
+            "success [%]",
+            "mean iterations",
+            "time per goal [ms]",
+            "of which sampling [ms]",
+            "best pos err [mm]",
+            "best rot err [deg]",
+            "starts per goal",
+        ],
     )
     for robot, _, T in tqdm(evaluation_problems(robots, cfg), desc="seeding", disable=not progress):
         graph = RobotGraph.from_robot(robot)
@@ -210,19 +281,38 @@ def seeding_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, refine
         t0 = time.perf_counter()
         raw = sample_joint_angles(model, graph, T, cfg.samples, generator=step_generator(cfg.seed, rng.SEEDING_SAMPLES))
         t_sample = (time.perf_counter() - t0) / T.shape[0]
-        rand = robot.sample_q(T.shape[0] * cfg.starts, step_generator(cfg.seed, rng.SEEDING_STARTS)).view(T.shape[0], cfg.starts, robot.dof)
-        for solver_name, fn, n in (("LM", lm_refine, T.shape[0]), ("SLSQP", slsqp_refine, min(cfg.slsqp_problems, T.shape[0]))):
+        rand = robot.sample_q(T.shape[0] * cfg.starts, step_generator(cfg.seed, rng.SEEDING_STARTS)).view(
+            T.shape[0], cfg.starts, robot.dof
+        )
+        for solver_name, fn, n in (
+            ("LM", lm_refine, T.shape[0]),
+            ("SLSQP", slsqp_refine, min(cfg.slsqp_problems, T.shape[0])),
+        ):
             for start_name, q0, extra in (("random", rand, 0.0), ("GGIK", raw.q, t_sample)):
                 t0 = time.perf_counter()
                 q, info = fn(robot, T[:n, None], q0[:n], refine)
                 dt = (time.perf_counter() - t0) / n
                 success, iters, bp, br = refined_stats(robot, q, info, refine)
-                table.add(robot.name, solver_name, start_name, n, success, iters, 1e3 * (dt + extra), 1e3 * extra, bp, br,
-                          q0.shape[1])
+                table.add(
+                    robot.name,
+                    solver_name,
+                    start_name,
+                    n,
+                    success,
+                    iters,
+                    1e3 * (dt + extra),
+                    1e3 * extra,
+                    bp,
+                    br,
+                    q0.shape[1],
+                )
     table.notes += [
-        f"LM: batched damped least squares in torch (all goals x starts at once), at most {refine.max_iters} iterations; "
-        f"SLSQP: scipy, at most {refine.slsqp_max_iters} iterations, ftol {refine.slsqp_ftol:g}, first {cfg.slsqp_problems} goals.",
-        "time per goal: wall time of the solver call divided by the goals, plus (GGIK rows) the time to sample the seeds.",
+        f"LM: batched damped least squares in torch (all goals x starts at once), at most {refine.max_iters} "
+        "iterations; "
+        f"SLSQP: scipy, at most {refine.slsqp_max_iters} iterations, ftol {refine.slsqp_ftol:g}, first "
+        f"{cfg.slsqp_problems} goals.",
+        "time per goal: wall time of the solver call divided by the goals, plus (GGIK rows) the time to sample the "
+        "seeds.",
         "mean iterations: over all starts (an element stops at convergence).",
     ]
     return table
@@ -238,9 +328,13 @@ def limits_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, progres
         ["robot", "all joints"] + [f"joint {i + 1}" for i in range(width)],
     )
     for robot, _, T in tqdm(evaluation_problems(robots, cfg), desc="limits", disable=not progress):
-        raw = sample_joint_angles(model, RobotGraph.from_robot(robot), T, cfg.samples, generator=step_generator(cfg.seed, rng.LIMITS_SAMPLES))
+        raw = sample_joint_angles(
+            model, RobotGraph.from_robot(robot), T, cfg.samples, generator=step_generator(cfg.seed, rng.LIMITS_SAMPLES)
+        )
         per_joint = robot.joints_within_limits(raw.q).double().mean((0, 1))
         cells = [100 * v for v in per_joint.tolist()] + ["" for _ in range(width - robot.dof)]
         table.add(robot.name, 100 * robot.within_limits(raw.q).double().mean().item(), *cells)
-    table.notes.append("Continuous joints count as within limits. Angles are moved into the limits by 2 pi where possible.")
+    table.notes.append(
+        "Continuous joints count as within limits. Angles are moved into the limits by 2 pi where possible."
+    )
     return table

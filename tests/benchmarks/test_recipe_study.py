@@ -1,5 +1,6 @@
 """The recipe study (benchmarks/recipe): the variant registry, a resumed run of another configuration refused, and
 the measured rows merged into one table, on a tiny model."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,16 @@ import math
 import pytest
 import torch
 
-from benchmarks.recipe.recipe import COLUMNS, PROTOCOLS, VARIANTS, recipe_rows, retime_rows, train_variant, variant_config, write_recipe_table
+from benchmarks.recipe.recipe import (
+    COLUMNS,
+    PROTOCOLS,
+    VARIANTS,
+    recipe_rows,
+    retime_rows,
+    train_variant,
+    variant_config,
+    write_recipe_table,
+)
 from ggik.evaluation.report import read_csv
 from ggik.evaluation.tables import EvalConfig
 from ggik.nn.cvae import GGIKModel, ModelConfig
@@ -18,8 +28,11 @@ from ggik.typed_config import from_dict
 pytestmark = pytest.mark.slow
 
 #: a model and batch small enough for a test; the recipe's own settings otherwise
-TINY = {"model": {"dim": 8, "hidden": 16, "enc_layers": 1, "dec_layers": 2, "latent": 4, "prior_components": 2},
-        "data": {"batch_size": 8}, "bf16": False}
+TINY = {
+    "model": {"dim": 8, "hidden": 16, "enc_layers": 1, "dec_layers": 2, "latent": 4, "prior_components": 2},
+    "data": {"batch_size": 8},
+    "bf16": False,
+}
 
 
 def test_every_variant_builds_a_model_and_differs_from_the_base_only_where_it_says():
@@ -39,7 +52,9 @@ def test_every_variant_builds_a_model_and_differs_from_the_base_only_where_it_sa
         assert variant_config("baseline", protocol)["data"]["robots"] == data["robots"] and robots
 
 
-@pytest.mark.parametrize("variant, protocol, message", [("nope", "panda", "unknown variant"), ("baseline", "nope", "unknown protocol")])
+@pytest.mark.parametrize(
+    "variant, protocol, message", [("nope", "panda", "unknown variant"), ("baseline", "nope", "unknown protocol")]
+)
 def test_unknown_names_are_clear_errors(variant, protocol, message):
     with pytest.raises(ValueError, match=message):
         variant_config(variant, protocol)
@@ -79,4 +94,6 @@ def test_rows_have_every_column_and_the_table_merges_rows(tmp_path):
     assert (tmp_path / "table_commands.txt").read_text().splitlines() == ["cmd one", "cmd two"]
     retimed = retime_rows(stem, {("panda", "baseline"): run / "last.pt"}, cfg)
     assert len(retimed) == 1 and set(retimed[0]) == set(COLUMNS)
-    assert retimed[0]["sample ms/goal 1 thr"] > 0 and retimed[0]["raw 1cm&1deg [%]"] == pytest.approx(row["raw 1cm&1deg [%]"])
+    assert retimed[0]["sample ms/goal 1 thr"] > 0 and retimed[0]["raw 1cm&1deg [%]"] == pytest.approx(
+        row["raw 1cm&1deg [%]"]
+    )

@@ -1,5 +1,6 @@
 """The studies' figures (benchmarks/sampling/timing_plot.py, benchmarks/generalisation_study/study_plots.py): valid
 PNGs rendered by matplotlib's Agg canvas, bad input refused before anything is written."""
+
 from __future__ import annotations
 
 import pytest
@@ -34,7 +35,9 @@ def assert_png(path) -> None:
 
 
 def test_timing_plot(tmp_path, agg_calls):
-    rows = [(label, s, 1e-3 * (1 + k * s)) for label, k in (("panda", 0.01), ("random30", 0.05)) for s in (1, 4, 16, 64)]
+    rows = [
+        (label, s, 1e-3 * (1 + k * s)) for label, k in (("panda", 0.01), ("random30", 0.05)) for s in (1, 4, 16, 64)
+    ]
     rows.append(("panda", 256, float("nan")))  # a skipped size is left out
     out = plot_timing(rows, tmp_path / "timing.png")
     assert_png(out)
@@ -48,9 +51,14 @@ def test_timing_plot(tmp_path, agg_calls):
 
 
 def test_study_distances_plot(tmp_path, agg_calls):
-    points = {"loo": [("random 6-DOF", 0.3, 100.0, 0.0, 18.8), ("unseen named", 0.01, 194.0, 0.0, 14.0),
-                      ("random 8-DOF", float("nan"), 133.0, 0.0, 14.6)],
-              "random": [("random 6-DOF", 0.25, 109.0, 1.0, 19.2)]}
+    points = {
+        "loo": [
+            ("random 6-DOF", 0.3, 100.0, 0.0, 18.8),
+            ("unseen named", 0.01, 194.0, 0.0, 14.0),
+            ("random 8-DOF", float("nan"), 133.0, 0.0, 14.6),
+        ],
+        "random": [("random 6-DOF", 0.25, 109.0, 1.0, 19.2)],
+    }
     assert_png(plot_study_distances(points, tmp_path / "dist.png"))
     assert agg_calls == [FigureCanvasAgg]
     with pytest.raises(ValueError, match="at least one model"):
