@@ -78,3 +78,17 @@ def test_the_lab_is_beside_the_package():
     """benchmarks/ is a package of the repository (python -m benchmarks.STUDY.SCRIPT), not of ggik."""
     assert (REPO / "benchmarks" / "__init__.py").is_file() and (REPO / "benchmarks" / "README.md").is_file()
     assert not (REPO / "ggik" / "benchmarks").exists()
+
+
+def test_no_stale_build_folder_would_ship_removed_modules():
+    """setuptools copies build/lib into every wheel built from this checkout without cleaning it: a module moved out of
+    ggik/ (e.g. a study) would ship again from a stale copy there."""
+    stale_root = REPO / "build" / "lib" / "ggik"
+    if not stale_root.is_dir():
+        return
+    stale = sorted(
+        str(p.relative_to(stale_root.parent))
+        for p in stale_root.rglob("*.py")
+        if not (REPO / p.relative_to(stale_root.parent)).is_file() and "urdfs" not in p.parts
+    )
+    assert not stale, f"build/lib holds modules the source tree no longer has: {stale} (rm -rf build, or make clean)"
