@@ -1,16 +1,18 @@
 """``ggik eval accuracy|seeding|limits|generalisation|goals|paths``: the evaluation suite, written as Markdown + CSV
 (``paths``: :mod:`ggik.cli.path`)."""
+
 from __future__ import annotations
 
 import argparse
 import shlex
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ggik.cli.arguments import add_threads_arg, non_negative_int, positive_float, positive_int, set_threads
 from ggik.cli.path import add_eval_paths_parser
 from ggik.cli.robots import add_chain_args, resolve_robots
+from ggik.evaluation.report import model_stamp
 from ggik.graph.goal_kinds import GOAL_KINDS, check_goal_kind
 from ggik.kinematics import available_robots
 
@@ -26,15 +28,29 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     solver = GGIK.load_or_pretrained(args.ckpt)
     robots = resolve_robots(args.robots or available_robots(), args.base, args.ee)
-    cfg = EvalConfig(problems=args.n, samples=args.samples, seed=args.seed, slsqp_problems=args.slsqp_goals,
-                     mmd_problems=min(args.mmd_goals, args.n), random_starts=getattr(args, "random_starts", None))
+    cfg = EvalConfig(
+        problems=args.n,
+        samples=args.samples,
+        seed=args.seed,
+        slsqp_problems=args.slsqp_goals,
+        mmd_problems=min(args.mmd_goals, args.n),
+        random_starts=getattr(args, "random_starts", None),
+    )
     set_threads(args.threads)
-    tables: dict[str, Callable[..., Table]] = {"accuracy": accuracy_table, "seeding": seeding_table,
-                                               "limits": limits_table}
+    tables: dict[str, Callable[..., Table]] = {
+        "accuracy": accuracy_table,
+        "seeding": seeding_table,
+        "limits": limits_table,
+    }
     make = tables[args.action]
     extra = {"figures_dir": args.out_dir} if args.action == "accuracy" else {}
     table = make(solver.model, robots, cfg, progress=not args.no_progress, **extra)
-    md, csv = table.write(Path(args.out_dir) / args.action, command="ggik " + shlex.join(args.argv), seed=args.seed)
+    md, csv = table.write(
+        Path(args.out_dir) / args.action,
+        command="ggik " + shlex.join(args.argv),
+        seed=args.seed,
+        model=model_stamp(args.ckpt),
+    )
     print(md.read_text())
     print(f"wrote {md} and {csv}")
     return 0
@@ -52,18 +68,31 @@ def cmd_eval_generalisation(args: argparse.Namespace) -> int:
     robots = resolve_robots(args.robots or [], args.base, args.ee) if named else None
     set_threads(args.threads)
     cfg = EvalConfig(problems=args.n, samples=args.samples, seed=args.seed)
-    table = generalisation_table(solver.model, training, cfg, robots=robots, dofs=args.dofs, scales=args.scales,
-                                 family_size=args.family_size, progress=not args.no_progress)
+    table = generalisation_table(
+        solver.model,
+        training,
+        cfg,
+        robots=robots,
+        dofs=args.dofs,
+        scales=args.scales,
+        family_size=args.family_size,
+        progress=not args.no_progress,
+    )
     out = Path(args.out_dir)
-    md, csv = table.write(out / "generalisation", command="ggik " + shlex.join(args.argv), seed=args.seed)
+    md, csv = table.write(
+        out / "generalisation", command="ggik " + shlex.join(args.argv), seed=args.seed, model=model_stamp(args.ckpt)
+    )
     print(md.read_text())
     print(f"wrote {md} and {csv}")
     if args.figure:
         from ggik.evaluation.plots import plot_generalisation
 
         points = [(family, dist, raw, refined) for family, _, dist, raw, refined in generalisation_points(table)]
-        png = plot_generalisation(points, out / "generalisation.png",
-                                  title=f"Success on robots outside the training set ({args.n} goals x {args.samples} samples)")
+        png = plot_generalisation(
+            points,
+            out / "generalisation.png",
+            title=f"Success on robots outside the training set ({args.n} goals x {args.samples} samples)",
+        )
         print(f"wrote {png}")
     return 0
 
@@ -78,11 +107,25 @@ def cmd_eval_goals(args: argparse.Namespace) -> int:
     solver = GGIK.load_or_pretrained(args.ckpt)
     robots = resolve_robots(args.robots or available_robots(), args.base, args.ee)
     set_threads(args.threads)
-    rows = goal_kind_rows(solver.model, robots, kinds=args.kinds, problems=args.n, samples=args.samples, seed=args.seed,
-                          iknet_samples=args.iknet_samples, refine=solver.config, progress=not args.no_progress)
-    model = f"`{args.ckpt}`" if args.ckpt else "the shipped model (`ggik/weights/ggik_default.pt`)"
-    md, csv = write_goal_kind_report(rows, args.out_dir, command="ggik " + shlex.join(args.argv), seed=args.seed,
-                                     preamble=[f"Model: {model}"], refine=solver.config)
+    rows = goal_kind_rows(
+        solver.model,
+        robots,
+        kinds=args.kinds,
+        problems=args.n,
+        samples=args.samples,
+        seed=args.seed,
+        iknet_samples=args.iknet_samples,
+        refine=solver.config,
+        progress=not args.no_progress,
+    )
+    md, csv = write_goal_kind_report(
+        rows,
+        args.out_dir,
+        command="ggik " + shlex.join(args.argv),
+        seed=args.seed,
+        model=model_stamp(args.ckpt),
+        refine=solver.config,
+    )
     print(md.read_text())
     print(f"wrote {md} and {csv}")
     return 0
@@ -92,9 +135,11 @@ def add_eval_parser(sub: Any) -> None:
     """``ggik eval ...`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
     ev = sub.add_parser("eval", help="evaluation suite (writes Markdown + CSV under eval/results/)")
     ev_sub = ev.add_subparsers(dest="action", required=True)
-    for name, text in (("accuracy", "paper Table 1: raw sample errors, success, limits, diversity"),
-                       ("seeding", "paper Table 2: LM and SLSQP from random starts vs GGIK samples"),
-                       ("limits", "fraction of raw samples within joint limits, per joint")):
+    for name, text in (
+        ("accuracy", "paper Table 1: raw sample errors, success, limits, diversity"),
+        ("seeding", "paper Table 2: LM and SLSQP from random starts vs GGIK samples"),
+        ("limits", "fraction of raw samples within joint limits, per joint"),
+    ):
         p = ev_sub.add_parser(name, help=text)
         p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
         p.add_argument("--robots", nargs="*", help="shipped robot names or URDF files (default: all shipped robots)")
@@ -103,26 +148,47 @@ def add_eval_parser(sub: Any) -> None:
         p.add_argument("-s", "--samples", type=positive_int, default=32, help="samples (and random starts) per goal")
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--slsqp-goals", type=non_negative_int, default=50, help="goals per robot given to SLSQP (slow)")
-        p.add_argument("--mmd-goals", type=positive_int, default=200,
-                       help="goals per robot used for the MMD diversity score")
+        p.add_argument(
+            "--mmd-goals", type=positive_int, default=200, help="goals per robot used for the MMD diversity score"
+        )
         if name == "seeding":
-            p.add_argument("--random-starts", type=positive_int, default=None, metavar="R",
-                           help="random starts per goal (default: -s, as many as model samples); e.g. -s 4 "
-                                "--random-starts 32 compares 4 model seeds with 32 random starts in one run")
+            p.add_argument(
+                "--random-starts",
+                type=positive_int,
+                default=None,
+                metavar="R",
+                help="random starts per goal (default: -s, as many as model samples); e.g. -s 4 "
+                "--random-starts 32 compares 4 model seeds with 32 random starts in one run",
+            )
         add_threads_arg(p)
         p.add_argument("--out-dir", default="eval/results")
         p.add_argument("--no-progress", action="store_true")
         p.set_defaults(func=cmd_eval)
-    p = ev_sub.add_parser("generalisation", help="raw and refined success on robots outside the checkpoint's training set")
-    p.add_argument("ckpt", nargs="?", help="checkpoint, full or weights-only (default: the shipped model); its "
-                   "training_robots decide what is unseen")
-    p.add_argument("--robots", nargs="*", help="unseen robots: shipped names or URDF files (default: every urdfs/ robot "
-                   "not in the training set; none if given without names)")
+    p = ev_sub.add_parser(
+        "generalisation", help="raw and refined success on robots outside the checkpoint's training set"
+    )
+    p.add_argument(
+        "ckpt",
+        nargs="?",
+        help="checkpoint, full or weights-only (default: the shipped model); its training_robots decide what is unseen",
+    )
+    p.add_argument(
+        "--robots",
+        nargs="*",
+        help="unseen robots: shipped names or URDF files (default: every urdfs/ robot "
+        "not in the training set; none if given without names)",
+    )
     add_chain_args(p, of=URDF_FILES)
-    p.add_argument("--dofs", nargs="*", type=positive_int, default=[6, 7, 8],
-                   help="one family of random DH robots per DOF")
-    p.add_argument("--scales", nargs="*", type=positive_float, default=[0.1, 0.2, 0.4],
-                   help="one family of randomize_links(training robot, r) per scale r")
+    p.add_argument(
+        "--dofs", nargs="*", type=positive_int, default=[6, 7, 8], help="one family of random DH robots per DOF"
+    )
+    p.add_argument(
+        "--scales",
+        nargs="*",
+        type=positive_float,
+        default=[0.1, 0.2, 0.4],
+        help="one family of randomize_links(training robot, r) per scale r",
+    )
     p.add_argument("--family-size", type=positive_int, default=10, help="robots per random family")
     p.add_argument("-n", "--goals", dest="n", type=positive_int, default=500, help="goals per robot")
     p.add_argument("-s", "--samples", type=positive_int, default=32, help="samples per goal (LM refines each)")
@@ -132,19 +198,34 @@ def add_eval_parser(sub: Any) -> None:
     p.add_argument("--out-dir", default="eval/results")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_eval_generalisation)
-    p = ev_sub.add_parser("goals", help="raw and refined IK per goal kind (pose, position+axis, position), IKNet protocol, "
-                          "diversity")
+    p = ev_sub.add_parser(
+        "goals", help="raw and refined IK per goal kind (pose, position+axis, position), IKNet protocol, diversity"
+    )
     p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
     p.add_argument("--robots", nargs="*", help="shipped robot names or URDF files (default: all shipped robots)")
     add_chain_args(p, of=URDF_FILES)
-    p.add_argument("--kinds", nargs="+", default=list(GOAL_KINDS), metavar="KIND",
-                   help=f"goal kinds, of {', '.join(GOAL_KINDS)} (default: all)")
-    p.add_argument("-n", "--goals", dest="n", type=positive_int, default=200,
-                   help="goals per robot (the same configurations for every kind)")
+    p.add_argument(
+        "--kinds",
+        nargs="+",
+        default=list(GOAL_KINDS),
+        metavar="KIND",
+        help=f"goal kinds, of {', '.join(GOAL_KINDS)} (default: all)",
+    )
+    p.add_argument(
+        "-n",
+        "--goals",
+        dest="n",
+        type=positive_int,
+        default=200,
+        help="goals per robot (the same configurations for every kind)",
+    )
     p.add_argument("-s", "--samples", type=positive_int, default=32, help="samples (and random LM starts) per goal")
-    p.add_argument("--iknet-samples", type=positive_int, default=100,
-                   help="samples per target of the IKNet-protocol columns "
-                   "(position goals)")
+    p.add_argument(
+        "--iknet-samples",
+        type=positive_int,
+        default=100,
+        help="samples per target of the IKNet-protocol columns (position goals)",
+    )
     p.add_argument("--seed", type=int, default=0)
     add_threads_arg(p)
     p.add_argument("--out-dir", default="eval/results/goal_kinds", help="writes OUT_DIR/goal_kinds.md and .csv")

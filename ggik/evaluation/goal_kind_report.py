@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ggik.evaluation.goal_kind_table import COLUMNS, IKNET_RADII_CM, RAW_TOLERANCES
-from ggik.evaluation.report import Table, command_line, machine_description
+from ggik.evaluation.report import Table, command_line, provenance
 from ggik.fileio import atomic_write_text
 from ggik.ik.metrics import DISTINCT_TOL
 from ggik.ik.refine import RefineConfig
@@ -111,6 +111,7 @@ def goal_kind_markdown(
     seed: int | None = None,
     preamble: list[str] | None = None,
     refine: RefineConfig | None = None,
+    model: str | None = None,
 ) -> str:
     """The whole Markdown report: title, provenance, the column guide, then :func:`goal_kind_sections`."""
     kinds = list(dict.fromkeys(r["kind"] for r in rows))
@@ -119,12 +120,9 @@ def goal_kind_markdown(
     lines = [
         f"# Goal kinds: raw and refined IK per goal kind ({goals} goals per robot, {samples} samples each)",
         "",
-        f"Command: `{command}`",
-        f"Machine: {machine_description()}",
+        *provenance(command, seed, model),
+        *(preamble or []),
     ]
-    if seed is not None:
-        lines.append(f"Seed: {seed}")
-    lines += list(preamble or [])
     lines += [
         "",
         f"Kinds: {', '.join(kinds)}. Goals: q uniform within the limits, goal = FK(q), the same configurations for "
@@ -153,6 +151,7 @@ def write_goal_kind_report(
     preamble: list[str] | None = None,
     stem: str = "goal_kinds",
     refine: RefineConfig | None = None,
+    model: str | None = None,
 ) -> tuple[Path, Path]:
     """Write ``OUT_DIR/STEM.md`` (:func:`goal_kind_markdown`) and ``OUT_DIR/STEM.csv`` (every column of every row)
     atomically; returns both paths."""
@@ -161,6 +160,6 @@ def write_goal_kind_report(
     for row in rows:
         csv_table.add(*(row[c] for c in COLUMNS))
     md = atomic_write_text(
-        out / f"{stem}.md", goal_kind_markdown(rows, command or command_line(), seed, preamble, refine)
+        out / f"{stem}.md", goal_kind_markdown(rows, command or command_line(), seed, preamble, refine, model)
     )
     return md, atomic_write_text(out / f"{stem}.csv", csv_table.csv())

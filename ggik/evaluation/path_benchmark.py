@@ -33,7 +33,7 @@ import torch
 from ggik import rng
 from ggik.evaluation.path_baselines import sequential_lm
 from ggik.evaluation.path_suite import PathSuiteError, load_path, read_suite
-from ggik.evaluation.report import Table
+from ggik.evaluation.report import Table, model_stamp
 from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.path import PathConfig, PathResult, solve_path
 from ggik.kinematics.robot import Robot
@@ -193,8 +193,9 @@ def run_path_benchmark(opts: PathBenchmark, out_dir: str | Path, command: str) -
         "q_start when the path has one).",
         "length: sum over moves of the joint-space norm [rad]; mjac: the largest revolute joint move [deg].",
     ]
-    table.write(out / "paths", command=command, seed=opts.seed)
-    summary_table(table).write(out / "paths_summary", command=command, seed=opts.seed)
+    stamp = model_stamp(opts.ckpt) if model is not None else None
+    table.write(out / "paths", command=command, seed=opts.seed, model=stamp)
+    summary_table(table).write(out / "paths_summary", command=command, seed=opts.seed, model=stamp)
     return table
 
 

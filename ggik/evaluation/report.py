@@ -5,6 +5,7 @@ the machine, the code version (``git describe``) and, for a table of a model, wh
 sha256 prefix, training step), so that a number in the README can always be traced to a rerunnable command and
 to the exact weights it came from.
 """
+
 from __future__ import annotations
 
 import csv
@@ -32,8 +33,14 @@ def code_version() -> str:
     package, when it is one (an installed wheel has no git: the version alone)."""
     root = Path(__file__).resolve().parents[2]
     try:
-        described = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=10"], cwd=root,
-                                   capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        described = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--abbrev=10"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         described = ""
     return f"ggik {__version__}" + (f", git {described}" if described else "")
@@ -52,8 +59,11 @@ def model_stamp(path: str | Path | None) -> str:
 def _stamp(path: Path, name: str) -> str:
     ckpt = load_checkpoint(path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:SHA256_PREFIX]
-    trained = [f"{what} {int(ckpt[key]):,}" if what == "step" else f"{int(ckpt[key]):,} {what}"
-               for key, what in (("step", "step"), ("examples", "examples")) if key in ckpt]
+    trained = [
+        f"{what} {int(ckpt[key]):,}" if what == "step" else f"{int(ckpt[key]):,} {what}"
+        for key, what in (("step", "step"), ("examples", "examples"))
+        if key in ckpt
+    ]
     return f"{name} (" + ", ".join([f"sha256 {digest}", *trained]) + ")"
 
 
@@ -73,7 +83,8 @@ def machine_description() -> str:
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return (
-        f"{platform.machine()}, {os.cpu_count()} logical CPUs, torch {torch.__version__} ({torch.get_num_threads()} threads), "
+        f"{platform.machine()}, {os.cpu_count()} logical CPUs, "
+        f"torch {torch.__version__} ({torch.get_num_threads()} threads), "
         f"Python {platform.python_version()}, 1-min load average {load:.2f}"
     )
 
@@ -131,8 +142,9 @@ class Table:
         w.writerows(self.rows)
         return buf.getvalue()
 
-    def write(self, stem: str | Path, command: str | None = None, seed: int | None = None,
-              model: str | None = None) -> tuple[Path, Path]:
+    def write(
+        self, stem: str | Path, command: str | None = None, seed: int | None = None, model: str | None = None
+    ) -> tuple[Path, Path]:
         """Write ``stem.md`` and ``stem.csv`` atomically; returns both paths. ``model``: :func:`model_stamp` of the
         model the table measured (None for a table of no model)."""
         stem = Path(stem)
