@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ggik import GGIK, GGIKModel, ModelConfig, Robot, RobotGraph, random_robot
+from ggik import GGIK, GGIKModel, ModelConfig, Robot, RobotGraph, SolveConfig, random_robot
 from ggik.ik.dg_refine import DGConfig, dg_refine, distance_cost, project_point_sets
 from ggik.ik.sampling import RawSamples
 from ggik.kinematics.geometry import pose_errors
@@ -77,7 +77,7 @@ def test_bad_shapes_are_clear_errors():
 def test_solver_refine_dg_and_dg_lm(monkeypatch):
     """With samples standing in for a model (true point sets + 1 cm noise), "dg" solves every goal and "dg+lm"
     keeps them solved; an unknown method is refused."""
-    import ggik.ik.solver as solver_module
+    import ggik.ik.strategies as strategies
 
     robot = Robot.from_name("panda")
     graph = RobotGraph.from_robot(robot)
@@ -90,17 +90,17 @@ def test_solver_refine_dg_and_dg_lm(monkeypatch):
         pos, rot = pose_errors(robot.fk(qs), T[:, None])
         return RawSamples(q=qs, pos_err=pos, rot_err=rot, points=pts)
 
-    monkeypatch.setattr(solver_module, "sample_joint_angles", noisy_truth)
+    monkeypatch.setattr(strategies, "sample_joint_angles", noisy_truth)
     cfg = ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=1, latent=2, prior_components=2, residual_inputs=False,
                       gn_steps=0)
     solver = GGIK(GGIKModel(cfg))
-    raw = solver.solve(robot, T, 4)
+    raw = solver.solve(robot, T, SolveConfig(samples=4))
     for method in ("dg", "dg+lm"):
-        res = solver.solve(robot, T, 4, refine=method)
+        res = solver.solve(robot, T, SolveConfig(samples=4, refine=method))
         assert res.success[:, 0].all(), method
         assert (res.pos_err[:, 0] < raw.pos_err[:, 0]).all()
     with pytest.raises(ValueError, match="refine must be one of"):
-        solver.solve(robot, T, 4, refine="gn")
+        solver.solve(robot, T, SolveConfig(samples=4, refine="gn"))
 
 
 def test_a_position_goal_projects_onto_its_own_known_edges():

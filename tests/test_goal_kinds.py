@@ -8,7 +8,7 @@ import pytest
 import torch
 from conftest import HAND_URDFS
 
-from ggik import GGIK, Robot, RobotGraph, random_robot
+from ggik import GGIK, Robot, RobotGraph, SolveConfig, random_robot
 from ggik.cli import main
 from ggik.errors import GGIKError, GoalError, GraphError
 from ggik.graph.goal_kinds import GOAL_KINDS, goal_errors, goal_poses, tool_axis, tool_offset
@@ -195,14 +195,16 @@ def test_solve_each_kind_with_lm(solver, kind):
     q = within(robot, 3, torch.Generator().manual_seed(7))
     T = robot.fk(q)
     goal = {"pose": T, "position+axis": (T[:, :3, 3], T[:, :3, 2]), "position": T[:, :3, 3]}[kind]
-    raw = solver.solve(robot, goal, num_samples=8, goal=kind, generator=torch.Generator().manual_seed(0))
+    raw = solver.solve(robot, goal, SolveConfig(samples=8), goal=kind, generator=torch.Generator().manual_seed(0))
     assert raw.q.shape == (3, 8, robot.dof) and torch.isfinite(raw.pos_err).all()
-    res = solver.solve(robot, goal, num_samples=8, refine="lm", goal=kind, generator=torch.Generator().manual_seed(0))
+    res = solver.solve(
+        robot, goal, SolveConfig(samples=8, refine="lm"), goal=kind, generator=torch.Generator().manual_seed(0)
+    )
     assert res.success[:, 0].all()
     pos, rot = goal_errors(robot.fk(res.best()), goal_poses(goal, kind, tool_axis(robot)), kind, tool_axis(robot))
     assert (pos < 1e-3).all() and (rot < 1e-2).all()
     one = solver.solve(
-        robot, goal[0] if kind != "position+axis" else (goal[0][0], goal[1][0]), num_samples=2, goal=kind
+        robot, goal[0] if kind != "position+axis" else (goal[0][0], goal[1][0]), SolveConfig(samples=2), goal=kind
     )
     assert one.q.shape == (1, 2, robot.dof)
 
@@ -215,8 +217,10 @@ def test_solve_tiny_model_and_joint_angles_use_sampled_qn(kind):
     solver = GGIK(model, tolerances=RefineConfig(max_iters=100))  # untrained: its samples are random starts
     q = within(robot, 2, torch.Generator().manual_seed(8))
     T = robot.fk(q)
-    raw = solver.solve(robot, T, num_samples=16, goal=kind, generator=torch.Generator().manual_seed(0))
-    res = solver.solve(robot, T, num_samples=16, refine="lm", goal=kind, generator=torch.Generator().manual_seed(0))
+    raw = solver.solve(robot, T, SolveConfig(samples=16), goal=kind, generator=torch.Generator().manual_seed(0))
+    res = solver.solve(
+        robot, T, SolveConfig(samples=16, refine="lm"), goal=kind, generator=torch.Generator().manual_seed(0)
+    )
     assert res.q.shape == (2, 16, robot.dof) and (res.pos_err[:, 0] <= raw.pos_err[:, 0] + 1e-12).all()
     assert res.success[0, 0]  # the untrained model's samples are collapsed near the limits: the 2nd goal may fail
     # both report the errors of the goal kind, not of the pose the goals were made from
@@ -240,7 +244,7 @@ def test_cli_position_and_axis(capsys):
     for extra, kind in (([], "position"), (["--axis", *map(str, a)], "position+axis")):
         assert (
             main(
-                ["solve", "--robot", "panda", "--position", *map(str, p), *extra, "-n", "4", "--refine", "lm", "--json"]
+                ["solve", "--robot", "panda", "--position", *map(str, p), *extra, "-s", "4", "--refine", "lm", "--json"]
             )
             == 0
         )

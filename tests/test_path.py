@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
 from conftest import HAND_URDFS
 
-from ggik import GGIK, GGIKModel, ModelConfig, PathConfig, Robot, random_robot
+from ggik import GGIK, GGIKModel, ModelConfig, PathConfig, Robot, SolveConfig, random_robot
 from ggik.graph import RobotGraph
 from ggik.ik.path import path_result, solve_path
 from ggik.ik.path_candidates import anchors, distinct, interpolate, sweep
@@ -285,11 +286,61 @@ def test_ggik_solve_path_with_an_untrained_model_and_a_start_configuration():
     q_true = smooth_trajectory(robot, 40, seed=7)
     poses = robot.fk(q_true)
     solver = GGIK(tiny_model())
-    res = solver.solve_path(robot, poses, num_samples=4, q_start=q_true[0], generator=torch.Generator().manual_seed(1))
+    res = solver.solve_path(robot, poses, SolveConfig(samples=4), q_start=q_true[0],
+                            generator=torch.Generator().manual_seed(1))
     check_result(res, robot, poses, q_start=q_true[0])
     assert res.valid and res.steps.shape == (40, robot.dof)
-    res = solver.solve_path(robot, poses, num_samples=0, pos_tol=1e-5, rot_tol=1e-4, generator=torch.Generator().manual_seed(1))
+    res = solver.solve_path(robot, poses, SolveConfig(strategy="random", pos_tol=1e-5, rot_tol=1e-4),
+                            generator=torch.Generator().manual_seed(1))
     assert res.valid and res.pos_err.max() < 1e-5 and res.rot_err.max() < 1e-4
+
+
+def same_path(a, b) -> None:
+    assert torch.equal(a.q, b.q) and a.valid == b.valid and a.candidates == b.candidates and a.rounds == b.rounds
+
+
+def test_ggik_solve_path_deprecated_arguments_warn_and_give_the_same_trajectory():
+    robot = Robot.from_name("ur10")
+    poses = robot.fk(smooth_trajectory(robot, 12, seed=3))
+    solver, gen = GGIK(tiny_model()), lambda: torch.Generator().manual_seed(2)  # noqa: E731
+    path = PathConfig(max_rounds=2, starts=6)
+    new = solver.solve_path(robot, poses, SolveConfig(samples=2, time_limit=5.0, pos_tol=2e-4), path=path,
+                            generator=gen())
+    with pytest.warns(DeprecationWarning, match="solve_path: the arguments num_samples, time_limit, pos_tol, config"):
+        old = solver.solve_path(robot, poses, num_samples=2, time_limit=5.0, pos_tol=2e-4, config=path, generator=gen())
+    same_path(old, new)
+    with pytest.warns(DeprecationWarning, match="the arguments num_samples, q_start"):
+        same_path(solver.solve_path(robot, poses, 2, None, 5.0, 2e-4, None, path, gen()), new)
+    with pytest.warns(DeprecationWarning, match="the arguments config "):  # a PathConfig as config: now path=
+        same_path(solver.solve_path(robot, poses, config=replace(path, samples=2, time_limit=5.0, pos_tol=2e-4),
+                                    generator=gen()), new)
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="num_samples must be a non-negative int"):
+        solver.solve_path(robot, poses, num_samples=-1)
+    with pytest.raises(TypeError, match="give config=SolveConfig"):
+        solver.solve_path(robot, poses, SolveConfig(), time_limit=1.0)
+
+
+def test_solve_path_checks_the_poses_once(monkeypatch):
+    """Poses are checked on entry (check_path_inputs); the model samples, LM and trajectory refinement of every round
+    take them checked."""
+    import ggik.ik.path
+    import ggik.kinematics.geometry
+
+    calls = []
+    real = ggik.kinematics.geometry.check_pose
+
+    def counting(T, name="pose", tol=1e-6):
+        calls.append(name)
+        return real(T, name, tol)
+
+    for module in (ggik.ik.path, ggik.kinematics.geometry):
+        monkeypatch.setattr(module, "check_pose", counting)
+    robot = Robot.from_name("panda")
+    poses = robot.fk(smooth_trajectory(robot, 10, seed=4))
+    cfg = PathConfig(max_rounds=2, stop_at_first_valid=False, track_samples=2, random_tracks=2)
+    res = GGIK(tiny_model()).solve_path(robot, poses, SolveConfig(samples=2), path=cfg,
+                                        generator=torch.Generator().manual_seed(0))
+    assert res.rounds == 2 and calls == ["poses"]
 
 
 def test_unreachable_waypoints_are_named():
@@ -330,10 +381,12 @@ def test_bad_input():
                              (PathConfig(samples=0, starts=0), "continuation needs start seeds")]:
         with pytest.raises(ValueError, match=message):
             solve_path(robot, poses, bad_cfg)
-    with pytest.raises(ValueError, match="num_samples must be a non-negative integer"):
-        GGIK(tiny_model()).solve_path(robot, poses, num_samples=-1)
-    with pytest.raises(ValueError, match="pos_tol must be positive"):
-        GGIK(tiny_model()).solve(robot, poses[0], 2, pos_tol=0.0)
+    with pytest.raises(ValueError, match="SolveConfig.samples must be an integer >= 0"):
+        GGIK(tiny_model()).solve_path(robot, poses, SolveConfig(samples=-1))
+    with pytest.raises(ValueError, match="'model-first' is a strategy of GGIK.solve"):
+        GGIK(tiny_model()).solve_path(robot, poses, SolveConfig(strategy="model-first"))
+    with pytest.raises(TypeError, match="config must be a ggik.SolveConfig, got str"):
+        GGIK(tiny_model()).solve_path(robot, poses, "fast")
 
 
 def test_coherent_tracks_without_continuation():

@@ -14,13 +14,15 @@ import pytest
 import torch
 from conftest import HAND_URDFS
 
-import ggik.ik.solver
-from ggik import GGIK, GGIKError, GraphError, IKResult, Robot, random_robot
+import ggik.ik.strategies
+from ggik import GGIK, GGIKError, GraphError, IKResult, PathConfig, Robot, SolveConfig, random_robot
 from ggik.cli import main
 from ggik.typed_config import apply_overrides, from_dict, load_yaml
 from ggik.kinematics.geometry import make_transform, pose_errors, quat_to_matrix
 from ggik.ik.sampling import RawSamples
+from ggik.ik.path_refine import TrajectoryConfig
 from ggik.ik.refine import RefineConfig, lm_refine, slsqp_refine
+from ggik.ik.tolerances import PATH_TOLERANCES, SOLVE_TOLERANCES, Tolerances
 from ggik.training.config import TrainConfig
 from ggik.training.trainer import Trainer
 
@@ -95,17 +97,17 @@ def test_load_builds_an_eval_mode_solver(solver, ckpt):
 # ---------------------------------------------------------------------------------------------- solve
 def test_single_goal_gives_a_batch_of_one(solver, panda):
     T = goals(panda, 1, 0)[0]
-    res = solver.solve(panda, T, num_samples=5, generator=gen())
+    res = solver.solve(panda, T, SolveConfig(samples=5), generator=gen())
     check_result(res, panda, T[None], 1, 5)
-    same = solver.solve(panda, T[None], num_samples=5, generator=gen())
+    same = solver.solve(panda, T[None], SolveConfig(samples=5), generator=gen())
     assert torch.equal(res.q, same.q)
 
 
 def test_raw_samples_of_a_batch(solver, panda):
     T = goals(panda, 6, 1)
-    res = solver.solve(panda, T, num_samples=7, generator=gen())
+    res = solver.solve(panda, T, SolveConfig(samples=7), generator=gen())
     check_result(res, panda, T, 6, 7)
-    again = solver.solve(panda, T, num_samples=7, generator=gen())
+    again = solver.solve(panda, T, SolveConfig(samples=7), generator=gen())
     assert torch.equal(res.q, again.q), "seeded sampling is reproducible"
 
 
@@ -113,7 +115,7 @@ def test_order_puts_in_limit_samples_first(solver):
     """kr16_2 raw samples: rows where some samples are inside the limits and some are not."""
     robot = Robot.from_name("kr16_2")
     T = goals(robot, 40, 1)
-    res = solver.solve(robot, T, num_samples=16, generator=gen())
+    res = solver.solve(robot, T, SolveConfig(samples=16), generator=gen())
     check_result(res, robot, T, 40, 16)
     within = res.within_limits.sum(-1)
     mixed = (within > 0) & (within < 16)
@@ -125,8 +127,8 @@ def test_order_puts_in_limit_samples_first(solver):
 
 def test_lm_result_is_lm_refine_of_the_raw_samples(solver, panda):
     T = goals(panda, 10, 2)
-    raw = solver.solve(panda, T, num_samples=16, generator=gen())
-    res = solver.solve(panda, T, num_samples=16, refine="lm", generator=gen())
+    raw = solver.solve(panda, T, SolveConfig(samples=16), generator=gen())
+    res = solver.solve(panda, T, SolveConfig(samples=16, refine="lm"), generator=gen())
     check_result(res, panda, T, 10, 16)
     assert res.within_limits.all(), "LM clamps into the limits"
     # test-data preconditions: the order is exercised on rows that mix successes and failures
@@ -160,9 +162,9 @@ def test_lm_from_spread_samples_solves_nearly_every_panda_goal(solver, panda, mo
     def uniform(robot, P, S, generator):
         return robot.sample_q(P * S, generator).reshape(P, S, robot.dof)
 
-    monkeypatch.setattr(ggik.ik.solver, "sample_joint_angles", spread_sampler(uniform))
+    monkeypatch.setattr(ggik.ik.strategies, "sample_joint_angles", spread_sampler(uniform))
     T = goals(panda, 10, 3)
-    res = solver.solve(panda, T, num_samples=16, refine="lm", generator=gen(4))
+    res = solver.solve(panda, T, SolveConfig(samples=16, refine="lm"), generator=gen(4))
     check_result(res, panda, T, 10, 16)
     assert res.success.any(-1).float().mean() >= 0.9
     assert torch.equal(res.success[:, 0], res.success.any(-1)), "best() is a successful solution when there is one"
@@ -170,8 +172,8 @@ def test_lm_from_spread_samples_solves_nearly_every_panda_goal(solver, panda, mo
 
 def test_slsqp_result_is_slsqp_refine_of_the_raw_samples(solver, panda):
     T = goals(panda, 2, 5)
-    raw = solver.solve(panda, T, num_samples=2, generator=gen())
-    res = solver.solve(panda, T, num_samples=2, refine="slsqp", generator=gen())
+    raw = solver.solve(panda, T, SolveConfig(samples=2), generator=gen())
+    res = solver.solve(panda, T, SolveConfig(samples=2, refine="slsqp"), generator=gen())
     check_result(res, panda, T, 2, 2)
     assert res.within_limits.all()
     assert (res.pos_err.min(-1).values < raw.pos_err.min(-1).values).all(), "SLSQP lowers the error"
@@ -192,8 +194,8 @@ def test_continuous_joints_count_as_within_limits_beyond_pi(solver, monkeypatch)
     def near_q_star(robot, P, S, generator):
         return q_star[:, None] + 0.05 * torch.randn(P, S, robot.dof, generator=generator, dtype=F64)
 
-    monkeypatch.setattr(ggik.ik.solver, "sample_joint_angles", spread_sampler(near_q_star))
-    res = solver.solve(robot, T, num_samples=3, refine="lm", generator=gen())
+    monkeypatch.setattr(ggik.ik.strategies, "sample_joint_angles", spread_sampler(near_q_star))
+    res = solver.solve(robot, T, SolveConfig(samples=3, refine="lm"), generator=gen())
     check_result(res, robot, T, 2, 3)
     assert res.success.all() and res.within_limits.all()
     assert (res.q[..., [0, 2, 4]].abs() > math.pi).all()
@@ -203,9 +205,9 @@ def test_robot_of_another_dof(solver, panda):
     """A 5-DOF random chain (never seen in training) after the panda, with the same solver."""
     robot = random_robot(5, gen(8))
     T = goals(robot, 4, 6)
-    raw = solver.solve(robot, T, num_samples=3, generator=gen())
+    raw = solver.solve(robot, T, SolveConfig(samples=3), generator=gen())
     check_result(raw, robot, T, 4, 3)
-    res = solver.solve(robot, T, num_samples=3, refine="lm", generator=gen())
+    res = solver.solve(robot, T, SolveConfig(samples=3, refine="lm"), generator=gen())
     check_result(res, robot, T, 4, 3)
     assert raw.within_limits.all(), "limits [-pi, pi]: LM starts exactly at the raw samples"
     w = TOL.rot_weight  # LM only takes steps that lower |dp|^2 + w^2 angle^2, per sample
@@ -213,18 +215,171 @@ def test_robot_of_another_dof(solver, panda):
     best_raw, best_lm = cost_raw.min(-1).values, cost_lm.min(-1).values
     assert (best_lm <= best_raw).all() and (best_lm < 0.01 * best_raw).any()
     T_panda = goals(panda, 2, 7)
-    check_result(solver.solve(panda, T_panda, num_samples=2, generator=gen()), panda, T_panda, 2, 2)
+    check_result(solver.solve(panda, T_panda, SolveConfig(samples=2), generator=gen()), panda, T_panda, 2, 2)
 
 
 def test_with_tolerances_changes_success_only(solver, panda):
     T = goals(panda, 3, 9)
-    strict = solver.solve(panda, T, num_samples=4, generator=gen())
+    strict = solver.solve(panda, T, SolveConfig(samples=4), generator=gen())
     loose = solver.with_tolerances(10.0, math.pi + 0.1)
-    res = loose.solve(panda, T, num_samples=4, generator=gen())
+    res = loose.solve(panda, T, SolveConfig(samples=4), generator=gen())
     assert not strict.success.any() and res.success.all()
     assert loose.model is solver.model and solver.config == RefineConfig()
     assert loose.config.pos_tol == 10.0 and loose.config.max_iters == solver.config.max_iters
     torch.testing.assert_close(res.pos_err.sort(-1).values, strict.pos_err.sort(-1).values, rtol=0, atol=0)
+
+
+def test_tolerances_of_the_call_change_success_only(solver, panda):
+    """SolveConfig's pos_tol/rot_tol act as with_tolerances does, for this call only; the defaults are defined once."""
+    T = goals(panda, 3, 9)
+    res = solver.solve(panda, T, SolveConfig(samples=4, pos_tol=10.0, rot_tol=math.pi + 0.1), generator=gen())
+    same = solver.with_tolerances(10.0, math.pi + 0.1).solve(panda, T, SolveConfig(samples=4), generator=gen())
+    assert res.success.all()
+    for name in ("q", "pos_err", "rot_err", "success", "within_limits"):
+        assert torch.equal(getattr(res, name), getattr(same, name))
+    assert (RefineConfig().pos_tol, RefineConfig().rot_tol) == (1e-3, 1e-2)
+    assert (SOLVE_TOLERANCES.pos_tol, SOLVE_TOLERANCES.rot_tol) == (1e-3, 1e-2)
+    assert (PathConfig().pos_tol, PathConfig().rot_tol) == (1e-4, math.radians(0.1))
+    assert (TrajectoryConfig().pos_tol, TrajectoryConfig().rot_tol) == (PathConfig().pos_tol, PathConfig().rot_tol)
+    assert RefineConfig().tolerances == Tolerances() and PathConfig().tolerances == PATH_TOLERANCES
+
+
+# ---------------------------------------------------------------------------------------------- strategies
+def test_random_strategy_never_touches_the_model(solver, panda, monkeypatch):
+    """LM from random starts: no sampling, no model call, no graph (a chain the graph cannot take works)."""
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the strategy 'random' used the model")
+
+    monkeypatch.setattr(ggik.ik.strategies, "sample_joint_angles", forbidden)
+    monkeypatch.setattr(solver.model, "forward", forbidden)
+    monkeypatch.setattr(solver.model, "sample", forbidden)
+    T = goals(panda, 5, 13)
+    res = solver.solve(panda, T, SolveConfig(strategy="random", random_starts=6), generator=gen(1))
+    check_result(res, panda, T, 5, 6)
+    # the starts are robot.sample_q(B * R) goal-major, refined by LM: the result is lm_refine of them, sorted
+    q0 = panda.sample_q(5 * 6, gen(1)).view(5, 6, panda.dof)
+    q_ref, info = lm_refine(panda, T[:, None], q0)
+    assert torch.equal(res.success.any(-1), info.converged.any(-1))
+    torch.testing.assert_close(res.q.sort(1).values, q_ref.sort(1).values, rtol=0, atol=0)
+    prismatic = Robot.from_urdf(HAND_URDFS["prismatic"])  # no GGIK graph for it
+    T_p = goals(prismatic, 2, 14)
+    check_result(solver.solve(prismatic, T_p, SolveConfig(strategy="random", random_starts=3), generator=gen()),
+                 prismatic, T_p, 2, 3)
+
+
+def test_model_first_strategy_solves_what_random_starts_solve(solver, panda):
+    """The cascade as a strategy: on 8 reachable panda goals 16 random starts solve every goal, and model first
+    (2 samples, 16 random starts for the goals they leave unsolved) solves them too; sorted valid results."""
+    T = goals(panda, 8, 2)
+    rand = solver.solve(panda, T, SolveConfig(strategy="random", random_starts=16), generator=gen(5))
+    first = solver.solve(panda, T, SolveConfig(samples=2, strategy="model-first", random_starts=16), generator=gen(4))
+    check_result(rand, panda, T, 8, 16)
+    check_result(first, panda, T, 8, 2)
+    strict = lambda r: (r.success & r.within_limits)[:, 0]  # noqa: E731
+    assert strict(rand).all(), "test-data precondition: random starts solve every goal here"
+    assert (strict(first) >= strict(rand)).all()
+    # the first stage alone is LM from the same samples: where it solves a goal, model first keeps its solutions
+    stage1 = solver.solve(panda, T, SolveConfig(samples=2, refine="lm"), generator=gen(4))
+    kept = strict(stage1)
+    assert torch.equal(first.q[kept], stage1.q[kept])
+    slsqp = solver.solve(panda, T[:2], SolveConfig(strategy="random", random_starts=2, refine="slsqp"),
+                         generator=gen(5))
+    check_result(slsqp, panda, T[:2], 2, 2)
+
+
+def test_strategies_take_every_goal_kind(solver, panda):
+    p = goals(panda, 3, 15)[:, :3, 3]
+    for strategy, cfg in (("random", SolveConfig(strategy="random", random_starts=4)),
+                          ("model-first", SolveConfig(samples=2, strategy="model-first", random_starts=4))):
+        res = solver.solve(panda, p, cfg, generator=gen(), goal="position")
+        assert res.q.shape[:2] == (3, cfg.random_starts if strategy == "random" else 2)
+        assert (res.rot_err == 0).all() and res.success[:, 0].all(), strategy
+        pos, _ = pose_errors(panda.fk(res.q), make_transform(torch.eye(3, dtype=F64).expand(3, 3, 3), p)[:, None])
+        torch.testing.assert_close(res.pos_err, pos, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"samples": -1}, r"SolveConfig.samples must be an integer >= 0, got -1"),
+        ({"samples": 2.5}, r"SolveConfig.samples must be an integer >= 0, got 2.5"),
+        ({"samples": True}, r"SolveConfig.samples must be an integer >= 0, got True"),
+        ({"random_starts": 0, "strategy": "random"}, r"SolveConfig.random_starts must be an integer >= 1, got 0"),
+        ({"refine": "xyz"}, r"SolveConfig.refine must be one of \(None, 'lm', 'slsqp', 'dg', 'dg\+lm'\), got 'xyz'"),
+        ({"strategy": "cascade"}, r"SolveConfig.strategy must be one of \('samples', 'model-first', 'random'\)"),
+        ({"pos_tol": 0.0}, r"SolveConfig.pos_tol must be positive, got 0.0"),
+        ({"rot_tol": float("nan")}, r"SolveConfig.rot_tol must be positive, got nan"),
+        ({"time_limit": -1.0}, r"SolveConfig.time_limit must be positive, got -1.0"),
+        ({"strategy": "random", "samples": 4}, r"the strategy 'random' samples no model; leave samples unset"),
+        ({"random_starts": 4}, r"random_starts applies to the strategies 'model-first' and 'random'"),
+        ({"strategy": "model-first", "refine": "dg"}, r"the strategy 'model-first' refines its starts with one of"),
+    ],
+)
+def test_solve_config_rejects_bad_values(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        SolveConfig(**kwargs)
+
+
+def test_solve_config_defaults_and_methods():
+    assert SolveConfig().method is None and SolveConfig(strategy="random").method == "lm"
+    assert SolveConfig(strategy="model-first", refine="slsqp").method == "slsqp"
+    assert SolveConfig(pos_tol=1e-4).tolerances(Tolerances()) == Tolerances(1e-4, 1e-2)
+    with pytest.raises(ValueError, match="Tolerances.pos_tol must be positive"):
+        Tolerances(pos_tol=0)
+    path = PathConfig(max_jump=0.1, samples=3)
+    assert SolveConfig().path_config(path) == path
+    assert SolveConfig(samples=5, time_limit=2.0, rot_tol=1e-3).path_config(path) == \
+        PathConfig(max_jump=0.1, samples=5, time_limit=2.0, rot_tol=1e-3)
+    assert SolveConfig(strategy="random").path_config().samples == 0
+    for cfg, message in ((SolveConfig(strategy="model-first"), "'model-first' is a strategy of GGIK.solve"),
+                         (SolveConfig(refine="dg"), "path following refines with LM"),
+                         (SolveConfig(strategy="random", random_starts=3), "random_starts does not apply to paths")):
+        with pytest.raises(ValueError, match=message):
+            cfg.path_config()
+    with pytest.raises(ValueError, match="uses no model, but PathConfig.track_samples = 2"):
+        SolveConfig(strategy="random").path_config(PathConfig(track_samples=2))
+
+
+# ---------------------------------------------------------------------------------------------- deprecated forms
+def same_result(a: IKResult, b: IKResult) -> None:
+    for name in ("q", "pos_err", "rot_err", "success", "within_limits"):
+        assert torch.equal(getattr(a, name), getattr(b, name)), name
+
+
+def test_deprecated_arguments_warn_and_give_the_new_forms_numbers(solver, panda):
+    T = goals(panda, 3, 16)
+    new = solver.solve(panda, T, SolveConfig(samples=4, refine="lm", pos_tol=2e-3, rot_tol=0.02), generator=gen(2))
+    with pytest.warns(DeprecationWarning, match=r"GGIK.solve: the arguments num_samples, refine, pos_tol, rot_tol .* "
+                                                r"are deprecated .* use GGIK.solve\(robot, goals, SolveConfig"):
+        old = solver.solve(panda, T, num_samples=4, refine="lm", generator=gen(2), pos_tol=2e-3, rot_tol=0.02)
+    same_result(old, new)
+    with pytest.warns(DeprecationWarning, match="the arguments num_samples, refine, generator, pos_tol, rot_tol"):
+        positional = solver.solve(panda, T, 4, "lm", gen(2), 2e-3, 0.02)
+    same_result(positional, new)
+    raw = solver.solve(panda, T, SolveConfig(samples=4), generator=gen(3))
+    with pytest.warns(DeprecationWarning, match="the arguments num_samples "):
+        same_result(solver.solve(panda, T, 4, generator=gen(3)), raw)
+    with pytest.warns(DeprecationWarning, match="the arguments refine "):  # num_samples keeps its old default, 32
+        same_result(solver.solve(panda, T, refine=None, generator=gen(3)), solver.solve(panda, T, generator=gen(3)))
+
+
+def test_deprecated_arguments_keep_their_checks(solver, panda):
+    T = goals(panda, 2, 10)
+    for n in (0, -3, 2.5):
+        message = rf"num_samples must be a positive integer, got {n}"
+        with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match=message):
+            solver.solve(panda, T, num_samples=n)
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match=r"refine must be one of .* got 'xyz'"):
+        solver.solve(panda, T, num_samples=2, refine="xyz")
+    with pytest.raises(TypeError, match=r"give config=SolveConfig\(...\) or the deprecated keyword arguments num_sam"):
+        solver.solve(panda, T, SolveConfig(), num_samples=2)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'samples'"):
+        solver.solve(panda, T, samples=2)
+    with pytest.raises(TypeError, match="multiple values for argument 'generator'"):
+        solver.solve(panda, T, 2, None, gen(), generator=gen())
+    with pytest.raises(TypeError, match="takes its options as config=SolveConfig"):
+        solver.solve(panda, T, SolveConfig(), "lm")
 
 
 # ---------------------------------------------------------------------------------------------- bad input
@@ -233,31 +388,32 @@ def test_bad_goals_and_arguments(solver, panda):
     nan = T.clone()
     nan[1, 1, 3] = float("nan")
     with pytest.raises(ValueError, match="T_goal contains NaN or inf"):
-        solver.solve(panda, nan, num_samples=2)
+        solver.solve(panda, nan, SolveConfig(samples=2))
     sheared = T.clone()
     sheared[0, 0, 1] += 0.2
     with pytest.raises(ValueError, match=r"T_goal is not a rigid transform at index \(0,\)"):
-        solver.solve(panda, sheared, num_samples=2)
+        solver.solve(panda, sheared, SolveConfig(samples=2))
     for shape in [(3, 4), (2, 3, 4, 4), (4,), (2, 4, 3)]:
         with pytest.raises(ValueError, match=r"T_goal must have shape \(4, 4\) or \(B, 4, 4\), got " + re.escape(str(shape))):
-            solver.solve(panda, torch.zeros(shape, dtype=F64), num_samples=2)
-    for n in (0, -3, 2.5):
-        with pytest.raises(ValueError, match=rf"num_samples must be a positive integer, got {n}"):
-            solver.solve(panda, T, num_samples=n)
-    with pytest.raises(ValueError, match=r"refine must be one of \(None, 'lm', 'slsqp', 'dg', 'dg\+lm'\), got 'xyz'"):
-        solver.solve(panda, T, num_samples=2, refine="xyz")
+            solver.solve(panda, torch.zeros(shape, dtype=F64), SolveConfig(samples=2))
+    with pytest.raises(ValueError, match=r"SolveConfig.samples must be at least 1 for solve \(0, no model, is for"):
+        solver.solve(panda, T, SolveConfig(samples=0))
     with pytest.raises(TypeError, match="robot must be a ggik.Robot, got str"):
-        solver.solve("panda", T, num_samples=2)
+        solver.solve("panda", T, SolveConfig(samples=2))
+    with pytest.raises(TypeError, match="config must be a ggik.SolveConfig, got PathConfig"):
+        solver.solve(panda, T, config=PathConfig())
+    with pytest.raises(ValueError, match="SolveConfig.time_limit applies to solve_path"):
+        solver.solve(panda, T, SolveConfig(time_limit=1.0))
 
 
 def test_prismatic_robot_needs_a_lock(solver):
     robot = Robot.from_urdf(HAND_URDFS["prismatic"])
     T = goals(robot, 1, 11)
     with pytest.raises(GraphError, match=r"prismatic joint 'slide' .* lock it at a value, e\.g\. robot\.lock"):
-        solver.solve(robot, T, num_samples=2)
+        solver.solve(robot, T, SolveConfig(samples=2))
     locked = robot.lock({"slide": 0.25})
     T_locked = goals(locked, 2, 12)
-    check_result(solver.solve(locked, T_locked, num_samples=2, generator=gen()), locked, T_locked, 2, 2)
+    check_result(solver.solve(locked, T_locked, SolveConfig(samples=2), generator=gen()), locked, T_locked, 2, 2)
 
 
 def test_bad_checkpoints(ckpt, tmp_path):
@@ -285,14 +441,15 @@ def test_bad_checkpoints(ckpt, tmp_path):
 
 # ---------------------------------------------------------------------------------------------- CLI
 def test_cli_solve_json(ckpt, solver, panda, capsys):
-    assert main(["solve", "--robot", "panda", "--pose", *POSE, "-n", "4", "--ckpt", str(ckpt), "--json"]) == 0
+    assert main(["solve", "--robot", "panda", "--pose", *POSE, "-s", "4", "--ckpt", str(ckpt), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["robot"] == "panda" and out["joint_names"] == list(panda.joint_names) and out["refine"] is None
+    assert out["strategy"] == "samples"
     rows = out["solutions"]
     assert len(rows) == 4
     x, y, z, *quat = (float(v) for v in POSE)
     T = make_transform(quat_to_matrix(torch.tensor(quat, dtype=F64)), torch.tensor([x, y, z], dtype=F64))
-    expected = solver.solve(panda, T, num_samples=4, generator=gen(0))  # --seed defaults to 0
+    expected = solver.solve(panda, T, SolveConfig(samples=4), generator=gen(0))  # --seed defaults to 0
     for k, row in enumerate(rows):
         assert set(row) == {"q", "pos_err_m", "rot_err_rad", "success", "within_limits"}
         assert row["q"] == [round(v, 6) for v in expected.q[0, k].tolist()]
@@ -301,14 +458,14 @@ def test_cli_solve_json(ckpt, solver, panda, capsys):
 
 
 def test_cli_solve_table_with_lm(ckpt, solver, panda, capsys):
-    assert main(["solve", "--robot", "panda", "--pose", *POSE, "-n", "3", "--ckpt", str(ckpt), "--refine", "lm"]) == 0
+    assert main(["solve", "--robot", "panda", "--pose", *POSE, "--samples", "3", "--ckpt", str(ckpt), "--refine", "lm"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "panda: 3 solutions (refined with lm), best first"
     assert lines[1].split()[:4] == ["#", "pos", "err", "[mm]"] and lines[1].endswith(f"({', '.join(panda.joint_names)})")
     assert len(lines) == 5
     x, y, z, *quat = (float(v) for v in POSE)
     T = make_transform(quat_to_matrix(torch.tensor(quat, dtype=F64)), torch.tensor([x, y, z], dtype=F64))
-    expected = solver.solve(panda, T, num_samples=3, refine="lm", generator=gen(0))
+    expected = solver.solve(panda, T, SolveConfig(samples=3, refine="lm"), generator=gen(0))
     for k, line in enumerate(lines[2:]):
         cols = line.split()
         assert cols[:5] == [
@@ -329,10 +486,14 @@ def test_cli_solve_table_with_lm(ckpt, solver, panda, capsys):
         (["--robot", "panda", "--pose", "0.4", "0.1", "0.5", "nan", "1", "0", "0"], r"must be a unit quaternion"),
         (["--pose", *POSE], r"give exactly one of --robot NAME or --urdf FILE"),
         (["--robot", "panda", "--urdf", "x.urdf", "--pose", *POSE], r"give exactly one of --robot NAME or --urdf FILE"),
-        (["--robot", "panda", "--pose", *POSE, "-n", "0"], r"-n \(number of samples\) must be at least 1, got 0"),
         (["--robot", "nope", "--pose", *POSE], r"unknown robot 'nope'"),
+        (["--robot", "panda", "--pose", *POSE, "--strategy", "random", "-s", "4"], r"-s/--samples: --strategy random"),
+        (["--robot", "panda", "--pose", *POSE, "--random-starts", "4"], r"--random-starts applies to --strategy"),
+        (["--robot", "panda", "--pose", *POSE, "--strategy", "model-first", "--refine", "dg"],
+         r"refines with lm or slsqp"),
     ],
-    ids=["quat-norm-sqrt2", "quat-zero", "quat-nan", "no-robot", "robot-and-urdf", "n-zero", "unknown-robot"],
+    ids=["quat-norm-sqrt2", "quat-zero", "quat-nan", "no-robot", "robot-and-urdf", "unknown-robot", "random-samples",
+         "samples-random-starts", "model-first-dg"],
 )
 def test_cli_solve_bad_input_exits_2(ckpt, capsys, args, message):
     assert main(["solve", *args, "--ckpt", str(ckpt)]) == 2
