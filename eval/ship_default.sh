@@ -1,40 +1,36 @@
 #!/usr/bin/env bash
-# Ship the default model and rerun the evaluation suite on it. Run from the repository root after
-# training (`ggik train --resume train/checkpoints/default ...`). About 30 minutes on 2 CPU cores.
+# The evaluation suite of the shipped model: one folder per table under eval/results/, the tables the README quotes.
+# Run from the repository root, alone on the machine (the tables hold timings). About 40 minutes on 2 CPU cores.
 #
-#   bash eval/ship_default.sh            # everything
-#   STEPS="accuracy seeding" bash eval/ship_default.sh   # a subset, in this order
-#   RUN=train/checkpoints/v3 OUT=eval/results/v3 N=200 GEN_N=100 STEPS="export curves accuracy seeding generalisation tables" \
-#     bash eval/ship_default.sh          # how model v3 was shipped (about 10 minutes)
+#   bash eval/ship_default.sh                                   # the whole suite on ggik/weights/ggik_default.pt
+#   STEPS="accuracy seeding" bash eval/ship_default.sh          # a subset, in this order
+#   RUN=runs/NAME STEPS="export curves accuracy seeding generalisation goals paths" bash eval/ship_default.sh
+#                                                               # ship a finished run: export it first, then measure
 #
-# Writes ggik/weights/ggik_default.pt, $OUT/* (default eval/results) and $RUN/curves.png, reruns the sampling-time and
-# solver studies on the new export (benchmarks/sampling/results, benchmarks/solvers/results), prints the model tables
-# beside the GGIK paper's at the end (python -m benchmarks.paper_tables.readme_tables) and writes them to
-# $OUT/readme_tables.md.
+# export: RUN/last.pt -> ggik/weights/ggik_default.pt (weights only, `ggik export`) and RUN/export.pt;
+# curves: RUN/curves.png. Every table records its command, the model (file, sha256 prefix, step) and the code
+# version (git describe) in its header: commit before running, so the version names committed code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
-RUN=${RUN:-train/checkpoints/default}
-N=${N:-2000}
-GEN_N=${GEN_N:-200}
+N=${N:-200}
 OUT=${OUT:-eval/results}
-mkdir -p "$OUT"
-STEPS=${STEPS:-"export curves accuracy seeding limits generalisation timing solvers tables"}
+STEPS=${STEPS:-"accuracy seeding generalisation goals paths"}
 
 for step in $STEPS; do
   echo "== $step ($(date -u +%H:%M:%S))"
   case $step in
-    export) "$BIN/ggik" export "$RUN/last.pt" ggik/weights/ggik_default.pt ;;
-    curves) "$BIN/python" eval/plot_training.py "$RUN" --out "$RUN/curves.png" --fit-after 300000 ;;
-    accuracy) "$BIN/ggik" eval accuracy -n "$N" -s 32 --out-dir "$OUT" --no-progress ;;
-    seeding) "$BIN/ggik" eval seeding -n "$N" -s 32 --slsqp-goals 10 --out-dir "$OUT" --no-progress ;;
-    limits) "$BIN/ggik" eval limits -n 500 -s 32 --out-dir "$OUT" --no-progress ;;
-    generalisation) "$BIN/ggik" eval generalisation -n "$GEN_N" -s 32 --family-size 5 --figure --out-dir "$OUT" --no-progress ;;
-    timing) "$BIN/python" -m benchmarks.sampling.bench_sampling --ckpt ggik/weights/ggik_default.pt --robots panda ur10 --samples 1 16 256 1024 --dofs 6 18 30 \
-              --repeats 1 --threads 2 --max-gb 6 --no-progress ;;
-    solvers) "$BIN/python" -m benchmarks.solvers.bench_solvers --ckpt ggik/weights/ggik_default.pt --robots panda ur10 lbr_iiwa --goals 300 --single-goals 30 \
-               --slsqp-goals 5 --threads 2 --no-progress ;;
-    tables) "$BIN/python" -m benchmarks.paper_tables.readme_tables --results "$OUT" | tee "$OUT/readme_tables.md" ;;
+    export) "$BIN/ggik" export "${RUN:?RUN=run folder}/last.pt" "$RUN/export.pt"
+            cp "$RUN/export.pt" ggik/weights/ggik_default.pt ;;
+    curves) "$BIN/python" eval/plot_training.py "${RUN:?RUN=run folder}" --out "$RUN/curves.png" ;;
+    accuracy) "$BIN/ggik" eval accuracy -n "$N" -s 32 --out-dir "$OUT/accuracy" --no-progress ;;
+    seeding) "$BIN/ggik" eval seeding -n "$N" -s 32 --slsqp-goals 10 --out-dir "$OUT/seeding" --no-progress ;;
+    limits) "$BIN/ggik" eval limits -n "$N" -s 32 --out-dir "$OUT/limits" --no-progress ;;
+    generalisation) "$BIN/ggik" eval generalisation -n 100 -s 32 --family-size 5 --figure \
+                      --out-dir "$OUT/generalisation" --no-progress ;;
+    goals) "$BIN/ggik" eval goals --robots panda ur10 lbr_iiwa kr16_2 -n "$N" -s 32 --out-dir "$OUT/goal_kinds" \
+             --no-progress ;;
+    paths) "$BIN/ggik" eval paths --time-limit 5 --out-dir "$OUT/paths" --no-progress ;;
     *) echo "unknown step $step" >&2; exit 2 ;;
   esac
 done

@@ -105,17 +105,27 @@ def seeding_markdown(rows: list[dict]) -> str:
 def readme_tables(results: str | Path, ckpt_path: str | Path) -> str:
     """The README's Markdown (no trailing newline): the checkpoint's budget, then the accuracy and seeding tables
     of ``results``/accuracy.csv and seeding.csv, each introduced by a line naming its source."""
-    res = Path(results)
+    accuracy, seeding = suite_table(results, "accuracy"), suite_table(results, "seeding")
     return "\n".join(
         [
             budget_line(Path(ckpt_path)),
             "",
             "Raw samples (paper Table 1 in brackets; success = best of 32 within 1 cm and 1 degree), from "
-            f"`{res / 'accuracy.md'}`:\n",
-            accuracy_markdown(read_csv(res / "accuracy.csv")),
+            f"`{accuracy.with_suffix('.md')}`:\n",
+            accuracy_markdown(read_csv(accuracy)),
             "",
             f"Seeding local solvers from the 32 samples vs 32 random starts (strict success: 1 mm and 0.01 rad within "
-            f"limits), from `{res / 'seeding.md'}`:\n",
-            seeding_markdown(read_csv(res / "seeding.csv")),
+            f"limits), from `{seeding.with_suffix('.md')}`:\n",
+            seeding_markdown(read_csv(seeding)),
         ]
     )
+
+
+def suite_table(results: str | Path, name: str) -> Path:
+    """The CSV of suite table ``name`` under ``results``: ``results/NAME/NAME.csv`` (one folder per table, the layout
+    of ``eval/results``) or ``results/NAME.csv`` (one folder for the whole suite run)."""
+    res = Path(results)
+    for path in (res / name / f"{name}.csv", res / f"{name}.csv"):
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"no {name}.csv in {res} or {res / name} (write it with `ggik eval {name} --out-dir ...`)")

@@ -20,7 +20,11 @@ from ggik.errors import GGIKError
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--results", default="eval/results", help="folder with the suite's accuracy.csv and seeding.csv")
+    ap.add_argument(
+        "--results",
+        default="eval/results",
+        help="the suite's results: a folder with accuracy/ and seeding/ (or accuracy.csv and seeding.csv)",
+    )
     ap.add_argument("--ckpt", default="ggik/weights/ggik_default.pt", help="the model those tables measured")
     args = ap.parse_args(argv)
     try:

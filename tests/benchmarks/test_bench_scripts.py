@@ -465,6 +465,15 @@ def test_readme_tables_put_the_papers_numbers_beside_the_measured_ones(tiny_ckpt
     assert "| puma560 | 96.0 | >= 95.0 | 11.0 | 1.0 | 2.0 | 0.10 | 5.0 |" in out
     assert "| panda | 100 | 99.5 / 98.0 | 7.2 / 21.0 | 20.5 (18.0) / 3.5 | - | - |" in out
     assert out.endswith("| paper, Table 2 (5 robots, SLSQP) | 2000 | - | - | - | 100.0 / 95.0 | 4.4 / 11.3 |")
+    # the layout of eval/results: one folder per table
+    for name in ("accuracy", "seeding"):
+        (tmp_path / name).mkdir()
+        (tmp_path / f"{name}.csv").rename(tmp_path / name / f"{name}.csv")
+    nested = readme_tables(tmp_path, tiny_ckpt)
+    assert nested.replace("accuracy/accuracy.md", "accuracy.md").replace("seeding/seeding.md", "seeding.md") == out
+    (tmp_path / "seeding" / "seeding.csv").unlink()
+    with pytest.raises(FileNotFoundError, match="no seeding.csv"):
+        readme_tables(tmp_path, tiny_ckpt)
 
 
 def test_readme_budget_of_a_checkpoint_from_before_cpu_tracking(tiny_ckpt, tmp_path):
