@@ -61,13 +61,23 @@ def _check_count(value: int, name: str) -> int:
 def _best_per_goal(outcome: StrategyOutcome) -> CascadeResult:
     """The first solution of each goal of a strategy's outcome, success meaning strict-valid."""
     r = outcome.result
-    return CascadeResult(q=r.q[:, 0], pos_err=r.pos_err[:, 0], rot_err=r.rot_err[:, 0],
-                         success=(r.success & r.within_limits)[:, 0], first_stage=outcome.first_stage,
-                         iterations=outcome.iterations)
+    return CascadeResult(
+        q=r.q[:, 0],
+        pos_err=r.pos_err[:, 0],
+        rot_err=r.rot_err[:, 0],
+        success=(r.success & r.within_limits)[:, 0],
+        first_stage=outcome.first_stage,
+        iterations=outcome.iterations,
+    )
 
 
-def lm_random_starts(robot: Robot, T_goal: torch.Tensor, random_starts: int = 32, cfg: RefineConfig | None = None,
-                     generator: torch.Generator | None = None) -> CascadeResult:
+def lm_random_starts(
+    robot: Robot,
+    T_goal: torch.Tensor,
+    random_starts: int = 32,
+    cfg: RefineConfig | None = None,
+    generator: torch.Generator | None = None,
+) -> CascadeResult:
     """The baseline: LM from ``random_starts`` uniform random configurations per goal (``robot.sample_q``), T_goal
     (B, 4, 4) in the base-link frame; one batched LM run; the best solution per goal."""
     T = _check_poses(T_goal)
@@ -75,9 +85,17 @@ def lm_random_starts(robot: Robot, T_goal: torch.Tensor, random_starts: int = 32
     return _best_per_goal(random_strategy(robot, T, "pose", R, "lm", cfg or RefineConfig(), generator))
 
 
-def lm_cascade(model: GGIKModel, robot: Robot, T_goal: torch.Tensor, num_samples: int = 1, random_starts: int = 32,
-               cfg: RefineConfig | None = None, generator: torch.Generator | None = None,
-               start_generator: torch.Generator | None = None, graph: RobotGraph | None = None) -> CascadeResult:
+def lm_cascade(
+    model: GGIKModel,
+    robot: Robot,
+    T_goal: torch.Tensor,
+    num_samples: int = 1,
+    random_starts: int = 32,
+    cfg: RefineConfig | None = None,
+    generator: torch.Generator | None = None,
+    start_generator: torch.Generator | None = None,
+    graph: RobotGraph | None = None,
+) -> CascadeResult:
     """LM from ``num_samples`` model samples per goal, then LM from ``random_starts`` random starts for the goals still
     unsolved; T_goal (B, 4, 4) full poses in the base-link frame.
 

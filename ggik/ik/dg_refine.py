@@ -15,10 +15,12 @@ in closed form, solved densely) with a relative damping that shrinks 3x per step
 uncommitted probes on the shipped model's samples, where refusing steps that raise f, or returning the
 iterate of least f, converged more slowly: f is not monotone on the way into a solution's basin.
 ``DGConfig.damping_decay = 1`` gives the fixed-damping variant for anyone who wants to re-measure.)
-Joint angles are then recovered from the projected point sets as from raw samples (:meth:`ggik.RobotGraph.joint_angles`). This is the local
-solver the GGIK authors seed with their samples, in point-set space instead of joint space: it needs no
-Jacobian of the kinematics and keeps the sample's configuration (elbow, wrist) while repairing it.
+Joint angles are then recovered from the projected point sets as from raw samples
+(:meth:`ggik.RobotGraph.joint_angles`). This is the local solver the GGIK authors seed with their samples, in
+point-set space instead of joint space: it needs no Jacobian of the kinematics and keeps the sample's configuration
+(elbow, wrist) while repairing it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -57,8 +59,9 @@ def distance_cost(points: torch.Tensor, known_sq: torch.Tensor, mask: torch.Tens
 
 
 @torch.no_grad()
-def project_point_sets(graph: RobotGraph, points: torch.Tensor, goals: torch.Tensor | Goals,
-                       cfg: DGConfig | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def project_point_sets(
+    graph: RobotGraph, points: torch.Tensor, goals: torch.Tensor | Goals, cfg: DGConfig | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Move the free nodes of point sets ``points`` (P, S, N, 3) [m, graph frame] onto the known distances of the
     problems ``goals`` (P goals, (P, 4, 4) in the base-link frame or :class:`Goals`); anchors are set to their
     known positions. Returns (projected points (P, S, N, 3) float64, final cost f (P, S) [m^4])."""
@@ -107,8 +110,13 @@ class DGResult:
     points: torch.Tensor
 
 
-def dg_refine(graph: RobotGraph, points: torch.Tensor, goals: torch.Tensor | Goals, cfg: DGConfig | None = None,
-              goals_per_pass: int = 16) -> DGResult:
+def dg_refine(
+    graph: RobotGraph,
+    points: torch.Tensor,
+    goals: torch.Tensor | Goals,
+    cfg: DGConfig | None = None,
+    goals_per_pass: int = 16,
+) -> DGResult:
     """:func:`project_point_sets`, then joint angles and their FK errors, in passes of ``goals_per_pass`` goals
     (the (S, N, N, 3, 3) blocks of a pass stay cache-sized)."""
     goals = graph.goals(goals).to(torch.float64, "cpu")
@@ -119,4 +127,6 @@ def dg_refine(graph: RobotGraph, points: torch.Tensor, goals: torch.Tensor | Goa
         parts.append((graph.joint_angles(X, g[:, None]), cost, X))
     q = torch.cat([p[0] for p in parts])
     pos, rot = goal_errors(graph.robot.fk(q), goals.in_base[:, None], goals.kind, graph.tool_axis)
-    return DGResult(q=q, pos_err=pos, rot_err=rot, cost=torch.cat([p[1] for p in parts]), points=torch.cat([p[2] for p in parts]))
+    return DGResult(
+        q=q, pos_err=pos, rot_err=rot, cost=torch.cat([p[1] for p in parts]), points=torch.cat([p[2] for p in parts])
+    )

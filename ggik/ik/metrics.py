@@ -3,6 +3,7 @@
 Within-limits is a property of the robot (:meth:`ggik.Robot.within_limits`); pose errors come from
 :func:`ggik.kinematics.geometry.pose_errors` (position [m], rotation angle [rad]).
 """
+
 from __future__ import annotations
 
 import math
@@ -16,8 +17,12 @@ __all__ = ["success_rate", "distinct_solutions", "count_distinct", "DISTINCT_TOL
 DISTINCT_TOL = 0.1  #: [rad] two solutions closer than this (joint-space Euclidean norm) are the same solution
 
 
-def success_rate(pos_err: torch.Tensor, rot_err: torch.Tensor, pos_tol: float = PAPER_TOLERANCES.pos_tol,
-                 rot_tol_deg: float = math.degrees(PAPER_TOLERANCES.rot_tol)) -> float:
+def success_rate(
+    pos_err: torch.Tensor,
+    rot_err: torch.Tensor,
+    pos_tol: float = PAPER_TOLERANCES.pos_tol,
+    rot_tol_deg: float = math.degrees(PAPER_TOLERANCES.rot_tol),
+) -> float:
     """Fraction of problems (rows of (P, S) errors [m], [rad]) with at least one sample within both tolerances
     (``pos_tol`` [m], ``rot_tol_deg`` [degrees]; the defaults are the GGIK paper's 1 cm and 1 degree,
     :data:`ggik.ik.tolerances.PAPER_TOLERANCES`)."""
@@ -25,8 +30,9 @@ def success_rate(pos_err: torch.Tensor, rot_err: torch.Tensor, pos_tol: float = 
     return ok.any(-1).to(torch.float64).mean().item()
 
 
-def distinct_solutions(q: torch.Tensor, keep: torch.Tensor, unbounded: torch.Tensor, limit: int | None = None,
-                       tol: float = DISTINCT_TOL) -> list[int]:
+def distinct_solutions(
+    q: torch.Tensor, keep: torch.Tensor, unbounded: torch.Tensor, limit: int | None = None, tol: float = DISTINCT_TOL
+) -> list[int]:
     """Indices of distinct solutions among the rows of ``q`` (S, dof) [rad], greedily in row order.
 
     A row is taken when ``keep`` (S,) is true for it and its joint-space Euclidean distance to every row
@@ -35,8 +41,10 @@ def distinct_solutions(q: torch.Tensor, keep: torch.Tensor, unbounded: torch.Ten
     At most ``limit`` indices (all when None).
     """
     if q.ndim != 2 or keep.shape != q.shape[:1] or unbounded.shape != q.shape[1:]:
-        raise ValueError(f"distinct_solutions takes q (S, dof), keep (S,), unbounded (dof,); got {tuple(q.shape)}, "
-                         f"{tuple(keep.shape)}, {tuple(unbounded.shape)}")
+        raise ValueError(
+            f"distinct_solutions takes q (S, dof), keep (S,), unbounded (dof,); got {tuple(q.shape)}, "
+            f"{tuple(keep.shape)}, {tuple(unbounded.shape)}"
+        )
     taken: list[int] = []
     for k in range(q.shape[0]):
         if not bool(keep[k]):
@@ -52,7 +60,10 @@ def distinct_solutions(q: torch.Tensor, keep: torch.Tensor, unbounded: torch.Ten
     return taken
 
 
-def count_distinct(q: torch.Tensor, keep: torch.Tensor, unbounded: torch.Tensor, tol: float = DISTINCT_TOL) -> torch.Tensor:
+def count_distinct(
+    q: torch.Tensor, keep: torch.Tensor, unbounded: torch.Tensor, tol: float = DISTINCT_TOL
+) -> torch.Tensor:
     """(P,) float64: the number of :func:`distinct_solutions` of each goal of ``q`` (P, S, dof) with ``keep`` (P, S)."""
-    return torch.tensor([len(distinct_solutions(q[p], keep[p], unbounded, tol=tol)) for p in range(q.shape[0])],
-                        dtype=torch.float64)
+    return torch.tensor(
+        [len(distinct_solutions(q[p], keep[p], unbounded, tol=tol)) for p in range(q.shape[0])], dtype=torch.float64
+    )

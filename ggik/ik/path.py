@@ -19,11 +19,11 @@ waypoint within ``pos_tol`` (0.1 mm) and ``rot_tol`` (0.1 deg), every configurat
 and no joint moving more than ``max_jump`` (7 deg; ``max_jump_m`` for prismatic joints) between consecutive
 waypoints. Poses are (T, 4, 4) EE poses in the robot's base-link frame; joint values in rad (m).
 """
+
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -31,136 +31,17 @@ import torch
 from ggik.graph import Goals
 from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.path_candidates import distinct, model_tracks, random_tracks, refine_tracks, sweep
+from ggik.ik.path_config import PathConfig
 from ggik.ik.path_refine import TrajectoryConfig, trajectory_check, trajectory_refine
-from ggik.ik.path_search import JointScale, SearchResult, jumps, joint_scale, search_path, wrap_difference
+from ggik.ik.path_result import PathResult, path_result
+from ggik.ik.path_search import JointScale, SearchResult, joint_scale, jumps, search_path, wrap_difference
 from ggik.ik.refine import RefineConfig
 from ggik.ik.sampling import sample_joint_angles
-from ggik.ik.tolerances import PATH_TOLERANCES, Tolerances
 from ggik.kinematics.geometry import check_pose, pose_errors
 from ggik.kinematics.robot import Robot
 from ggik.nn.cvae import GGIKModel
 
 __all__ = ["PathConfig", "PathResult", "solve_path", "path_result", "check_path_inputs"]
-
-
-@dataclass
-class PathConfig:
-    """Tolerances, budgets and method switches of :func:`solve_path` (defaults chosen in short, uncommitted
-    probes; ``ggik eval paths`` measures the result)."""
-
-    pos_tol: float = PATH_TOLERANCES.pos_tol  #: [m] a waypoint is reached within this position error (CppFlow: 0.1 mm)
-    rot_tol: float = PATH_TOLERANCES.rot_tol  #: [rad] ... and this rotation error (0.1 deg)
-    max_jump: float = math.radians(7.0)  #: [rad] the largest allowed move of a revolute joint between waypoints
-    max_jump_m: float = 0.02  #: [m] the same for prismatic joints
-    starts: int = 16  #: start seeds per start waypoint: ``samples`` from the model, the rest uniform random
-    samples: int = 8  #: GGIK samples among them (with a model; 0: random starts only)
-    sweep_tracks: int = 12  #: at most this many distinct start candidates per start waypoint and direction
-    sweep_steps: int = 1  #: Gauss-Newton predictor steps per waypoint of a sweep
-    continuation: bool = True  #: sweeps (off: only the tracks below give candidates)
-    track_samples: int = 0  #: coherent model tracks per round (the same noise at every sampled waypoint; 0: off)
-    track_stride: int = 5  #: the model samples every k-th waypoint of a track; joint values are interpolated between
-    random_tracks: int = 0  #: tracks per round whose seed is one uniform random configuration at every waypoint
-    lm_iters: int = 30  #: LM budget of every candidate
-    rot_weight: float = 0.1  #: [m/rad] weight of rotation errors in every LM
-    allow: float = 0.75  #: the smooth search pass may use jumps up to max(B*, allow) allowed moves
-    limit_margin: float = 0.1  #: [rad or m] the search penalises configurations closer than this to a limit
-    limit_weight: float = 1.0  #: ... with this weight (per joint on its limit, in squared allowed moves)
-    refine_bottleneck: float = 2.0  #: trajectory LM runs on a searched path whose largest jump is at most this many allowed moves
-    traj_iters: int = 30  #: trajectory LM iterations
-    smooth_weight: float = 1e-6  #: initial smoothness weight of the trajectory LM (:class:`TrajectoryConfig`)
-    max_rounds: int = 6  #: rounds of candidates, search and refinement
-    time_limit: float = 10.0  #: [s] no new round starts after this
-    stop_at_first_valid: bool = True  #: False: keep improving (smallest largest move) until the limits
-
-    def check(self) -> None:
-        """ValueError naming the first bad value."""
-        for name in ("pos_tol", "rot_tol", "max_jump", "max_jump_m", "limit_margin", "time_limit", "allow", "rot_weight",
-                     "refine_bottleneck"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"PathConfig.{name} must be positive, got {getattr(self, name)}")
-        for name in ("samples", "starts", "track_samples", "random_tracks", "traj_iters", "lm_iters", "smooth_weight",
-                     "limit_weight"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"PathConfig.{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("sweep_tracks", "sweep_steps", "track_stride", "max_rounds"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"PathConfig.{name} must be >= 1, got {getattr(self, name)}")
-        if not (self.continuation or self.track_samples or self.random_tracks):
-            raise ValueError("PathConfig: no source of candidates (continuation off, track_samples = random_tracks = 0)")
-        if self.continuation and self.starts < 1:
-            raise ValueError(f"PathConfig: continuation needs start seeds (starts > 0), got starts = {self.starts}")
-
-    @property
-    def tolerances(self) -> Tolerances:
-        """``pos_tol`` and ``rot_tol`` as :class:`Tolerances` (ValueError unless both are positive)."""
-        return Tolerances(self.pos_tol, self.rot_tol)
-
-    def lm_config(self) -> RefineConfig:
-        """The :class:`RefineConfig` of every candidate's LM: these tolerances, ``lm_iters`` and ``rot_weight``."""
-        return RefineConfig(pos_tol=self.pos_tol, rot_tol=self.rot_tol, max_iters=self.lm_iters, rot_weight=self.rot_weight)
-
-
-@dataclass
-class PathResult:
-    """A joint trajectory for T waypoints, the best one found.
-
-    Attributes:
-        q: (T, dof) joint values [rad or m], continuous joints unwrapped along the path.
-        pos_err: (T,) position errors [m]; rot_err: (T,) rotation errors [rad].
-        steps: (T-1, dof) joint moves q[t+1] - q[t] [rad or m]; with a start configuration (T, dof), the move
-            from it first.
-        mjac: the largest move of a revolute or continuous joint [deg] (CppFlow's mjac); mjac_m: of a prismatic one [m].
-        within_limits: every configuration within the joint limits.
-        valid: every waypoint within the tolerances, within the limits, and no move above the allowed one.
-        unreached: waypoints outside the tolerances or the limits; large_moves: waypoints whose arriving move
-            exceeds the allowed one (0: the move from the start configuration).
-        time_to_valid: [s] until the first valid trajectory (NaN: none); total_time: [s] of the whole call.
-        candidates: candidate configurations refined (start candidates, continuation and tracks).
-        rounds: rounds run; timings: [s] per part ("starts", "sweeps", "tracks", "correct", "search", "refine").
-    """
-
-    q: torch.Tensor
-    pos_err: torch.Tensor
-    rot_err: torch.Tensor
-    steps: torch.Tensor
-    mjac: float
-    mjac_m: float
-    within_limits: bool
-    valid: bool
-    unreached: list[int]
-    large_moves: list[int]
-    time_to_valid: float
-    total_time: float
-    candidates: int
-    rounds: int
-    timings: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def length(self) -> float:
-        """Trajectory length: the sum over moves of their joint-space norm [rad]."""
-        return float(self.steps.norm(dim=-1).sum())
-
-    def summary(self) -> str:
-        """One line: validity, the worst errors and move, times; the failing waypoints when invalid."""
-        text = (f"{'valid' if self.valid else 'NOT valid'}: max pos err {1e3 * float(self.pos_err.max()):.4f} mm, "
-                f"max rot err {math.degrees(float(self.rot_err.max())):.4f} deg, mjac {self.mjac:.2f} deg, "
-                f"within limits: {'yes' if self.within_limits else 'no'}, time {self.total_time:.2f} s")
-        if self.unreached:
-            text += f"; waypoints not reached: {_ranges(self.unreached)}"
-        if self.large_moves:
-            text += f"; moves above the allowed one arriving at waypoints: {_ranges(self.large_moves)}"
-        return text
-
-
-def _ranges(idx: list[int]) -> str:
-    """'3-5, 9' for [3, 4, 5, 9]."""
-    out, start = [], None
-    for k, i in enumerate(idx):
-        start = i if start is None else start
-        if k + 1 == len(idx) or idx[k + 1] != i + 1:
-            out.append(str(start) if start == i else f"{start}-{i}")
-            start = None
-    return ", ".join(out)
 
 
 class _Pool:
@@ -184,7 +65,11 @@ class _Pool:
         n_old = 0 if self.q is None else self.q.shape[1]
         if self.q is not None:
             assert self.valid is not None and self.real is not None  # set together with q
-            q, valid, real = torch.cat([self.q, q], 1), torch.cat([self.valid, valid], 1), torch.cat([self.real, real], 1)
+            q, valid, real = (
+                torch.cat([self.q, q], 1),
+                torch.cat([self.valid, valid], 1),
+                torch.cat([self.real, real], 1),
+            )
         step = torch.as_tensor(self.scale.step)
         K = q.shape[1]
         before = torch.arange(K)[None, :] < torch.arange(n_old, K)[:, None]  # [i, j]: j came before new entry i
@@ -201,10 +86,19 @@ class _Pool:
         self.valid, self.real = torch.gather(valid, 1, order), torch.gather(real, 1, order)
 
 
-def _start_candidates(robot: Robot, poses: torch.Tensor, at: list[int], cfg: PathConfig, lm: RefineConfig,
-                      model: GGIKModel | None, graph: RobotGraph | None, goals: Goals | None,
-                      extra: torch.Tensor | None, gen: torch.Generator | None,
-                      scale: JointScale) -> tuple[torch.Tensor, torch.Tensor, int]:
+def _start_candidates(
+    robot: Robot,
+    poses: torch.Tensor,
+    at: list[int],
+    cfg: PathConfig,
+    lm: RefineConfig,
+    model: GGIKModel | None,
+    graph: RobotGraph | None,
+    goals: Goals | None,
+    extra: torch.Tensor | None,
+    gen: torch.Generator | None,
+    scale: JointScale,
+) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Refined, distinct start candidates at waypoints ``at``: (q (n, dof), their waypoints (n,), seeds refined).
 
     Seeds per waypoint: ``extra`` (e.g. the start configuration) first, then ``cfg.samples`` GGIK samples (with a
@@ -231,9 +125,15 @@ def _start_candidates(robot: Robot, poses: torch.Tensor, at: list[int], cfg: Pat
     return torch.cat([q[i, k] for i, k in enumerate(keep)]), where, seeds.shape[0] * seeds.shape[1]
 
 
-def solve_path(robot: Robot, poses: torch.Tensor, cfg: PathConfig | None = None, model: GGIKModel | None = None,
-               graph: RobotGraph | None = None, q_start: torch.Tensor | None = None,
-               generator: torch.Generator | None = None) -> PathResult:
+def solve_path(
+    robot: Robot,
+    poses: torch.Tensor,
+    cfg: PathConfig | None = None,
+    model: GGIKModel | None = None,
+    graph: RobotGraph | None = None,
+    q_start: torch.Tensor | None = None,
+    generator: torch.Generator | None = None,
+) -> PathResult:
     """A trajectory through ``poses`` (T, 4, 4) (EE poses in the base-link frame), as in the module docstring.
 
     ``model`` and ``graph`` (the robot's :class:`RobotGraph`): GGIK samples as start candidates and tracks; None:
@@ -254,8 +154,13 @@ def solve_path(robot: Robot, poses: torch.Tensor, cfg: PathConfig | None = None,
     T = poses.shape[0]
     scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
     lm = cfg.lm_config()
-    traj = TrajectoryConfig(pos_tol=cfg.pos_tol, rot_tol=cfg.rot_tol, max_iters=cfg.traj_iters,
-                            smooth_weight=cfg.smooth_weight, rot_weight=cfg.rot_weight)
+    traj = TrajectoryConfig(
+        pos_tol=cfg.pos_tol,
+        rot_tol=cfg.rot_tol,
+        max_iters=cfg.traj_iters,
+        smooth_weight=cfg.smooth_weight,
+        rot_weight=cfg.rot_weight,
+    )
     timings = dict.fromkeys(("starts", "sweeps", "tracks", "correct", "search", "refine"), 0.0)
     pool, count, rounds, first_valid = _Pool(scale), 0, 0, math.nan
     best: tuple[tuple, torch.Tensor] | None = None  # (rank key, trajectory)
@@ -271,8 +176,9 @@ def solve_path(robot: Robot, poses: torch.Tensor, cfg: PathConfig | None = None,
         rounds += 1
         t = time.perf_counter()
         if cfg.continuation:
-            q0, where, n_seeds = _start_candidates(robot, poses, at, cfg, lm, model, graph, goals, extra, generator,
-                                                   scale)
+            q0, where, n_seeds = _start_candidates(
+                robot, poses, at, cfg, lm, model, graph, goals, extra, generator, scale
+            )
             count += n_seeds
             t = clock("starts", t)
             direction = torch.cat([torch.ones_like(where), -torch.ones_like(where)])  # every start in both directions
@@ -310,7 +216,8 @@ def solve_path(robot: Robot, poses: torch.Tensor, cfg: PathConfig | None = None,
             info = trajectory_check(robot, poses, q_path, scale, traj, q_start)
         clock("refine", t)
         worst = float(info.moves.abs().max()) if info.moves.numel() else 0.0
-        key = (not info.valid, int((~info.reached | ~info.within_limits).sum()), worst)  # valid, fewest failures, smoothest
+        failures = int((~info.reached | ~info.within_limits).sum())
+        key = (not info.valid, failures, worst)  # valid first, then the fewest failures, then the smoothest
         if best is None or key < best[0]:
             best = (key, q_path)
         if info.valid and math.isnan(first_valid):
@@ -319,7 +226,9 @@ def solve_path(robot: Robot, poses: torch.Tensor, cfg: PathConfig | None = None,
             break
         at = _next_starts(found, cand_ok, scale, q_start, generator)
     assert best is not None  # at least one round ran
-    return path_result(robot, poses, best[1], cfg, q_start, first_valid, time.perf_counter() - t0, count, rounds, timings)
+    return path_result(
+        robot, poses, best[1], cfg, q_start, first_valid, time.perf_counter() - t0, count, rounds, timings
+    )
 
 
 def check_path_inputs(robot: Robot, poses, q_start=None) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -336,8 +245,9 @@ def check_path_inputs(robot: Robot, poses, q_start=None) -> tuple[torch.Tensor, 
     return poses, q_start
 
 
-def _next_starts(found: SearchResult, ok: torch.Tensor, scale: JointScale, q_start: torch.Tensor | None,
-                 gen: torch.Generator | None) -> list[int]:
+def _next_starts(
+    found: SearchResult, ok: torch.Tensor, scale: JointScale, q_start: torch.Tensor | None, gen: torch.Generator | None
+) -> list[int]:
     """Where the next round starts (waypoint indices): around the worst place of the best path (the first waypoint
     without a valid candidate, or both ends of its largest move; waypoint 0 when that is the move from ``q_start``),
     plus one random waypoint. ``ok`` (T, K): the valid candidates."""
@@ -354,24 +264,3 @@ def _next_starts(found: SearchResult, ok: torch.Tensor, scale: JointScale, q_sta
         at = [0]
     at.append(int(torch.randint(T, (1,), generator=gen)))
     return sorted(set(at))
-
-
-def path_result(robot: Robot, poses: torch.Tensor, q: torch.Tensor, cfg: PathConfig, q_start: torch.Tensor | None,
-                time_to_valid: float, total: float, candidates: int, rounds: int, timings: dict[str, float]) -> PathResult:
-    """The :class:`PathResult` of trajectory ``q`` (T, dof) for ``poses`` (T, 4, 4) judged by ``cfg``'s tolerances and
-    allowed moves (for any method: the baselines of the benchmark use it too)."""
-    scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
-    traj = TrajectoryConfig(pos_tol=cfg.pos_tol, rot_tol=cfg.rot_tol)
-    info = trajectory_check(robot, poses, q, scale, traj, q_start)
-    full = q if q_start is None else torch.cat([q_start[None], q])
-    steps = full[1:] - full[:-1]
-    prismatic = torch.tensor([t == "prismatic" for t in robot.joint_types])
-    moves = steps.abs()
-    mjac = math.degrees(float(moves[:, ~prismatic].max())) if moves.numel() and bool((~prismatic).any()) else 0.0
-    mjac_m = float(moves[:, prismatic].max()) if moves.numel() and bool(prismatic.any()) else 0.0
-    bad = (info.moves.abs() > 1.0).any(-1).nonzero()[:, 0]
-    large = (bad + (0 if q_start is not None else 1)).tolist()
-    return PathResult(q=q, pos_err=info.pos_err, rot_err=info.rot_err, steps=steps, mjac=mjac, mjac_m=mjac_m,
-                      within_limits=bool(info.within_limits.all()), valid=info.valid,
-                      unreached=(~info.reached | ~info.within_limits).nonzero()[:, 0].tolist(), large_moves=large,
-                      time_to_valid=time_to_valid, total_time=total, candidates=candidates, rounds=rounds, timings=timings)

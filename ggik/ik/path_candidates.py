@@ -12,6 +12,7 @@ A *track* is one seed per waypoint (T, dof) from which batched LM refines every 
 :func:`refine_tracks` runs :func:`ggik.ik.refine.lm_refine` on all T x K seeds in one call and marks the
 candidates that reach the tolerances inside the joint limits.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -51,8 +52,15 @@ def interpolate(q: torch.Tensor, at: torch.Tensor, T: int, scale: JointScale) ->
 
 
 @torch.no_grad()
-def model_tracks(model: GGIKModel, graph: RobotGraph, poses: torch.Tensor | Goals, tracks: int, stride: int,
-                 scale: JointScale, generator: torch.Generator | None = None) -> torch.Tensor:
+def model_tracks(
+    model: GGIKModel,
+    graph: RobotGraph,
+    poses: torch.Tensor | Goals,
+    tracks: int,
+    stride: int,
+    scale: JointScale,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """(T, tracks, dof) seeds: sample k of every sampled waypoint decodes the same noise (:func:`shared_noise`); the
     model runs on the waypoints of :func:`anchors` (one batched pass) and :func:`interpolate` fills the rest.
     ``poses``: (T, 4, 4) base-link frame, or the path's checked :class:`Goals` (not checked again)."""
@@ -67,8 +75,16 @@ def random_tracks(robot: Robot, T: int, tracks: int, generator: torch.Generator 
     return robot.sample_q(tracks, generator)[None].expand(T, tracks, robot.dof)
 
 
-def sweep(robot: Robot, poses: torch.Tensor, q0: torch.Tensor, start: torch.Tensor, direction: torch.Tensor, steps: int = 1,
-          rot_weight: float = 0.1, damping: float = 1e-4) -> tuple[torch.Tensor, torch.Tensor]:
+def sweep(
+    robot: Robot,
+    poses: torch.Tensor,
+    q0: torch.Tensor,
+    start: torch.Tensor,
+    direction: torch.Tensor,
+    steps: int = 1,
+    rot_weight: float = 0.1,
+    damping: float = 1e-4,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Continuation predictor: track k starts from ``q0[k]`` (K, dof) at waypoint ``start[k]`` (K,) and walks the
     path in ``direction[k]`` (+1 forward, -1 backward) to its end; all tracks advance together, one waypoint per step.
 
@@ -96,7 +112,9 @@ def sweep(robot: Robot, poses: torch.Tensor, q0: torch.Tensor, start: torch.Tens
         for _ in range(steps):
             F, Tq = robot.joint_frames(q)
             M = goal[..., :3, :3] @ Tq[..., :3, :3].transpose(-1, -2)  # small rotations: axial vector ~ rotation vector
-            axial = torch.stack([M[..., 2, 1] - M[..., 1, 2], M[..., 0, 2] - M[..., 2, 0], M[..., 1, 0] - M[..., 0, 1]], -1)
+            axial = torch.stack(
+                [M[..., 2, 1] - M[..., 1, 2], M[..., 0, 2] - M[..., 2, 0], M[..., 1, 0] - M[..., 0, 1]], -1
+            )
             e = torch.cat([goal[..., :3, 3] - Tq[..., :3, 3], (0.5 * rot_weight) * axial], -1)
             J = robot.jacobian_at(F, Tq) * w[:, None]
             JtJ = J.transpose(-1, -2) @ J
@@ -107,8 +125,9 @@ def sweep(robot: Robot, poses: torch.Tensor, q0: torch.Tensor, start: torch.Tens
     return out, visited
 
 
-def refine_tracks(robot: Robot, poses: torch.Tensor, seeds: torch.Tensor, cfg: RefineConfig,
-                  mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def refine_tracks(
+    robot: Robot, poses: torch.Tensor, seeds: torch.Tensor, cfg: RefineConfig, mask: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """LM from every seed (T, K, dof) to its waypoint's pose (T, 4, 4), all in one batched call (only the seeds
     where ``mask`` (T, K) is true, when given; the others stay as they are and are invalid). The poses are taken
     as checked (:func:`ggik.ik.path.check_path_inputs`) and the seeds as joint values this module made:

@@ -3,19 +3,20 @@
 A *path file* holds EE waypoints in the robot's base-link frame, one per line: ``x,y,z,qw,qx,qy,qz`` (position
 [m], unit quaternion (w, x, y, z)). Allowed extras: a header line (the first line, when none of its fields is a
 number: a first line with some numbers is a waypoint, and a bad one an error), an index column first (eight
-columns: the first one is ignored), blank lines and ``#`` comment lines. Quaternions are normalised when their norm is within ``QUAT_TOL`` of 1; anything else is a
-:class:`ggik.errors.PathFileError` naming the file and line.
+columns: the first one is ignored), blank lines and ``#`` comment lines. Quaternions are normalised when their norm
+is within ``QUAT_TOL`` of 1; anything else is a :class:`ggik.errors.PathFileError` naming the file and line.
 
 A *trajectory file* holds one configuration per waypoint: a header of joint names (the same rule), then the joint
 values [rad or m] of each waypoint. Both are written atomically (:func:`ggik.fileio.atomic_write_text`).
 """
+
 from __future__ import annotations
 
 import csv
 import io
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import torch
 
@@ -69,7 +70,9 @@ def read_path_csv(path: str | Path) -> torch.Tensor:
     for number, fields in rows:
         where = f"{path}, line {number}"
         if len(fields) not in (7, 8):
-            raise PathFileError(f"{where}: expected 7 columns x,y,z,qw,qx,qy,qz (or 8 with an index first), found {len(fields)}")
+            raise PathFileError(
+                f"{where}: expected 7 columns x,y,z,qw,qx,qy,qz (or 8 with an index first), found {len(fields)}"
+            )
         nums = _numbers(fields)
         if nums is None:
             raise PathFileError(f"{where}: not a number in {','.join(fields)!r}")
@@ -78,7 +81,9 @@ def read_path_csv(path: str | Path) -> torch.Tensor:
             raise PathFileError(f"{where}: NaN or inf in {','.join(fields)!r}")
         norm = math.sqrt(sum(v * v for v in nums[3:]))
         if abs(norm - 1.0) > QUAT_TOL:
-            raise PathFileError(f"{where}: the quaternion (qw, qx, qy, qz) must be a unit quaternion, its norm is {norm:.6g}")
+            raise PathFileError(
+                f"{where}: the quaternion (qw, qx, qy, qz) must be a unit quaternion, its norm is {norm:.6g}"
+            )
         values.append(nums)
     v = torch.tensor(values, dtype=torch.float64)
     return make_transform(quat_to_matrix(v[:, 3:]), v[:, :3])

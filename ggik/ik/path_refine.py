@@ -11,6 +11,7 @@ into the limits after each step, and a joint sitting on a limit whose descent di
 for that step (projected LM, as :func:`ggik.ik.refine.lm_refine`).
 Continuous joints are unbounded and their values are taken as unwrapped (:func:`ggik.ik.path_search.unwrap`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -63,19 +64,35 @@ class TrajectoryInfo:
     iterations: int = 0
 
 
-def trajectory_check(robot: Robot, poses: torch.Tensor, q: torch.Tensor, scale: JointScale, cfg: TrajectoryConfig,
-                     q_start: torch.Tensor | None = None, T_ee: torch.Tensor | None = None) -> TrajectoryInfo:
+def trajectory_check(
+    robot: Robot,
+    poses: torch.Tensor,
+    q: torch.Tensor,
+    scale: JointScale,
+    cfg: TrajectoryConfig,
+    q_start: torch.Tensor | None = None,
+    T_ee: torch.Tensor | None = None,
+) -> TrajectoryInfo:
     """Pose errors, normalised moves and validity of trajectory ``q`` (T, dof) [rad or m] for ``poses`` (T, 4, 4) (base
     frame). Moves are plain differences (continuous joints taken as unwrapped: a 2 pi step is a move). ``T_ee``: the
     EE poses FK(q) (T, 4, 4) when the caller has them (saves one FK). ValueError for other shapes."""
     if q.ndim != 2 or q.shape[1] != robot.dof or poses.shape != (q.shape[0], 4, 4):
-        raise ValueError(f"a trajectory (T, {robot.dof}) and poses (T, 4, 4) are needed, got {tuple(q.shape)} and "
-                         f"{tuple(poses.shape)}")
+        raise ValueError(
+            f"a trajectory (T, {robot.dof}) and poses (T, 4, 4) are needed, got {tuple(q.shape)} and "
+            f"{tuple(poses.shape)}"
+        )
     return _judge(robot, poses, q, scale, cfg, q_start, T_ee)
 
 
-def _judge(robot: Robot, poses: torch.Tensor, q: torch.Tensor, scale: JointScale, cfg: TrajectoryConfig,
-           q_start: torch.Tensor | None = None, T_ee: torch.Tensor | None = None) -> TrajectoryInfo:
+def _judge(
+    robot: Robot,
+    poses: torch.Tensor,
+    q: torch.Tensor,
+    scale: JointScale,
+    cfg: TrajectoryConfig,
+    q_start: torch.Tensor | None = None,
+    T_ee: torch.Tensor | None = None,
+) -> TrajectoryInfo:
     """:func:`trajectory_check` without its shape check (the iterations of :func:`trajectory_refine`)."""
     pos, rot = pose_errors(robot.fk(q) if T_ee is None else T_ee, poses)
     full = q if q_start is None else torch.cat([torch.as_tensor(q_start, dtype=q.dtype)[None], q])
@@ -83,8 +100,14 @@ def _judge(robot: Robot, poses: torch.Tensor, q: torch.Tensor, scale: JointScale
     reached = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
     inside = robot.within_limits(q)
     jump_ok = bool((moves.abs() <= 1.0).all()) if moves.numel() else True
-    return TrajectoryInfo(pos_err=pos, rot_err=rot, moves=moves, reached=reached, within_limits=inside,
-                          valid=bool(reached.all()) and bool(inside.all()) and jump_ok)
+    return TrajectoryInfo(
+        pos_err=pos,
+        rot_err=rot,
+        moves=moves,
+        reached=reached,
+        within_limits=inside,
+        valid=bool(reached.all()) and bool(inside.all()) and jump_ok,
+    )
 
 
 def _banded(D: np.ndarray, couple: np.ndarray, held: np.ndarray) -> np.ndarray:
@@ -106,9 +129,14 @@ def _banded(D: np.ndarray, couple: np.ndarray, held: np.ndarray) -> np.ndarray:
     return ab
 
 
-def trajectory_refine(robot: Robot, poses: torch.Tensor, q0: torch.Tensor, scale: JointScale,
-                      cfg: TrajectoryConfig | None = None,
-                      q_start: torch.Tensor | None = None) -> tuple[torch.Tensor, TrajectoryInfo]:
+def trajectory_refine(
+    robot: Robot,
+    poses: torch.Tensor,
+    q0: torch.Tensor,
+    scale: JointScale,
+    cfg: TrajectoryConfig | None = None,
+    q_start: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, TrajectoryInfo]:
     """LM on the whole trajectory q0 (T, dof) towards ``poses`` (T, 4, 4) (base frame), as in the module docstring.
 
     Stops as soon as the trajectory is valid (:func:`trajectory_check`) or after ``cfg.max_iters`` iterations.
@@ -120,8 +148,9 @@ def trajectory_refine(robot: Robot, poses: torch.Tensor, q0: torch.Tensor, scale
     cfg = cfg or TrajectoryConfig()
     q = robot.check_q(q0).to(torch.float64).clone()
     if q.ndim != 2 or poses.shape != (q.shape[0], 4, 4):
-        raise ValueError(f"trajectory_refine takes q0 (T, dof) and poses (T, 4, 4), got {tuple(q.shape)} and "
-                         f"{tuple(poses.shape)}")
+        raise ValueError(
+            f"trajectory_refine takes q0 (T, dof) and poses (T, 4, 4), got {tuple(q.shape)} and {tuple(poses.shape)}"
+        )
     T, n = q.shape
     lo, hi = torch.as_tensor(scale.lo), torch.as_tensor(scale.hi)
     q = torch.maximum(torch.minimum(q, hi), lo)
@@ -157,8 +186,9 @@ def trajectory_refine(robot: Robot, poses: torch.Tensor, q0: torch.Tensor, scale
         held = ((qn <= scale.lo) & (g < 0)) | ((qn >= scale.hi) & (g > 0))
         D = JtJ + (s * deg[:, None] * inv_step2)[:, :, None] * np.eye(n)
         D = D + lam * (np.diagonal(D, axis1=1, axis2=2)[..., None] * np.eye(n) + np.eye(n))
-        dq = solveh_banded(_banded(D, s * inv_step2, held.reshape(-1)), np.where(held, 0.0, g).reshape(-1),
-                           check_finite=False).reshape(T, n)
+        dq = solveh_banded(
+            _banded(D, s * inv_step2, held.reshape(-1)), np.where(held, 0.0, g).reshape(-1), check_finite=False
+        ).reshape(T, n)
         q_new = torch.maximum(torch.minimum(q + torch.from_numpy(dq), hi), lo)
         F_new, T_new = robot.joint_frames(q_new)
         e_new = pose_residual(T_new, poses, cfg.rot_weight)

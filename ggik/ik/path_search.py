@@ -13,6 +13,7 @@ are compared modulo 2 pi (a wrap is no move). The search runs in two passes:
 All in numpy float64 on the CPU. :func:`unwrap` then turns the chosen candidates into one continuous
 trajectory (continuous joints unwrapped along it).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,8 +23,18 @@ import torch
 
 from ggik.kinematics.robot import Robot
 
-__all__ = ["SearchResult", "JointScale", "joint_scale", "jumps", "wrap_difference", "limit_penalty", "bottleneck_path",
-           "smooth_path", "search_path", "unwrap"]
+__all__ = [
+    "SearchResult",
+    "JointScale",
+    "joint_scale",
+    "jumps",
+    "wrap_difference",
+    "limit_penalty",
+    "bottleneck_path",
+    "smooth_path",
+    "search_path",
+    "unwrap",
+]
 
 INF = float("inf")
 
@@ -46,8 +57,12 @@ def joint_scale(robot: Robot, max_jump: float, max_jump_m: float) -> JointScale:
         raise ValueError(f"max_jump and max_jump_m must be positive, got {max_jump} and {max_jump_m}")
     prismatic = np.array([t == "prismatic" for t in robot.joint_types])
     limited = robot.limited.numpy()
-    return JointScale(step=np.where(prismatic, max_jump_m, max_jump), wrap=~limited & ~prismatic,
-                      lo=np.where(limited, robot.lower.numpy(), -INF), hi=np.where(limited, robot.upper.numpy(), INF))
+    return JointScale(
+        step=np.where(prismatic, max_jump_m, max_jump),
+        wrap=~limited & ~prismatic,
+        lo=np.where(limited, robot.lower.numpy(), -INF),
+        hi=np.where(limited, robot.upper.numpy(), INF),
+    )
 
 
 def joint_moves(a: np.ndarray, b: np.ndarray, scale: JointScale) -> np.ndarray:
@@ -128,8 +143,15 @@ class SearchResult:
     cost: float
 
 
-def search_path(q: torch.Tensor, valid: torch.Tensor, scale: JointScale, allow: float = 0.75, limit_margin: float = 0.1,
-                limit_weight: float = 1.0, q_start: torch.Tensor | None = None) -> SearchResult:
+def search_path(
+    q: torch.Tensor,
+    valid: torch.Tensor,
+    scale: JointScale,
+    allow: float = 0.75,
+    limit_margin: float = 0.1,
+    limit_weight: float = 1.0,
+    q_start: torch.Tensor | None = None,
+) -> SearchResult:
     """The two-pass search of the module docstring over candidates ``q`` (T, K, dof) with ``valid`` (T, K) bool.
 
     ``allow``: the smooth pass may use any jump up to ``max(B*, allow)``; ``limit_margin`` [rad or m] and
@@ -139,7 +161,9 @@ def search_path(q: torch.Tensor, valid: torch.Tensor, scale: JointScale, allow: 
     qn = np.asarray(q.detach().cpu().numpy(), dtype=np.float64)
     ok = np.asarray(valid.detach().cpu().numpy(), dtype=bool)
     if qn.ndim != 3 or ok.shape != qn.shape[:2] or qn.shape[-1] != scale.step.shape[0] or 0 in qn.shape[:2]:
-        raise ValueError(f"search_path takes q (T, K, dof) and valid (T, K) with T, K >= 1, got {qn.shape} and {ok.shape}")
+        raise ValueError(
+            f"search_path takes q (T, K, dof) and valid (T, K) with T, K >= 1, got {qn.shape} and {ok.shape}"
+        )
     T = qn.shape[0]
     if q_start is None:
         start_jump = np.zeros(qn.shape[1])
@@ -159,7 +183,7 @@ def search_path(q: torch.Tensor, valid: torch.Tensor, scale: JointScale, allow: 
     if not np.isfinite(B):
         return SearchResult(index=np.zeros(T, dtype=np.int64), q=qn[:, 0], bottleneck=INF, cost=INF)
     cap = max(B, allow) * (1 + 1e-12)
-    moves = [np.where(E <= cap, sq, INF) for E, sq in zip(layers, squares)]
+    moves = [np.where(jump <= cap, sq, INF) for jump, sq in zip(layers, squares)]
     nodes = [limit_weight * limit_penalty(qn[t], scale, limit_margin) + forbid[t] for t in range(T)]
     index, cost = smooth_path(moves, nodes, np.where(start_jump <= cap, start_move, INF))
     chosen = qn[np.arange(T), index]

@@ -9,22 +9,34 @@ Goal kinds (``kind=``, :mod:`ggik.graph.goal_kinds`): ``"pose"`` (6 residual row
 the position and the 2 components of the rotation taking the tool axis onto the goal axis, so the roll about the
 axis is free; the rotation error is the angle between the axes) and ``"position"`` (3 rows; rotation error 0).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import torch
 
+from ggik.errors import GoalError
 from ggik.graph import Goals
 from ggik.graph.goal_kinds import check_goal_kind, goal_errors, goal_poses, tool_axis
-from ggik.errors import GoalError
 from ggik.ik.tolerances import SOLVE_TOLERANCES, Tolerances
 from ggik.kinematics.geometry import matrix_to_rotvec, perpendicular_unit
 from ggik.kinematics.robot import Robot
 
-__all__ = ["RefineConfig", "RefineInfo", "lm_refine", "lm_refine_checked", "slsqp_refine", "slsqp_refine_checked",
-           "slsqp_objective", "pose_residual", "goal_residual", "residual_rows"]
+__all__ = [
+    "RefineConfig",
+    "RefineInfo",
+    "lm_refine",
+    "lm_refine_checked",
+    "slsqp_refine",
+    "slsqp_refine_checked",
+    "slsqp_objective",
+    "pose_residual",
+    "goal_residual",
+    "residual_rows",
+]
 
 
 @dataclass
@@ -52,7 +64,9 @@ class RefineInfo:
     converged: torch.Tensor  #: bool
     iterations: torch.Tensor  #: long, iterations used until convergence (or the budget)
     pos_err: torch.Tensor  #: final position error [m]
-    rot_err: torch.Tensor  #: final rotation error [rad]: the angle between the tool axes for "position+axis", 0 for "position"
+    rot_err: (
+        torch.Tensor
+    )  #: final rotation error [rad]: the angle between the tool axes for "position+axis", 0 for "position"
 
 
 def pose_residual(T: torch.Tensor, T_goal: torch.Tensor, rot_weight: float) -> torch.Tensor:
@@ -72,8 +86,9 @@ def _axis_basis(g: torch.Tensor) -> torch.Tensor:
     return torch.stack([u, torch.linalg.cross(g, u, dim=-1)], -1)
 
 
-def goal_residual(T: torch.Tensor, T_goal: torch.Tensor, rot_weight: float, kind: str = "pose",
-                  axis_in_ee: torch.Tensor | None = None) -> torch.Tensor:
+def goal_residual(
+    T: torch.Tensor, T_goal: torch.Tensor, rot_weight: float, kind: str = "pose", axis_in_ee: torch.Tensor | None = None
+) -> torch.Tensor:
     """The residual of ``kind``: (..., 6) :func:`pose_residual`, (..., 3) ``p_goal - p``, or (..., 5) for
     ``"position+axis"``: ``[p_goal - p; w * B^T rho]`` with rho the rotation vector of the shortest rotation taking
     the tool axis ``a = R axis_in_ee`` onto the goal axis ``g = R_goal axis_in_ee`` (angle * unit(a x g); a half
@@ -94,12 +109,15 @@ def goal_residual(T: torch.Tensor, T_goal: torch.Tensor, rot_weight: float, kind
     s, d = torch.linalg.vector_norm(c, dim=-1), (a * g).sum(-1)
     small = s < 1e-12
     rho = c * (torch.atan2(s, d) / torch.where(small, torch.ones_like(s), s))[..., None]
-    rho = torch.where((small & (d < 0))[..., None], torch.pi * B[..., 0], torch.where(small[..., None], torch.zeros_like(c), rho))
+    rho = torch.where(
+        (small & (d < 0))[..., None], torch.pi * B[..., 0], torch.where(small[..., None], torch.zeros_like(c), rho)
+    )
     return torch.cat([dp, rot_weight * (rho[..., None, :] @ B)[..., 0, :]], -1)
 
 
-def residual_rows(J: torch.Tensor, T_goal: torch.Tensor, rot_weight: float, kind: str = "pose",
-                  axis_in_ee: torch.Tensor | None = None) -> torch.Tensor:
+def residual_rows(
+    J: torch.Tensor, T_goal: torch.Tensor, rot_weight: float, kind: str = "pose", axis_in_ee: torch.Tensor | None = None
+) -> torch.Tensor:
     """The Jacobian (..., 3|5|6, dof) of :func:`goal_residual`'s model from the geometric Jacobian J (..., 6, dof)
     (base frame): the weighted rows for ``"pose"``, the linear rows for ``"position"``, and the linear rows and
     ``w B^T J_w`` for ``"position+axis"`` (a turn about the goal axis does not move it)."""
@@ -144,8 +162,9 @@ def _limits(robot: Robot, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
     return lo, hi
 
 
-def lm_refine(robot: Robot, T_goal, q0: torch.Tensor, cfg: RefineConfig | None = None,
-              kind: str | None = None) -> tuple[torch.Tensor, RefineInfo]:
+def lm_refine(
+    robot: Robot, T_goal, q0: torch.Tensor, cfg: RefineConfig | None = None, kind: str | None = None
+) -> tuple[torch.Tensor, RefineInfo]:
     """Batched Levenberg-Marquardt from starts ``q0`` (..., dof) towards goals ``T_goal`` (..., 4, 4) (broadcast).
 
     ``kind`` (None: ``"pose"``, or the kind of a :class:`ggik.graph.Goals` passed as ``T_goal``): the goal kind, whose
@@ -156,8 +175,8 @@ def lm_refine(robot: Robot, T_goal, q0: torch.Tensor, cfg: RefineConfig | None =
     Each iteration solves ``(J^T J + lambda diag(J^T J) + lambda I) dq = J^T e`` for every element at
     once; a step that lowers the error is taken and lambda shrinks, otherwise lambda grows. Joint
     values are clamped into the limits after each step (projected LM), and a joint sitting on a limit
-    whose descent direction points outward is left out of that step (so the others can still move). Elements that meet the
-    tolerances stop changing (early stop per element) and leave the working set: an iteration costs in
+    whose descent direction points outward is left out of that step (so the others can still move). Elements that
+    meet the tolerances stop changing (early stop per element) and leave the working set: an iteration costs in
     proportion to the elements still running, not to the batch. Returns (q (..., dof), RefineInfo).
     """
     q = robot.check_q(q0)
@@ -165,8 +184,14 @@ def lm_refine(robot: Robot, T_goal, q0: torch.Tensor, cfg: RefineConfig | None =
     return lm_refine_checked(robot, T_goal, q, cfg, kind, axis)
 
 
-def lm_refine_checked(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineConfig | None = None,
-                      kind: str = "pose", axis: torch.Tensor | None = None) -> tuple[torch.Tensor, RefineInfo]:
+def lm_refine_checked(
+    robot: Robot,
+    T_goal: torch.Tensor,
+    q0: torch.Tensor,
+    cfg: RefineConfig | None = None,
+    kind: str = "pose",
+    axis: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, RefineInfo]:
     """:func:`lm_refine` of inputs its caller checked once: canonical goal poses ``T_goal`` (..., 4, 4) of ``kind``
     in the base-link frame (``in_base`` of :class:`ggik.graph.Goals`, :func:`ggik.graph.goal_kinds.goal_poses` or
     :func:`ggik.ik.path.check_path_inputs`), starts ``q0`` (..., dof), a floating tensor, and the robot's
@@ -221,15 +246,21 @@ def lm_refine_checked(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg:
             out = ~keep
             q[active[out]], pos[active[out]], rot[active[out]] = qa[out], pos_a[out], rot_a[out]
             active, qa, Fa, Ta, Tg, e, cost, lam, pos_a, rot_a = (
-                t[keep] for t in (active, qa, Fa, Ta, Tg, e, cost, lam, pos_a, rot_a))
+                t[keep] for t in (active, qa, Fa, Ta, Tg, e, cost, lam, pos_a, rot_a)
+            )
     q[active], pos[active], rot[active] = qa, pos_a, rot_a  # those still running at the budget's end
     done = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
-    return q.reshape(batch + (robot.dof,)), RefineInfo(converged=done.reshape(batch), iterations=iters.reshape(batch),
-                                                       pos_err=pos.reshape(batch), rot_err=rot.reshape(batch))
+    return q.reshape(batch + (robot.dof,)), RefineInfo(
+        converged=done.reshape(batch),
+        iterations=iters.reshape(batch),
+        pos_err=pos.reshape(batch),
+        rot_err=rot.reshape(batch),
+    )
 
 
-def slsqp_objective(robot: Robot, q, T_goal, rot_weight: float, kind: str = "pose",
-                    axis_in_ee: torch.Tensor | None = None) -> tuple[float, np.ndarray]:
+def slsqp_objective(
+    robot: Robot, q, T_goal, rot_weight: float, kind: str = "pose", axis_in_ee: torch.Tensor | None = None
+) -> tuple[float, np.ndarray]:
     """The SLSQP objective of one element and its exact gradient: ``(f, grad (dof,))``.
 
     ``f = |p - p_goal|^2 + w^2 (3 - trace(R_goal^T R))`` (smooth; ~ w^2 angle^2 near the goal) and
@@ -260,8 +291,9 @@ def slsqp_objective(robot: Robot, q, T_goal, rot_weight: float, kind: str = "pos
     return f, g
 
 
-def slsqp_refine(robot: Robot, T_goal, q0: torch.Tensor, cfg: RefineConfig | None = None,
-                 kind: str | None = None) -> tuple[torch.Tensor, RefineInfo]:
+def slsqp_refine(
+    robot: Robot, T_goal, q0: torch.Tensor, cfg: RefineConfig | None = None, kind: str | None = None
+) -> tuple[torch.Tensor, RefineInfo]:
     """SLSQP (scipy) per element, as in the GGIK paper: at most ``slsqp_max_iters`` iterations, bounds = limits.
     Goals and ``kind`` as in :func:`lm_refine`.
 
@@ -273,8 +305,14 @@ def slsqp_refine(robot: Robot, T_goal, q0: torch.Tensor, cfg: RefineConfig | Non
     return slsqp_refine_checked(robot, T_goal, q0, cfg, kind, axis)
 
 
-def slsqp_refine_checked(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, cfg: RefineConfig | None = None,
-                         kind: str = "pose", axis: torch.Tensor | None = None) -> tuple[torch.Tensor, RefineInfo]:
+def slsqp_refine_checked(
+    robot: Robot,
+    T_goal: torch.Tensor,
+    q0: torch.Tensor,
+    cfg: RefineConfig | None = None,
+    kind: str = "pose",
+    axis: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, RefineInfo]:
     """:func:`slsqp_refine` of inputs its caller checked once (as :func:`lm_refine_checked`)."""
     from scipy.optimize import minimize
 
@@ -286,16 +324,24 @@ def slsqp_refine_checked(robot: Robot, T_goal: torch.Tensor, q0: torch.Tensor, c
     q0 = q0.expand(batch + (robot.dof,)).reshape(-1, robot.dof)
     goals = T_goal.expand(batch + (4, 4)).reshape(-1, 4, 4)
     lo, hi = _limits(robot, q0)
-    bounds = [(None if not torch.isfinite(a) else float(a), None if not torch.isfinite(b) else float(b)) for a, b in zip(lo, hi)]
+    bounds = [
+        (None if not torch.isfinite(a) else float(a), None if not torch.isfinite(b) else float(b))
+        for a, b in zip(lo, hi)
+    ]
+    lower = [-np.inf if b[0] is None else b[0] for b in bounds]
+    upper = [np.inf if b[1] is None else b[1] for b in bounds]
     out, iters = [], []
     for qi, Tg in zip(q0, goals):
-        Tg_np = Tg.numpy()
-
-        def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
-            return slsqp_objective(robot, x, Tg_np, cfg.rot_weight, kind, axis)
-
-        x0 = np.clip(qi.numpy(), [b[0] if b[0] is not None else -np.inf for b in bounds], [b[1] if b[1] is not None else np.inf for b in bounds])
-        res = minimize(fun, x0, jac=True, method="SLSQP", bounds=bounds, options={"maxiter": cfg.slsqp_max_iters, "ftol": cfg.slsqp_ftol})
+        fun = partial(slsqp_objective, robot, T_goal=Tg.numpy(), rot_weight=cfg.rot_weight, kind=kind, axis_in_ee=axis)
+        x0 = np.clip(qi.numpy(), lower, upper)
+        res = minimize(
+            fun,
+            x0,
+            jac=True,
+            method="SLSQP",
+            bounds=bounds,
+            options={"maxiter": cfg.slsqp_max_iters, "ftol": cfg.slsqp_ftol},
+        )
         out.append(torch.from_numpy(res.x))
         iters.append(int(res.nit))
     q = torch.stack(out).reshape(batch + (robot.dof,))

@@ -1,11 +1,12 @@
 """From a trained model to joint angles: batched sampling, angle recovery and pose errors."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import torch
 
-from ggik.graph import GraphBatch, Goals
+from ggik.graph import Goals, GraphBatch
 from ggik.graph.goal_kinds import goal_errors
 from ggik.graph.robot_graph import RobotGraph
 from ggik.nn.cvae import GGIKModel
@@ -51,13 +52,17 @@ def sample_joint_angles(
     path), instead of fresh noise from ``generator``.
     """
     param = next(model.parameters())
-    goals = graph.goals(T_goal.to(torch.float64) if isinstance(T_goal, torch.Tensor) else T_goal).to(torch.float64, "cpu")
+    goals = graph.goals(T_goal.to(torch.float64) if isinstance(T_goal, torch.Tensor) else T_goal).to(
+        torch.float64, "cpu"
+    )
     chunk = max(1, graphs_per_pass // max(1, int(num_samples)))
     qs, pts = [], []
     for start in range(0, goals.shape[0], chunk):
         T = goals[start : start + chunk]
         batch = GraphBatch.from_graph(graph, T_goal=T).to(device=param.device, dtype=param.dtype)
-        shared = None if noise is None else {k: v.to(param.device).expand((T.shape[0],) + v.shape) for k, v in noise.items()}
+        shared = (
+            None if noise is None else {k: v.to(param.device).expand((T.shape[0],) + v.shape) for k, v in noise.items()}
+        )
         with torch.autocast(param.device.type, dtype=torch.bfloat16, enabled=bf16):
             points = model.sample(batch, num_samples, generator=generator, noise=shared)
         points = points.to(device="cpu", dtype=torch.float64)
@@ -68,10 +73,15 @@ def sample_joint_angles(
     return RawSamples(q=q, pos_err=pos, rot_err=rot, points=torch.cat(pts))
 
 
-def shared_noise(model: GGIKModel, graph: RobotGraph, num_samples: int, generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
+def shared_noise(
+    model: GGIKModel, graph: RobotGraph, num_samples: int, generator: torch.Generator | None = None
+) -> dict[str, torch.Tensor]:
     """Sampling noise for ``num_samples`` samples of any goal of ``graph``'s robot: ``{"u": (S, L), "eps": (S, L, Z)}``
     (float32, CPU), uniform and standard normal, with L the model's latent nodes for this graph
     (``model.latent_mask``: the N nodes, or 1 for a per-graph latent) and Z ``model.cfg.latent``."""
     L = model.latent_mask(torch.ones(1, graph.num_nodes, dtype=torch.bool)).shape[1]
     S = int(num_samples)
-    return {"u": torch.rand((S, L), generator=generator), "eps": torch.randn((S, L, model.cfg.latent), generator=generator)}
+    return {
+        "u": torch.rand((S, L), generator=generator),
+        "eps": torch.randn((S, L, model.cfg.latent), generator=generator),
+    }

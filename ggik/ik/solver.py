@@ -1,11 +1,11 @@
 """The IK solver users call: a trained GGIK model + angle recovery + optional local refinement.
 
-    from ggik import GGIK, Robot, SolveConfig
-    solver = GGIK.load("runs/panda/last.pt")        # or GGIK.pretrained()
-    robot = Robot.from_name("panda")
-    result = solver.solve(robot, T_goal, SolveConfig(samples=32, refine="lm"))
-    result.best()                                    # (B, dof) best joint values per goal
-    path = solver.solve_path(robot, poses)           # poses (T, 4, 4): a joint trajectory through all of them
+from ggik import GGIK, Robot, SolveConfig
+solver = GGIK.load("runs/panda/last.pt")        # or GGIK.pretrained()
+robot = Robot.from_name("panda")
+result = solver.solve(robot, T_goal, SolveConfig(samples=32, refine="lm"))
+result.best()                                    # (B, dof) best joint values per goal
+path = solver.solve_path(robot, poses)           # poses (T, 4, 4): a joint trajectory through all of them
 """
 
 from __future__ import annotations
@@ -46,8 +46,14 @@ class GGIK:
 
     REFINE_METHODS = REFINE_METHODS  #: what ``SolveConfig.refine`` takes
 
-    def __init__(self, model: GGIKModel, checkpoint: dict | None = None, device: str | torch.device = "cpu",
-                 tolerances: RefineConfig | None = None, dg: DGConfig | None = None) -> None:
+    def __init__(
+        self,
+        model: GGIKModel,
+        checkpoint: dict | None = None,
+        device: str | torch.device = "cpu",
+        tolerances: RefineConfig | None = None,
+        dg: DGConfig | None = None,
+    ) -> None:
         self.model = model.to(device).eval()
         self.checkpoint = checkpoint or {}
         self.device = torch.device(device)
@@ -56,20 +62,22 @@ class GGIK:
         self._graphs: weakref.WeakKeyDictionary[Robot, RobotGraph] = weakref.WeakKeyDictionary()
 
     @classmethod
-    def load(cls, path: str | Path, device: str | torch.device = "cpu") -> "GGIK":
-        """A solver from a checkpoint written by ``ggik train`` or ``ggik export`` (GGIKError if corrupt or incompatible)."""
+    def load(cls, path: str | Path, device: str | torch.device = "cpu") -> GGIK:
+        """A solver from a checkpoint written by ``ggik train`` or ``ggik export`` (GGIKError if corrupt or
+        incompatible)."""
         model, ckpt = load_model(path, device)
         return cls(model, ckpt, device)
 
     @classmethod
-    def pretrained(cls, device: str | torch.device = "cpu") -> "GGIK":
+    def pretrained(cls, device: str | torch.device = "cpu") -> GGIK:
         """The model shipped inside the package: ``ggik/weights/ggik_default.pt``, a weights-only export
         (``ggik export``, :func:`ggik.checkpoint.export_checkpoint`) of the default multi-robot training run."""
         return cls.load_or_pretrained(None, device)
 
     @classmethod
-    def load_or_pretrained(cls, path: str | Path | None, device: str | torch.device = "cpu") -> "GGIK":
-        """:meth:`load` of ``path``, or :meth:`pretrained` when ``path`` is None (what ``--ckpt`` means in every command)."""
+    def load_or_pretrained(cls, path: str | Path | None, device: str | torch.device = "cpu") -> GGIK:
+        """:meth:`load` of ``path``, or :meth:`pretrained` when ``path`` is None (what ``--ckpt`` means in every
+        command)."""
         model, ckpt = load_model_or_shipped(path, device)
         return cls(model, ckpt, device)
 
@@ -83,8 +91,16 @@ class GGIK:
             self._graphs[robot] = RobotGraph.from_robot(robot)  # GraphError for chains the graph cannot take
         return self._graphs[robot]
 
-    def solve(self, robot: Robot, T_goal: Any, config: SolveConfig | None = None, *legacy: Any,
-              generator: torch.Generator | None = None, goal: str = "pose", **deprecated: Any) -> IKResult:
+    def solve(
+        self,
+        robot: Robot,
+        T_goal: Any,
+        config: SolveConfig | None = None,
+        *legacy: Any,
+        generator: torch.Generator | None = None,
+        goal: str = "pose",
+        **deprecated: Any,
+    ) -> IKResult:
         """IK solutions for goals ``T_goal`` (4, 4) or (B, 4, 4): EE poses in ``robot``'s base-link frame.
 
         ``config``: :class:`SolveConfig` (default ``SolveConfig()``: 32 raw model samples per goal, the solver's
@@ -116,8 +132,10 @@ class GGIK:
         if not isinstance(config, SolveConfig):
             raise TypeError(f"config must be a ggik.SolveConfig, got {type(config).__name__}")
         if config.time_limit is not None:
-            raise ValueError("SolveConfig.time_limit applies to solve_path (an anytime search); solve is one batched "
-                             "pass and takes none")
+            raise ValueError(
+                "SolveConfig.time_limit applies to solve_path (an anytime search); solve is one batched "
+                "pass and takes none"
+            )
         cfg = self._refine_config(config)
         if config.strategy == "random":  # no model, no graph: any chain LM can move
             T, kind = self._checked_goals(robot, T_goal, goal, None)
@@ -125,16 +143,18 @@ class GGIK:
             return random_strategy(robot, T, kind, starts, config.method, cfg, generator).result
         samples = DEFAULT_SAMPLES if config.samples is None else config.samples
         if samples < 1:
-            raise ValueError(f"SolveConfig.samples must be at least 1 for solve (0, no model, is for solve_path), "
-                             f"got {samples}")
+            raise ValueError(
+                f"SolveConfig.samples must be at least 1 for solve (0, no model, is for solve_path), got {samples}"
+            )
         graph = self._graph(robot)
         goals = self._checked_goals(robot, T_goal, goal, graph)
         assert isinstance(goals, Goals)
         if config.strategy == "samples":
             return samples_strategy(self.model, graph, goals, samples, config.refine, cfg, self.dg_config, generator)
         starts = DEFAULT_RANDOM_STARTS if config.random_starts is None else config.random_starts
-        return model_first_strategy(self.model, graph, goals, samples, starts, config.method, cfg, generator,
-                                    generator).result
+        return model_first_strategy(
+            self.model, graph, goals, samples, starts, config.method, cfg, generator, generator
+        ).result
 
     @staticmethod
     def _checked_goals(robot: Robot, T_goal: Any, goal: str, graph: RobotGraph | None) -> Any:
@@ -165,9 +185,17 @@ class GGIK:
         tol = config.tolerances(self.config.tolerances)
         return replace(self.config, pos_tol=tol.pos_tol, rot_tol=tol.rot_tol)
 
-    def solve_path(self, robot: Robot, poses: torch.Tensor, config: SolveConfig | None = None, *legacy: Any,
-                   path: PathConfig | None = None, q_start: torch.Tensor | None = None,
-                   generator: torch.Generator | None = None, **deprecated: Any) -> PathResult:
+    def solve_path(
+        self,
+        robot: Robot,
+        poses: torch.Tensor,
+        config: SolveConfig | None = None,
+        *legacy: Any,
+        path: PathConfig | None = None,
+        q_start: torch.Tensor | None = None,
+        generator: torch.Generator | None = None,
+        **deprecated: Any,
+    ) -> PathResult:
         """A joint trajectory that follows the EE path ``poses`` (T, 4, 4) (base-link frame), by
         :func:`ggik.ik.path.solve_path`: start candidates from ``config.samples`` model samples (None: the path
         config's ``samples``, 8 by default; 0 or the strategy "random": random starts only, no model) and random
@@ -194,10 +222,9 @@ class GGIK:
         graph = self._graph(robot) if use_model else None
         return solve_path(robot, poses, cfg, self.model if use_model else None, graph, q_start, generator)
 
-    def with_tolerances(self, pos_tol: float, rot_tol: float) -> "GGIK":
+    def with_tolerances(self, pos_tol: float, rot_tol: float) -> GGIK:
         """A solver sharing this model with other success tolerances [m, rad]."""
         other = GGIK.__new__(GGIK)
         other.__dict__.update(self.__dict__)
         other.config = replace(self.config, pos_tol=pos_tol, rot_tol=rot_tol)
         return other
-

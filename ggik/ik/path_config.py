@@ -1,0 +1,90 @@
+"""The options of path following (:func:`ggik.ik.path.solve_path`): tolerances, budgets and method switches."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ggik.ik.refine import RefineConfig
+from ggik.ik.tolerances import PATH_TOLERANCES, Tolerances
+
+__all__ = ["PathConfig"]
+
+
+@dataclass
+class PathConfig:
+    """Tolerances, budgets and method switches of :func:`ggik.ik.path.solve_path` (defaults chosen in short, uncommitted
+    probes; ``ggik eval paths`` measures the result)."""
+
+    pos_tol: float = PATH_TOLERANCES.pos_tol  #: [m] a waypoint is reached within this position error (CppFlow: 0.1 mm)
+    rot_tol: float = PATH_TOLERANCES.rot_tol  #: [rad] ... and this rotation error (0.1 deg)
+    max_jump: float = math.radians(7.0)  #: [rad] the largest allowed move of a revolute joint between waypoints
+    max_jump_m: float = 0.02  #: [m] the same for prismatic joints
+    starts: int = 16  #: start seeds per start waypoint: ``samples`` from the model, the rest uniform random
+    samples: int = 8  #: GGIK samples among them (with a model; 0: random starts only)
+    sweep_tracks: int = 12  #: at most this many distinct start candidates per start waypoint and direction
+    sweep_steps: int = 1  #: Gauss-Newton predictor steps per waypoint of a sweep
+    continuation: bool = True  #: sweeps (off: only the tracks below give candidates)
+    track_samples: int = 0  #: coherent model tracks per round (the same noise at every sampled waypoint; 0: off)
+    track_stride: int = 5  #: the model samples every k-th waypoint of a track; joint values are interpolated between
+    random_tracks: int = 0  #: tracks per round whose seed is one uniform random configuration at every waypoint
+    lm_iters: int = 30  #: LM budget of every candidate
+    rot_weight: float = 0.1  #: [m/rad] weight of rotation errors in every LM
+    allow: float = 0.75  #: the smooth search pass may use jumps up to max(B*, allow) allowed moves
+    limit_margin: float = 0.1  #: [rad or m] the search penalises configurations closer than this to a limit
+    limit_weight: float = 1.0  #: ... with this weight (per joint on its limit, in squared allowed moves)
+    #: trajectory LM runs on a searched path whose largest jump is at most this many allowed moves
+    refine_bottleneck: float = 2.0
+    traj_iters: int = 30  #: trajectory LM iterations
+    smooth_weight: float = 1e-6  #: initial smoothness weight of the trajectory LM (:class:`TrajectoryConfig`)
+    max_rounds: int = 6  #: rounds of candidates, search and refinement
+    time_limit: float = 10.0  #: [s] no new round starts after this
+    stop_at_first_valid: bool = True  #: False: keep improving (smallest largest move) until the limits
+
+    def check(self) -> None:
+        """ValueError naming the first bad value."""
+        for name in (
+            "pos_tol",
+            "rot_tol",
+            "max_jump",
+            "max_jump_m",
+            "limit_margin",
+            "time_limit",
+            "allow",
+            "rot_weight",
+            "refine_bottleneck",
+        ):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"PathConfig.{name} must be positive, got {getattr(self, name)}")
+        for name in (
+            "samples",
+            "starts",
+            "track_samples",
+            "random_tracks",
+            "traj_iters",
+            "lm_iters",
+            "smooth_weight",
+            "limit_weight",
+        ):
+            if getattr(self, name) < 0:
+                raise ValueError(f"PathConfig.{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("sweep_tracks", "sweep_steps", "track_stride", "max_rounds"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"PathConfig.{name} must be >= 1, got {getattr(self, name)}")
+        if not (self.continuation or self.track_samples or self.random_tracks):
+            raise ValueError(
+                "PathConfig: no source of candidates (continuation off, track_samples = random_tracks = 0)"
+            )
+        if self.continuation and self.starts < 1:
+            raise ValueError(f"PathConfig: continuation needs start seeds (starts > 0), got starts = {self.starts}")
+
+    @property
+    def tolerances(self) -> Tolerances:
+        """``pos_tol`` and ``rot_tol`` as :class:`Tolerances` (ValueError unless both are positive)."""
+        return Tolerances(self.pos_tol, self.rot_tol)
+
+    def lm_config(self) -> RefineConfig:
+        """The :class:`RefineConfig` of every candidate's LM: these tolerances, ``lm_iters`` and ``rot_weight``."""
+        return RefineConfig(
+            pos_tol=self.pos_tol, rot_tol=self.rot_tol, max_iters=self.lm_iters, rot_weight=self.rot_weight
+        )

@@ -1,0 +1,125 @@
+"""The result of path following (:func:`ggik.ik.path.solve_path`, or any other method): a joint trajectory judged by
+a :class:`ggik.ik.path_config.PathConfig`'s tolerances and allowed moves."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+from ggik.ik.path_config import PathConfig
+from ggik.ik.path_refine import TrajectoryConfig, trajectory_check
+from ggik.ik.path_search import joint_scale
+from ggik.kinematics.robot import Robot
+
+__all__ = ["PathResult", "path_result"]
+
+
+@dataclass
+class PathResult:
+    """A joint trajectory for T waypoints, the best one found.
+
+    Attributes:
+        q: (T, dof) joint values [rad or m], continuous joints unwrapped along the path.
+        pos_err: (T,) position errors [m]; rot_err: (T,) rotation errors [rad].
+        steps: (T-1, dof) joint moves q[t+1] - q[t] [rad or m]; with a start configuration (T, dof), the move
+            from it first.
+        mjac: the largest move of a revolute or continuous joint [deg] (CppFlow's mjac); mjac_m: of a prismatic one [m].
+        within_limits: every configuration within the joint limits.
+        valid: every waypoint within the tolerances, within the limits, and no move above the allowed one.
+        unreached: waypoints outside the tolerances or the limits; large_moves: waypoints whose arriving move
+            exceeds the allowed one (0: the move from the start configuration).
+        time_to_valid: [s] until the first valid trajectory (NaN: none); total_time: [s] of the whole call.
+        candidates: candidate configurations refined (start candidates, continuation and tracks).
+        rounds: rounds run; timings: [s] per part ("starts", "sweeps", "tracks", "correct", "search", "refine").
+    """
+
+    q: torch.Tensor
+    pos_err: torch.Tensor
+    rot_err: torch.Tensor
+    steps: torch.Tensor
+    mjac: float
+    mjac_m: float
+    within_limits: bool
+    valid: bool
+    unreached: list[int]
+    large_moves: list[int]
+    time_to_valid: float
+    total_time: float
+    candidates: int
+    rounds: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def length(self) -> float:
+        """Trajectory length: the sum over moves of their joint-space norm [rad]."""
+        return float(self.steps.norm(dim=-1).sum())
+
+    def summary(self) -> str:
+        """One line: validity, the worst errors and move, times; the failing waypoints when invalid."""
+        text = (
+            f"{'valid' if self.valid else 'NOT valid'}: max pos err {1e3 * float(self.pos_err.max()):.4f} mm, "
+            f"max rot err {math.degrees(float(self.rot_err.max())):.4f} deg, mjac {self.mjac:.2f} deg, "
+            f"within limits: {'yes' if self.within_limits else 'no'}, time {self.total_time:.2f} s"
+        )
+        if self.unreached:
+            text += f"; waypoints not reached: {_ranges(self.unreached)}"
+        if self.large_moves:
+            text += f"; moves above the allowed one arriving at waypoints: {_ranges(self.large_moves)}"
+        return text
+
+
+def _ranges(idx: list[int]) -> str:
+    """'3-5, 9' for [3, 4, 5, 9]."""
+    out, start = [], None
+    for k, i in enumerate(idx):
+        start = i if start is None else start
+        if k + 1 == len(idx) or idx[k + 1] != i + 1:
+            out.append(str(start) if start == i else f"{start}-{i}")
+            start = None
+    return ", ".join(out)
+
+
+def path_result(
+    robot: Robot,
+    poses: torch.Tensor,
+    q: torch.Tensor,
+    cfg: PathConfig,
+    q_start: torch.Tensor | None,
+    time_to_valid: float,
+    total: float,
+    candidates: int,
+    rounds: int,
+    timings: dict[str, float],
+) -> PathResult:
+    """The :class:`PathResult` of trajectory ``q`` (T, dof) for ``poses`` (T, 4, 4) judged by ``cfg``'s tolerances and
+    allowed moves (for any method: the baselines of the benchmark use it too)."""
+    scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
+    traj = TrajectoryConfig(pos_tol=cfg.pos_tol, rot_tol=cfg.rot_tol)
+    info = trajectory_check(robot, poses, q, scale, traj, q_start)
+    full = q if q_start is None else torch.cat([q_start[None], q])
+    steps = full[1:] - full[:-1]
+    prismatic = torch.tensor([t == "prismatic" for t in robot.joint_types])
+    moves = steps.abs()
+    mjac = math.degrees(float(moves[:, ~prismatic].max())) if moves.numel() and bool((~prismatic).any()) else 0.0
+    mjac_m = float(moves[:, prismatic].max()) if moves.numel() and bool(prismatic.any()) else 0.0
+    bad = (info.moves.abs() > 1.0).any(-1).nonzero()[:, 0]
+    large = (bad + (0 if q_start is not None else 1)).tolist()
+    return PathResult(
+        q=q,
+        pos_err=info.pos_err,
+        rot_err=info.rot_err,
+        steps=steps,
+        mjac=mjac,
+        mjac_m=mjac_m,
+        within_limits=bool(info.within_limits.all()),
+        valid=info.valid,
+        unreached=(~info.reached | ~info.within_limits).nonzero()[:, 0].tolist(),
+        large_moves=large,
+        time_to_valid=time_to_valid,
+        total_time=total,
+        candidates=candidates,
+        rounds=rounds,
+        timings=timings,
+    )
