@@ -322,7 +322,7 @@ def test_n_counts_goals_and_s_samples_in_every_command(words):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["demo", "--threads", "-1"], r"argument --threads: must be an integer >= 0, got -1"),
+        (["demo", "--threads", "-1"], r"argument --threads: must be a positive integer, got -1"),
         (["demo", "-n", "0"], r"argument -n/--goals: must be a positive integer, got 0"),
         (["demo", "-s", "-2"], r"argument -s/--samples: must be a positive integer, got -2"),
         (["demo", "--show", "x"], r"argument --show: expected an integer, got 'x'"),
@@ -330,7 +330,7 @@ def test_n_counts_goals_and_s_samples_in_every_command(words):
         (["data", "make", "--random", "0", "-o", "x.pt"], r"argument --random: must be a positive integer, got 0"),
         (["eval", "accuracy", "-n", "0"], r"argument -n/--goals: must be a positive integer, got 0"),
         (["eval", "seeding", "--random-starts", "0"], r"argument --random-starts: must be a positive integer"),
-        (["eval", "limits", "--threads", "-3"], r"argument --threads: must be an integer >= 0, got -3"),
+        (["eval", "limits", "--threads", "-3"], r"argument --threads: must be a positive integer, got -3"),
         (["eval", "generalisation", "--scales", "0.1", "-0.2"],
          r"argument --scales: must be a positive number, got -0.2"),
         (["eval", "goals", "-s", "0"], r"argument -s/--samples: must be a positive integer, got 0"),
@@ -352,6 +352,60 @@ def test_bad_values_are_argparse_errors(argv, message, capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert re.search(message, err), err
+
+
+def _threaded_commands() -> dict[tuple[str, ...], object]:
+    """Every ggik command (its words) whose parser takes --threads, with that parser."""
+    from ggik.cli import build_parser
+
+    found = {}
+    todo: list[tuple[tuple[str, ...], object]] = [((), build_parser())]
+    while todo:
+        words, parser = todo.pop()
+        for action in parser._actions:
+            if action.__class__.__name__ == "_SubParsersAction":
+                todo += [(words + (word,), sub) for word, sub in action.choices.items()]
+            elif "--threads" in action.option_strings:
+                found[words] = parser
+    return found
+
+
+THREADED = _threaded_commands()
+
+
+def test_every_command_that_computes_takes_threads():
+    assert {("demo",), ("eval", "accuracy"), ("eval", "limits"), ("eval", "goals"), ("eval", "paths")} <= set(THREADED)
+
+
+@pytest.mark.parametrize("words", sorted(THREADED), ids=lambda w: " ".join(w))
+def test_threads_takes_only_positive_integers(words, capsys):
+    """--threads 0 (and -1, 1.5) exit with status 2 naming the option, before anything is loaded; the default is
+    torch's own choice (None: threads left alone), except ggik demo's one thread."""
+    for value, shown in (("0", "must be a positive integer, got 0"), ("-1", "must be a positive integer, got -1"),
+                         ("1.5", "expected an integer, got '1.5'")):
+        with pytest.raises(SystemExit) as exit_:
+            main([*words, "--threads", value])
+        assert exit_.value.code == 2
+        assert f"argument --threads: {shown}" in capsys.readouterr().err
+    parser = THREADED[words]
+    action = next(a for a in parser._actions if "--threads" in a.option_strings)
+    assert action.default == (1 if words == ("demo",) else None)
+    assert "positive integer" in action.help and ("torch's own choice" in action.help) == (action.default is None)
+
+
+def test_set_threads_leaves_torch_alone_without_a_value():
+    import torch
+
+    from ggik.cli.arguments import set_threads
+
+    before = torch.get_num_threads()
+    try:
+        set_threads(None)
+        assert torch.get_num_threads() == before
+        set_threads(1)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_argument_types():

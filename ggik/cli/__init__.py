@@ -2,6 +2,7 @@
 
 :func:`build_parser` assembles the groups; :func:`main` is the console script ``ggik`` (and ``python -m ggik.cli``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,8 +22,18 @@ from ggik.errors import GGIKError
 __all__ = ["main", "build_parser"]
 
 #: the command groups, in the order of ``ggik --help``
-GROUPS = (add_robot_parser, add_graph_parser, add_train_parser, add_data_parser, add_solve_parser, add_path_parser,
-          add_eval_parser, add_info_parser, add_export_parser, add_demo_parser)
+GROUPS = (
+    add_robot_parser,
+    add_graph_parser,
+    add_train_parser,
+    add_data_parser,
+    add_solve_parser,
+    add_path_parser,
+    add_eval_parser,
+    add_info_parser,
+    add_export_parser,
+    add_demo_parser,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

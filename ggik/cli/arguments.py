@@ -2,7 +2,7 @@
 deprecated spellings of options.
 
 Every command spells a count of goals ``-n`` and a count of samples per goal ``-s``/``--samples``. A bad value (a
-sample count below 1, ``--threads -1``, a tolerance or time limit that is not positive) is an argparse error naming
+sample count below 1, ``--threads 0``, a tolerance or time limit that is not positive) is an argparse error naming
 the option, before anything is loaded. An old spelling whose meaning changed (``-n`` for samples in ``ggik solve``,
 ``ggik path`` and ``ggik eval paths``) still works for one release: :class:`DeprecatedAlias` stores the value under
 the new option and :func:`deprecation_notes` turns the note into a warning.
@@ -121,20 +121,22 @@ def add_old_samples_alias(parser: argparse.ArgumentParser, type: Callable[[str],
     )
 
 
-def add_threads_arg(parser: argparse.ArgumentParser, default: int = 0, note: str = "") -> None:
-    """``--threads N``: torch CPU threads, 0 = torch's default (every command that computes takes it)."""
+def add_threads_arg(parser: argparse.ArgumentParser, default: int | None = None, note: str = "") -> None:
+    """``--threads N``: torch CPU threads, a positive integer (every command that computes takes it). ``default``
+    None leaves torch's own choice; ``note`` ends the help text (e.g. why a command defaults to one thread)."""
+    default_text = "torch's own choice" if default is None else str(default)
     parser.add_argument(
         "--threads",
-        type=non_negative_int,
+        type=positive_int,
         default=default,
         metavar="N",
-        help=f"torch CPU threads (0 = torch's default){note}",
+        help=f"torch CPU threads, a positive integer (default: {default_text}){note}",
     )
 
 
-def set_threads(threads: int) -> None:
-    """Apply ``--threads``: ``torch.set_num_threads`` unless 0."""
-    if threads > 0:
+def set_threads(threads: int | None) -> None:
+    """Apply ``--threads``: ``torch.set_num_threads(threads)``; None leaves torch's setting alone."""
+    if threads is not None:
         import torch
 
         torch.set_num_threads(threads)

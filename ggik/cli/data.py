@@ -1,4 +1,5 @@
 """``ggik data make`` and ``ggik data show``: seeded problem sets (goal poses with known solutions)."""
+
 from __future__ import annotations
 
 import argparse

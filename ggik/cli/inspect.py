@@ -1,4 +1,5 @@
 """``ggik robot show``, ``ggik graph build`` and ``ggik graph show``: a robot's chain and its GGIK graph."""
+
 from __future__ import annotations
 
 import argparse
@@ -54,7 +55,9 @@ def cmd_graph_show(args: argparse.Namespace) -> int:
     graph = RobotGraph.from_robot(robot)
     info = graph.to_dict()
     print(repr(graph))
-    print(f"graph frame F0 in {robot.base_link}: translation {[round(v, 6) for v in graph.T_base_graph[:3, 3].tolist()]}")
+    print(
+        f"graph frame F0 in {robot.base_link}: translation {[round(v, 6) for v in graph.T_base_graph[:3, 3].tolist()]}"
+    )
     print(f"{'node':>5} {'type':>5} {'anchor':>6}  home position in F0 [m]")
     for node in info["nodes"]:
         print(f"{node['name']:>5} {node['type']:>5} {str(node['anchor']):>6}  {node['home']}")

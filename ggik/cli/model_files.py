@@ -1,4 +1,5 @@
 """``ggik info`` and ``ggik export``: what a checkpoint holds, and its weights-only form."""
+
 from __future__ import annotations
 
 import argparse
@@ -41,9 +42,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     from ggik.checkpoint import export_checkpoint
 
     payload = export_checkpoint(args.checkpoint, args.output)
-    size = Path(args.output).stat().st_size
-    print(f"wrote {args.output}: {size / 2**20:.2f} MB, weights only ({payload['format']}), step {payload['step']}, "
-          f"{payload['examples']:,} examples, from {args.checkpoint} ({Path(args.checkpoint).stat().st_size / 2**20:.2f} MB)")
+    size, source_size = Path(args.output).stat().st_size, Path(args.checkpoint).stat().st_size
+    print(
+        f"wrote {args.output}: {size / 2**20:.2f} MB, weights only ({payload['format']}), step {payload['step']}, "
+        f"{payload['examples']:,} examples, from {args.checkpoint} ({source_size / 2**20:.2f} MB)"
+    )
     return 0
 
 
@@ -56,7 +59,9 @@ def add_info_parser(sub: Any) -> None:
 
 def add_export_parser(sub: Any) -> None:
     """``ggik export`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
-    p = sub.add_parser("export", help="write the weights-only form of a checkpoint (what ggik ships; cannot be resumed)")
+    p = sub.add_parser(
+        "export", help="write the weights-only form of a checkpoint (what ggik ships; cannot be resumed)"
+    )
     p.add_argument("checkpoint", help="a checkpoint written by ggik train, e.g. RUN_DIR/last.pt")
     p.add_argument("output", help="output file, e.g. ggik/weights/ggik_default.pt")
     p.set_defaults(func=cmd_export)

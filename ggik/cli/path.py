@@ -1,5 +1,6 @@
 """``ggik path``: a joint trajectory along an end-effector path (a CSV of waypoints), and ``ggik eval paths``, the
 path-following benchmark on the committed suite."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,8 +12,14 @@ from typing import Any
 
 import torch
 
-from ggik.cli.arguments import (add_old_samples_alias, add_threads_arg, non_negative_int, positive_float, positive_int,
-                                set_threads)
+from ggik.cli.arguments import (
+    add_old_samples_alias,
+    add_threads_arg,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    set_threads,
+)
 from ggik.cli.robots import add_chain_args, robot_from_options
 from ggik.errors import GGIKError
 from ggik.ik.path import PathConfig
@@ -34,7 +41,9 @@ def cmd_path(args: argparse.Namespace) -> int:
     q_start = None
     if args.start is not None:
         if len(args.start) != robot.dof:
-            raise GGIKError(f"--start needs {robot.dof} joint values ({', '.join(robot.joint_names)}), got {len(args.start)}")
+            raise GGIKError(
+                f"--start needs {robot.dof} joint values ({', '.join(robot.joint_names)}), got {len(args.start)}"
+            )
         q_start = torch.tensor(args.start, dtype=torch.float64)
         if not bool(robot.within_limits(q_start)):
             raise GGIKError("--start is outside the joint limits")
@@ -46,18 +55,35 @@ def cmd_path(args: argparse.Namespace) -> int:
     if args.out:
         write_trajectory_csv(args.out, result.q, robot.joint_names)
     summary = {
-        "robot": robot.name, "waypoints": int(poses.shape[0]), "valid": result.valid,
-        "max_pos_err_mm": 1e3 * float(result.pos_err.max()), "max_rot_err_deg": math.degrees(float(result.rot_err.max())),
-        "mjac_deg": result.mjac, "within_limits": result.within_limits, "length_rad": result.length,
-        "time_to_valid_s": result.time_to_valid, "total_time_s": result.total_time, "candidates": result.candidates,
-        "rounds": result.rounds, "unreached": result.unreached, "large_moves": result.large_moves,
+        "robot": robot.name,
+        "waypoints": int(poses.shape[0]),
+        "valid": result.valid,
+        "max_pos_err_mm": 1e3 * float(result.pos_err.max()),
+        "max_rot_err_deg": math.degrees(float(result.rot_err.max())),
+        "mjac_deg": result.mjac,
+        "within_limits": result.within_limits,
+        "length_rad": result.length,
+        "time_to_valid_s": result.time_to_valid,
+        "total_time_s": result.total_time,
+        "candidates": result.candidates,
+        "rounds": result.rounds,
+        "unreached": result.unreached,
+        "large_moves": result.large_moves,
     }
     if args.json:
-        finite = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in summary.items()}  # strict JSON
-        print(json.dumps({**finite, "joint_names": list(robot.joint_names), "q": result.q.tolist()}, indent=1, allow_nan=False))
+        finite = {
+            k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in summary.items()
+        }  # strict JSON
+        print(
+            json.dumps(
+                {**finite, "joint_names": list(robot.joint_names), "q": result.q.tolist()}, indent=1, allow_nan=False
+            )
+        )
     else:
-        print(f"{robot.name}: {summary['waypoints']} waypoints from {args.path}, "
-              f"{'model samples: ' + str(args.samples) if args.samples else 'random starts only'}")
+        print(
+            f"{robot.name}: {summary['waypoints']} waypoints from {args.path}, "
+            f"{'model samples: ' + str(args.samples) if args.samples else 'random starts only'}"
+        )
         for key, value in summary.items():
             if key not in ("robot", "unreached", "large_moves"):
                 print(f"  {key:<18} {value:.4g}" if isinstance(value, float) else f"  {key:<18} {value}")
@@ -69,26 +95,52 @@ def cmd_path(args: argparse.Namespace) -> int:
 
 def add_path_parser(sub: Any) -> None:
     """``ggik path`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
-    p = sub.add_parser("path", help="a joint trajectory along an EE path (CSV of waypoints)",
-                       description="Follow an end-effector path: every waypoint within 0.1 mm and 0.1 deg, within the "
-                                   "joint limits, no joint moving more than 7 deg between waypoints. Exit status 0: "
-                                   "valid; 1: no valid trajectory found (the best one is written, failing waypoints named).")
+    p = sub.add_parser(
+        "path",
+        help="a joint trajectory along an EE path (CSV of waypoints)",
+        description="Follow an end-effector path: every waypoint within 0.1 mm and 0.1 deg, within the "
+        "joint limits, no joint moving more than 7 deg between waypoints. Exit status 0: "
+        "valid; 1: no valid trajectory found (the best one is written, failing waypoints named).",
+    )
     p.add_argument("--robot", help="shipped robot name")
     p.add_argument("--urdf", help="URDF file")
     add_chain_args(p)
-    p.add_argument("--path", required=True, help="CSV, one waypoint per line: x,y,z,qw,qx,qy,qz in the base-link frame "
-                   "[m] (header line and an index column first allowed)")
+    p.add_argument(
+        "--path",
+        required=True,
+        help="CSV, one waypoint per line: x,y,z,qw,qx,qy,qz in the base-link frame "
+        "[m] (header line and an index column first allowed)",
+    )
     p.add_argument("--out", help="write the trajectory here (CSV: joint names, then one row per waypoint)")
-    p.add_argument("--time-limit", type=positive_float, default=PATH_DEFAULTS.time_limit, metavar="SECONDS",
-                   help=f"no new round of candidates starts after it (default {PATH_DEFAULTS.time_limit:g})")
-    p.add_argument("-s", "--samples", type=non_negative_int, default=PATH_DEFAULTS.samples, metavar="S",
-                   help=f"model samples among the {PATH_DEFAULTS.starts} start seeds per start waypoint (default "
-                        f"{PATH_DEFAULTS.samples}; 0: random starts only, no model loaded)")
+    p.add_argument(
+        "--time-limit",
+        type=positive_float,
+        default=PATH_DEFAULTS.time_limit,
+        metavar="SECONDS",
+        help=f"no new round of candidates starts after it (default {PATH_DEFAULTS.time_limit:g})",
+    )
+    p.add_argument(
+        "-s",
+        "--samples",
+        type=non_negative_int,
+        default=PATH_DEFAULTS.samples,
+        metavar="S",
+        help=f"model samples among the {PATH_DEFAULTS.starts} start seeds per start waypoint (default "
+        f"{PATH_DEFAULTS.samples}; 0: random starts only, no model loaded)",
+    )
     add_old_samples_alias(p, non_negative_int)
-    p.add_argument("--pos-tol", type=positive_float, metavar="M",
-                   help=f"a waypoint is reached within M [m] (default {PATH_DEFAULTS.pos_tol:g})")
-    p.add_argument("--rot-tol", type=positive_float, metavar="RAD",
-                   help=f"... and RAD [rad] (default {PATH_DEFAULTS.rot_tol:.6g}, 0.1 deg)")
+    p.add_argument(
+        "--pos-tol",
+        type=positive_float,
+        metavar="M",
+        help=f"a waypoint is reached within M [m] (default {PATH_DEFAULTS.pos_tol:g})",
+    )
+    p.add_argument(
+        "--rot-tol",
+        type=positive_float,
+        metavar="RAD",
+        help=f"... and RAD [rad] (default {PATH_DEFAULTS.rot_tol:.6g}, 0.1 deg)",
+    )
     p.add_argument("--start", nargs="+", type=float, help="the configuration the robot starts from (dof values)")
     p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
     p.add_argument("--seed", type=int, default=0)
@@ -100,9 +152,19 @@ def cmd_eval_paths(args: argparse.Namespace) -> int:
     from ggik.evaluation.path_benchmark import PathBenchmark, run_path_benchmark
 
     set_threads(args.threads)
-    opts = PathBenchmark(suite=args.suite, robots=args.robots, paths=args.paths, methods=args.methods,
-                         samples=args.samples, chains=args.chains, time_limit=args.time_limit, seed=args.seed,
-                         figures=not args.no_figures, progress=not args.no_progress, ckpt=args.ckpt)
+    opts = PathBenchmark(
+        suite=args.suite,
+        robots=args.robots,
+        paths=args.paths,
+        methods=args.methods,
+        samples=args.samples,
+        chains=args.chains,
+        time_limit=args.time_limit,
+        seed=args.seed,
+        figures=not args.no_figures,
+        progress=not args.no_progress,
+        ckpt=args.ckpt,
+    )
     table = run_path_benchmark(opts, Path(args.out_dir), command="ggik " + shlex.join(args.argv))
     print(table.markdown("ggik " + shlex.join(args.argv), args.seed))
     return 0
@@ -113,18 +175,37 @@ def add_eval_paths_parser(ev_sub: Any) -> None:
     from ggik.evaluation.path_benchmark import METHODS
 
     p = ev_sub.add_parser("paths", help="path following on the committed suite (eval/paths): GGIK vs baselines")
-    p.add_argument("--suite", default="eval/paths", help="folder with suite.json and the path CSVs (python eval/make_paths.py)")
+    p.add_argument(
+        "--suite", default="eval/paths", help="folder with suite.json and the path CSVs (python eval/make_paths.py)"
+    )
     p.add_argument("--robots", nargs="*", help="only these robots of the suite")
     p.add_argument("--paths", nargs="*", help="only these paths (names in suite.json)")
-    p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS), metavar="METHOD",
-                   help=f"subset of: {', '.join(repr(m) for m in METHODS)}")
+    p.add_argument(
+        "--methods",
+        nargs="+",
+        choices=METHODS,
+        default=list(METHODS),
+        metavar="METHOD",
+        help=f"subset of: {', '.join(repr(m) for m in METHODS)}",
+    )
     p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
-    p.add_argument("-s", "--samples", type=positive_int, default=PATH_DEFAULTS.samples, metavar="S",
-                   help=f"model samples per start waypoint (GGIK method; default {PATH_DEFAULTS.samples})")
+    p.add_argument(
+        "-s",
+        "--samples",
+        type=positive_int,
+        default=PATH_DEFAULTS.samples,
+        metavar="S",
+        help=f"model samples per start waypoint (GGIK method; default {PATH_DEFAULTS.samples})",
+    )
     add_old_samples_alias(p, positive_int)
     p.add_argument("--chains", type=positive_int, default=32, help="parallel chains of the sequential-LM baseline")
-    p.add_argument("--time-limit", type=positive_float, default=PATH_DEFAULTS.time_limit, metavar="SECONDS",
-                   help="per path and method")
+    p.add_argument(
+        "--time-limit",
+        type=positive_float,
+        default=PATH_DEFAULTS.time_limit,
+        metavar="SECONDS",
+        help="per path and method",
+    )
     p.add_argument("--seed", type=int, default=0)
     add_threads_arg(p)
     p.add_argument("--out-dir", default="eval/results", help="writes paths.md, paths.csv and paths/NAME.png here")

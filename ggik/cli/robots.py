@@ -1,10 +1,11 @@
 """The one robot resolver of the command line: a shipped robot name or a URDF file (with optional base and
 end-effector links), used the same way by every command that names robots."""
+
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ggik.errors import GGIKError
 from ggik.kinematics import Robot, available_robots

@@ -1,5 +1,6 @@
 """``ggik solve``: IK solutions of one goal (a pose, a position + tool axis, or a position) with a trained model,
 as a table or JSON."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,8 +12,14 @@ import torch
 from ggik.cli.arguments import add_old_samples_alias, positive_float, positive_int
 from ggik.cli.robots import add_chain_args, robot_from_options
 from ggik.errors import GGIKError
-from ggik.ik.solve_config import (DEFAULT_RANDOM_STARTS, DEFAULT_SAMPLES, REFINE_METHODS, START_REFINERS, STRATEGIES,
-                                  SolveConfig)
+from ggik.ik.solve_config import (
+    DEFAULT_RANDOM_STARTS,
+    DEFAULT_SAMPLES,
+    REFINE_METHODS,
+    START_REFINERS,
+    STRATEGIES,
+    SolveConfig,
+)
 from ggik.ik.tolerances import SOLVE_TOLERANCES
 
 __all__ = ["add_solve_parser", "cmd_solve"]
@@ -29,8 +36,14 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise GGIKError("--random-starts applies to --strategy model-first and random")
     if args.strategy != "samples" and args.refine not in (None, *START_REFINERS):
         raise GGIKError(f"--strategy {args.strategy} refines with {' or '.join(START_REFINERS)}, not {args.refine}")
-    config = SolveConfig(samples=args.samples, refine=args.refine, strategy=args.strategy,
-                         random_starts=args.random_starts, pos_tol=args.pos_tol, rot_tol=args.rot_tol)
+    config = SolveConfig(
+        samples=args.samples,
+        refine=args.refine,
+        strategy=args.strategy,
+        random_starts=args.random_starts,
+        pos_tol=args.pos_tol,
+        rot_tol=args.rot_tol,
+    )
     if args.axis is not None and args.position is None:
         raise GGIKError("--axis needs --position (a position + tool axis goal)")
     goal: Any  # a pose (4, 4), a position (3,) or a pair (position, axis)
@@ -43,7 +56,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
     elif args.axis is None:
         goal, kind = torch.tensor(args.position, dtype=torch.float64), "position"
     else:
-        goal, kind = (torch.tensor(args.position, dtype=torch.float64), torch.tensor(args.axis, dtype=torch.float64)), "position+axis"
+        goal, kind = (
+            (torch.tensor(args.position, dtype=torch.float64), torch.tensor(args.axis, dtype=torch.float64)),
+            "position+axis",
+        )
     solver = GGIK.load_or_pretrained(args.ckpt)
     gen = torch.Generator().manual_seed(args.seed)
     result = solver.solve(robot, goal, config, generator=gen, goal=kind)
@@ -58,19 +74,40 @@ def cmd_solve(args: argparse.Namespace) -> int:
         for k in range(result.q.shape[1])
     ]
     if args.json:
-        print(json.dumps({"robot": robot.name, "joint_names": list(robot.joint_names), "refine": config.method,
-                          "strategy": config.strategy, "goal": kind, "solutions": rows}, indent=1))
+        print(
+            json.dumps(
+                {
+                    "robot": robot.name,
+                    "joint_names": list(robot.joint_names),
+                    "refine": config.method,
+                    "strategy": config.strategy,
+                    "goal": kind,
+                    "solutions": rows,
+                },
+                indent=1,
+            )
+        )
         return 0
-    what = {"pose": "", "position+axis": ", position + axis goal: rot err = angle between the tool axes",
-            "position": ", position goal: orientation free"}[kind]
-    how = {"samples": "raw model samples" if config.method is None else f"refined with {config.method}",
-           "model-first": f"model first, then random starts where unsolved, refined with {config.method}",
-           "random": f"random starts refined with {config.method}"}[config.strategy]
+    what = {
+        "pose": "",
+        "position+axis": ", position + axis goal: rot err = angle between the tool axes",
+        "position": ", position goal: orientation free",
+    }[kind]
+    how = {
+        "samples": "raw model samples" if config.method is None else f"refined with {config.method}",
+        "model-first": f"model first, then random starts where unsolved, refined with {config.method}",
+        "random": f"random starts refined with {config.method}",
+    }[config.strategy]
     print(f"{robot.name}: {len(rows)} solutions ({how}{what}), best first")
-    print(f"{'#':>3}  {'pos err [mm]':>12} {'rot err [deg]':>13} {'ok':>3} {'in limits':>9}  q [rad] ({', '.join(robot.joint_names)})")
+    print(
+        f"{'#':>3}  {'pos err [mm]':>12} {'rot err [deg]':>13} {'ok':>3} {'in limits':>9}  "
+        f"q [rad] ({', '.join(robot.joint_names)})"
+    )
     for k, r in enumerate(rows):
-        print(f"{k:>3}  {1e3 * r['pos_err_m']:12.3f} {torch.rad2deg(torch.tensor(r['rot_err_rad'])).item():13.3f} "
-              f"{'yes' if r['success'] else 'no':>3} {'yes' if r['within_limits'] else 'no':>9}  {r['q']}")
+        print(
+            f"{k:>3}  {1e3 * r['pos_err_m']:12.3f} {torch.rad2deg(torch.tensor(r['rot_err_rad'])).item():13.3f} "
+            f"{'yes' if r['success'] else 'no':>3} {'yes' if r['within_limits'] else 'no':>9}  {r['q']}"
+        )
     return 0
 
 
@@ -81,28 +118,68 @@ def add_solve_parser(sub: Any) -> None:
     p.add_argument("--urdf", help="URDF file")
     add_chain_args(p)
     goal = p.add_mutually_exclusive_group(required=True)
-    goal.add_argument("--pose", nargs=7, type=float, metavar=("X", "Y", "Z", "QW", "QX", "QY", "QZ"),
-                      help="EE goal in the base-link frame: position [m] and unit quaternion (w x y z)")
-    goal.add_argument("--position", nargs=3, type=float, metavar=("X", "Y", "Z"),
-                      help="EE position goal [m] in the base-link frame, orientation free (or tool axis only, --axis)")
-    p.add_argument("--axis", nargs=3, type=float, metavar=("AX", "AY", "AZ"),
-                   help="with --position: the tool axis (the last joint's axis; the EE z axis for most robots) in the "
-                        "base-link frame, roll about it free (rot err = angle between the axes)")
-    p.add_argument("-s", "--samples", type=positive_int, metavar="S",
-                   help=f"model samples (default {DEFAULT_SAMPLES}; not with --strategy random)")
+    goal.add_argument(
+        "--pose",
+        nargs=7,
+        type=float,
+        metavar=("X", "Y", "Z", "QW", "QX", "QY", "QZ"),
+        help="EE goal in the base-link frame: position [m] and unit quaternion (w x y z)",
+    )
+    goal.add_argument(
+        "--position",
+        nargs=3,
+        type=float,
+        metavar=("X", "Y", "Z"),
+        help="EE position goal [m] in the base-link frame, orientation free (or tool axis only, --axis)",
+    )
+    p.add_argument(
+        "--axis",
+        nargs=3,
+        type=float,
+        metavar=("AX", "AY", "AZ"),
+        help="with --position: the tool axis (the last joint's axis; the EE z axis for most robots) in the "
+        "base-link frame, roll about it free (rot err = angle between the axes)",
+    )
+    p.add_argument(
+        "-s",
+        "--samples",
+        type=positive_int,
+        metavar="S",
+        help=f"model samples (default {DEFAULT_SAMPLES}; not with --strategy random)",
+    )
     add_old_samples_alias(p, positive_int)
-    p.add_argument("--refine", choices=[m for m in REFINE_METHODS if m], help="refine every start with a local solver "
-                   "(default: none for --strategy samples, lm for the others, which also take slsqp)")
-    p.add_argument("--strategy", choices=STRATEGIES, default="samples",
-                   help="samples: every model sample (default); model-first: LM from the samples, random restarts only "
-                        "where they fail; random: LM from random starts, no model")
-    p.add_argument("--random-starts", type=positive_int, metavar="R",
-                   help=f"random starts of --strategy model-first (for a goal the samples leave unsolved) and random "
-                        f"(default {DEFAULT_RANDOM_STARTS})")
-    p.add_argument("--pos-tol", type=positive_float, metavar="M",
-                   help=f"success: position error below M [m] (default {SOLVE_TOLERANCES.pos_tol:g})")
-    p.add_argument("--rot-tol", type=positive_float, metavar="RAD",
-                   help=f"success: rotation error below RAD [rad] (default {SOLVE_TOLERANCES.rot_tol:g})")
+    p.add_argument(
+        "--refine",
+        choices=[m for m in REFINE_METHODS if m],
+        help="refine every start with a local solver "
+        "(default: none for --strategy samples, lm for the others, which also take slsqp)",
+    )
+    p.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="samples",
+        help="samples: every model sample (default); model-first: LM from the samples, random restarts only "
+        "where they fail; random: LM from random starts, no model",
+    )
+    p.add_argument(
+        "--random-starts",
+        type=positive_int,
+        metavar="R",
+        help=f"random starts of --strategy model-first (for a goal the samples leave unsolved) and random "
+        f"(default {DEFAULT_RANDOM_STARTS})",
+    )
+    p.add_argument(
+        "--pos-tol",
+        type=positive_float,
+        metavar="M",
+        help=f"success: position error below M [m] (default {SOLVE_TOLERANCES.pos_tol:g})",
+    )
+    p.add_argument(
+        "--rot-tol",
+        type=positive_float,
+        metavar="RAD",
+        help=f"success: rotation error below RAD [rad] (default {SOLVE_TOLERANCES.rot_tol:g})",
+    )
     p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")

@@ -1,4 +1,5 @@
 """``ggik train``: a new run from a config (or from a checkpoint's weights with ``--init``), or ``--resume`` one."""
+
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.init_partial and not args.init:
         raise GGIKError("--init-partial goes with --init CKPT")
     if args.resume and args.init:
-        raise GGIKError("--init starts a new run from a checkpoint's weights, --resume continues a run: give one of them")
+        raise GGIKError(
+            "--init starts a new run from a checkpoint's weights, --resume continues a run: give one of them"
+        )
     overrides = apply_overrides({}, args.set or [])
     common = dict(device=args.device, wandb=args.wandb, progress=not args.no_progress)
     if args.resume:
@@ -44,10 +47,15 @@ def cmd_train(args: argparse.Namespace) -> int:
             if trainer.rank == 0:
                 if "transfer" in src:
                     print(f"partial initialisation: {src['transfer']} tensors (copied, widened, fresh, dropped)")
-                print(f"initialised from {src['path']} (step {src['step']}, {src['examples']:,} examples); "
-                      "new run: step 0, fresh optimiser and schedule")
+                print(
+                    f"initialised from {src['path']} (step {src['step']}, {src['examples']:,} examples); "
+                    "new run: step 0, fresh optimiser and schedule"
+                )
     if trainer.rank == 0:
-        print(f"run dir: {trainer.run_dir}  (model: {trainer.model.num_parameters():,} parameters, step {trainer.step}/{trainer.cfg.steps})")
+        print(
+            f"run dir: {trainer.run_dir}  (model: {trainer.model.num_parameters():,} parameters, "
+            f"step {trainer.step}/{trainer.cfg.steps})"
+        )
     last = trainer.train(max_minutes=args.max_minutes, max_cpu_minutes=args.max_cpu_minutes)
     trainer.close()  # only after a clean finish: a barrier with a failed rank would hang (its error ends the job)
     if trainer.rank == 0:
@@ -63,15 +71,25 @@ def add_train_parser(sub: Any) -> None:
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     p.add_argument("--out", help="run folder (default runs/<config>-<time>)")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue RUN_DIR/last.pt exactly")
-    p.add_argument("--init", metavar="CKPT", help="start a new run (step 0, fresh optimiser) from the weights of CKPT "
-                   "(full or weights-only; its model config is taken), e.g. to fine-tune to a robot")
-    p.add_argument("--init-partial", action="store_true",
-                   help="with --init: the model config may differ (--set model.KEY=VALUE); weights that fit are taken, "
-                        "smaller ones are widened with zeros, the rest start fresh (ggik.checkpoint.transfer_weights)")
+    p.add_argument(
+        "--init",
+        metavar="CKPT",
+        help="start a new run (step 0, fresh optimiser) from the weights of CKPT "
+        "(full or weights-only; its model config is taken), e.g. to fine-tune to a robot",
+    )
+    p.add_argument(
+        "--init-partial",
+        action="store_true",
+        help="with --init: the model config may differ (--set model.KEY=VALUE); weights that fit are taken, "
+        "smaller ones are widened with zeros, the rest start fresh (ggik.checkpoint.transfer_weights)",
+    )
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
     p.add_argument("--wandb", default="disabled", choices=["disabled", "offline", "online"])
     p.add_argument("--max-minutes", type=positive_float, help="stop (and checkpoint) after this much wall time")
-    p.add_argument("--max-cpu-minutes", type=positive_float,
-                   help="stop (and checkpoint) when the run's CPU time, counted over all sittings, reaches this budget")
+    p.add_argument(
+        "--max-cpu-minutes",
+        type=positive_float,
+        help="stop (and checkpoint) when the run's CPU time, counted over all sittings, reaches this budget",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_train)
