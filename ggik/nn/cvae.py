@@ -23,8 +23,9 @@ What the model gets as input, and why (and where it departs from the reference i
 
 * **Node roles.** Type (base/joint/EE), kind (p/q/x/y), and the joint index counted from the base and
   from the end effector (one-hot, clipped). With type + goal only, 16 of 18 nodes have identical inputs
-  and a prototype never left the "average arm" loss (measured on a CPU prototype: the loss of predicting each node's mean position); roles fixed that at once. Counting
-  from both ends keeps the features meaningful for robots of other DOF.
+  and a prototype never left the "average arm" loss (measured on a CPU prototype: the loss of predicting each
+  node's mean position); roles fixed that at once. Counting from both ends keeps the features meaningful for
+  robots of other DOF.
 * **Coordinates stay in R^3.** The reference lifts coordinates with an MLP, which breaks equivariance.
   Here every graph network is exactly E(3)-equivariant: anchors enter as coordinates, distances as
   edge attributes, the latent z as invariant features. The output rotates with the anchors.
@@ -61,9 +62,10 @@ reads as it was before the key existed (:data:`ggik.checkpoint.IMPLIED_CONFIG`: 
 * ``decoder="node"``: :class:`ggik.nn.decoders.NodeDecoder`, per-node work per sample (``dec_layers``
   hidden layers of width ``hidden``), the complete-graph work done once per problem.
 """
+
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import torch
 from torch import nn
@@ -73,54 +75,9 @@ from ggik.kinematics.geometry import matrix_to_rotvec
 from ggik.nn import EGNN
 from ggik.nn.decoders import GaussNewtonFollow, NodeDecoder
 from ggik.nn.encoding import MixturePrior, ProblemEncoding, mlp, normal_log_prob
+from ggik.nn.model_config import ModelConfig
 
 __all__ = ["ModelConfig", "GGIKModel", "ProblemEncoding", "MixturePrior"]
-
-
-@dataclass
-class ModelConfig:
-    """Architecture of :class:`GGIKModel` (one source of defaults): the defaults build the shipped model's
-    architecture (630,386 parameters). Keys a checkpoint does not record are not read from here
-    (:func:`ggik.checkpoint.load_checkpoint`)."""
-
-    dim: int = 64  #: node feature width of the graph networks
-    hidden: int = 128  #: hidden width of their MLPs
-    enc_layers: int = 3  #: EGNN layers of each encoder
-    dec_layers: int = 5  #: EGNN layers of the decoder
-    latent: int = 16  #: size of the per-node latent z
-    prior_components: int = 16  #: K, Gaussians in the mixture prior
-    prior_mixture: str = "node"  #: "node": a mixture per node (reference); "graph": one component per sample for all nodes
-    max_index: int = 12  #: joint indices from either end are one-hot encoded up to this value
-    goal_features: bool = False  #: append the goal (translation, rotation vector) to every node
-    coord_gain: float = 1e-3  #: initial gain of the coordinate heads
-    pin_anchors: bool = True  #: keep the known anchor positions fixed in the partial encoder and decoder
-    anchor_frame: bool = True  #: coordinate updates may also move along the axes of the anchors' base frame
-    min_log_std: float = -6.0  #: clamp of predicted log standard deviations
-    max_log_std: float = 2.0
-    decoder: str = "egnn"  #: "egnn" (dense EGNN over the complete graph per sample) or "node" (per-node MLP, NodeDecoder)
-    residual_inputs: bool = True  #: decoder layers see the known-distance residuals (and step along their gradient)
-    gn_steps: int = 2  #: learned-length Gauss-Newton moves at the end of the decoder (0 = none)
-    gn_init: float = 1.0  #: initial coefficient of those moves (1 = plain damped Gauss-Newton steps)
-    gn_damping: float = 1e-2  #: their damping, relative to the mean diagonal of J^T J
-    gn_solver: str = "full"  #: "full": the (3M x 3M) Gauss-Newton system; "jacobi": its diagonal 3 x 3 blocks per node
-    latent_scope: str = "node"  #: "node": a latent per node (reference); "graph": one latent per graph
-
-    def check(self) -> None:
-        """Raise ValueError on a setting no model can be built with."""
-        choices = {"prior_mixture": ("graph", "node"), "decoder": ("egnn", "node"), "latent_scope": ("graph", "node"),
-                   "gn_solver": ("full", "jacobi")}
-        for name, allowed in choices.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"model.{name} must be one of {allowed}, got {getattr(self, name)!r}")
-        if self.decoder == "node" and not self.anchor_frame:
-            raise ValueError("model.decoder='node' places nodes along the anchor frame: it needs anchor_frame=True")
-        if self.gn_steps < 0 or (self.decoder == "egnn" and self.gn_steps > self.dec_layers):
-            raise ValueError(f"model.gn_steps must be in [0, dec_layers] = [0, {self.dec_layers}] for the EGNN decoder, "
-                             f"got {self.gn_steps} (with fewer decoder layers, set model.gn_steps as well)")
-
-    @property
-    def node_features(self) -> int:
-        return 3 + 4 + 2 * (self.max_index + 1) + 1 + (6 if self.goal_features else 0)
 
 
 class GGIKModel(nn.Module):
@@ -141,13 +98,25 @@ class GGIKModel(nn.Module):
         self.posterior = mlp(2 * D, H, 2 * Z)
         self.prior = mlp(D, H, K * (1 + 2 * Z))
         self.dec_in = nn.Linear(Z + 2 * D, D)
+        self.decoder: EGNN | NodeDecoder
         if cfg.decoder == "egnn":  # only x is used
-            self.decoder = EGNN(D, H, 2, cfg.dec_layers, cfg.coord_gain, features_out=False, frame_vectors=F,
-                                residual_inputs=cfg.residual_inputs)
+            self.decoder = EGNN(
+                D,
+                H,
+                2,
+                cfg.dec_layers,
+                cfg.coord_gain,
+                features_out=False,
+                frame_vectors=F,
+                residual_inputs=cfg.residual_inputs,
+            )
         else:
             self.decoder = NodeDecoder(D, H, cfg.dec_layers, F, cfg.coord_gain)
-        self.gn_follow = (GaussNewtonFollow(D, cfg.gn_steps, cfg.gn_init, cfg.gn_damping, solver=cfg.gn_solver)
-                          if cfg.gn_steps else None)
+        self.gn_follow = (
+            GaussNewtonFollow(D, cfg.gn_steps, cfg.gn_init, cfg.gn_damping, solver=cfg.gn_solver)
+            if cfg.gn_steps
+            else None
+        )
 
     # ------------------------------------------------------------------ inputs
     def node_features(self, batch: GraphBatch) -> torch.Tensor:
@@ -186,7 +155,7 @@ class GGIKModel(nn.Module):
         They are equivariant vectors (the identity in the graph frame), which lets a coordinate update
         place a node anywhere with three invariant coefficients.
         """
-        p0, x, y, q0 = batch.known_positions[:, 0], batch.known_positions[:, 1], batch.known_positions[:, 2], batch.known_positions[:, 3]
+        p0, x, y, q0 = batch.known_positions[:, :4].unbind(1)
         return torch.stack([x - p0, p0 - y, q0 - p0], 1)
 
     @staticmethod
@@ -204,8 +173,9 @@ class GGIKModel(nn.Module):
             raise ValueError(f"prior_mixture must be 'graph' or 'node', got {self.cfg.prior_mixture!r}")
         movable = batch.node_mask & ~batch.anchor_mask if self.cfg.pin_anchors else batch.node_mask
         frame = self.anchor_frame(batch)
-        h_p, x_p = self.enc_partial(h0, self.initial_positions(batch), ea, batch.node_mask, movable,
-                                    frame if self.cfg.anchor_frame else None)
+        h_p, x_p = self.enc_partial(
+            h0, self.initial_positions(batch), ea, batch.node_mask, movable, frame if self.cfg.anchor_frame else None
+        )
         K, Z = self.cfg.prior_components, self.cfg.latent
         raw = self.prior(self._to_latent_nodes(h_p, batch.node_mask))
         raw = raw.view(*raw.shape[:2], K, 1 + 2 * Z)
@@ -214,7 +184,9 @@ class GGIKModel(nn.Module):
             mu=raw[..., 1 : 1 + Z],  # (B, L, K, Z)
             log_std=raw[..., 1 + Z :].clamp(self.cfg.min_log_std, self.cfg.max_log_std),
         )
-        return ProblemEncoding(h0=h0, h_partial=h_p, x_partial=x_p, edge_attr=ea, movable=movable, frame=frame, prior=prior)
+        return ProblemEncoding(
+            h0=h0, h_partial=h_p, x_partial=x_p, edge_attr=ea, movable=movable, frame=frame, prior=prior
+        )
 
     def latent_mask(self, node_mask: torch.Tensor) -> torch.Tensor:
         """(B, L) bool: the real latent nodes, the nodes themselves (per-node latents) or one per graph."""
@@ -237,14 +209,14 @@ class GGIKModel(nn.Module):
         frame = problem.frame if self.cfg.anchor_frame else None
         x = problem.x_partial
         dist, known = problem.edge_attr[..., 0], problem.edge_attr[..., 1]
-        gn = self.gn_follow
-        if self.cfg.decoder == "node":
-            x = self.decoder(h, x, frame, problem.movable)
+        decoder, gn = self.decoder, self.gn_follow
+        if isinstance(decoder, NodeDecoder):
+            x = decoder(h, x, frame, problem.movable)
             return x if gn is None else gn(h, x, dist, known, problem.movable)
-        layers = self.decoder.layers
+        layers = decoder.layers
         first_gn = len(layers) - (len(gn.coef) if gn is not None else 0)
         for k, layer in enumerate(layers):  # the Gauss-Newton moves come before each of the last gn_steps layers
-            if k >= first_gn:
+            if gn is not None and k >= first_gn:
                 x = gn.step(k - first_gn, h, x, dist, known, problem.movable)
             h, x = layer(h, x, problem.edge_attr, node_mask, problem.movable, frame)
         return x
@@ -256,15 +228,17 @@ class GGIKModel(nn.Module):
         return (node_logits * m).sum(1) / m.sum(1).clamp(min=1.0)  # (B, K): mean over real nodes
 
     def prior_log_prob(self, z: torch.Tensor, problem: ProblemEncoding, node_mask: torch.Tensor) -> torch.Tensor:
-        """log p(z | G~) of whole graphs, z (..., B, L, Z) -> (..., B); ``node_mask`` (B, L) marks the real latent nodes.
+        """log p(z | G~) of whole graphs, z (..., B, L, Z) -> (..., B); ``node_mask`` (B, L) marks the real latent
+        nodes.
 
         "node" mixture: each node is an independent mixture, log p = sum_n logsumexp_k(...).
         "graph" mixture: one component k for all nodes of a sample (a global solution mode, e.g. elbow up
         or down), log p = logsumexp_k(log pi_k + sum_n log N(z_n; mu_nk, sigma_nk)).
         """
-        logp = normal_log_prob(z[..., None, :], problem.prior.mu, problem.prior.log_std)  # (..., B, N, K)
+        prior = _prior_of(problem)
+        logp = normal_log_prob(z[..., None, :], prior.mu, prior.log_std)  # (..., B, N, K)
         mask = node_mask[..., None].to(logp.dtype)
-        log_pi = torch.log_softmax(problem.prior.logits, -1)
+        log_pi = torch.log_softmax(prior.logits, -1)
         if self.cfg.prior_mixture == "node":
             return (torch.logsumexp(log_pi + logp, -1) * node_mask.to(logp.dtype)).sum(-1)
         return torch.logsumexp(log_pi + (logp * mask).sum(-2), -1)
@@ -328,15 +302,15 @@ class GGIKModel(nn.Module):
         the prior's means and scales (reparameterisation); the component choice is not.
         """
         B, S, N = u.shape
-        Z = self.cfg.latent
+        Z, prior = self.cfg.latent, _prior_of(problem)
         if self.cfg.prior_mixture == "node":
-            cdf = torch.cumsum(torch.softmax(problem.prior.logits, -1), -1)[:, None, :, :]  # (B, 1, N, K)
+            cdf = torch.cumsum(torch.softmax(prior.logits, -1), -1)[:, None, :, :]  # (B, 1, N, K)
         else:  # one component per sample, drawn with the uniform of its first node
-            cdf = torch.cumsum(torch.softmax(problem.prior.logits, -1), -1)[:, None, None, :]  # (B, 1, 1, K)
+            cdf = torch.cumsum(torch.softmax(prior.logits, -1), -1)[:, None, None, :]  # (B, 1, 1, K)
             u = u[..., :1].expand(B, S, N)
         comp = (u[..., None] > cdf).sum(-1).clamp(max=self.cfg.prior_components - 1)  # (B, S, N)
-        mu = problem.prior.mu[:, None].expand(B, S, N, -1, -1)
-        ls = problem.prior.log_std[:, None].expand(B, S, N, -1, -1)
+        mu = prior.mu[:, None].expand(B, S, N, -1, -1)
+        ls = prior.log_std[:, None].expand(B, S, N, -1, -1)
         idx = comp[..., None, None].expand(B, S, N, 1, Z)
         return torch.gather(mu, 3, idx)[..., 0, :] + torch.exp(torch.gather(ls, 3, idx)[..., 0, :]) * eps
 
@@ -353,9 +327,9 @@ class GGIKModel(nn.Module):
         All B x S decodings run as one batch. The randomness is drawn per problem in a fixed layout,
         ``noise = {"u": (B, S, L), "eps": (B, S, L, Z)}`` (uniform for the mixture component, standard
         normal for the Gaussian; L = N latent nodes, or 1 with ``latent_scope="graph"``; with the "graph"
-        mixture the component of a sample is drawn with ``u[b, s, 0]``), so problem b's samples depend only on its own slice: sampling
-        problems jointly equals sampling each alone with the same noise. Pass ``noise`` to control it,
-        or a ``generator`` to draw it.
+        mixture the component of a sample is drawn with ``u[b, s, 0]``), so problem b's samples depend only on its
+        own slice: sampling problems jointly equals sampling each alone with the same noise. Pass ``noise`` to
+        control it, or a ``generator`` to draw it.
         """
         B, N = batch.node_mask.shape
         L = self.latent_mask(batch.node_mask).shape[1]
@@ -371,7 +345,8 @@ class GGIKModel(nn.Module):
             }
         u, eps = noise["u"].to(dtype), noise["eps"].to(dtype)
         if u.shape != (B, S, L) or eps.shape != (B, S, L, Z):
-            raise ValueError(f"noise must have u {(B, S, L)} and eps {(B, S, L, Z)}, got {tuple(u.shape)}, {tuple(eps.shape)}")
+            got = f"{tuple(u.shape)}, {tuple(eps.shape)}"
+            raise ValueError(f"noise must have u {(B, S, L)} and eps {(B, S, L, Z)}, got {got}")
         z = self._prior_latents(problem, u, eps)  # (B, S, L, Z)
 
         node_mask = batch.node_mask[:, None].expand(B, S, N).reshape(B * S, N)
@@ -383,3 +358,10 @@ class GGIKModel(nn.Module):
 
     def config_dict(self) -> dict:
         return asdict(self.cfg)
+
+
+def _prior_of(problem: ProblemEncoding) -> MixturePrior:
+    """The problem's mixture prior; ValueError for a copy made for decoding only (it has none)."""
+    if problem.prior is None:
+        raise ValueError("this ProblemEncoding has no prior (a copy for decoding only): use GGIKModel.encode_problem's")
+    return problem.prior
