@@ -9,6 +9,7 @@
   written by ``ggik data make`` and read back bit-identically. Robots are stored by name (shipped
   robots) or as URDF text (random robots), so a file is self-contained.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,10 +17,10 @@ from pathlib import Path
 
 import torch
 
-from ggik.graph.batch import GraphBatch
 from ggik.errors import GGIKError
-from ggik.graph.goal_kinds import GOAL_KINDS
 from ggik.fileio import atomic_write, load_torch_file
+from ggik.graph.batch import GraphBatch
+from ggik.graph.goal_kinds import GOAL_KINDS
 from ggik.graph.robot_graph import RobotGraph
 from ggik.kinematics.random_robots import random_robot, randomize_links
 from ggik.kinematics.robot import Robot, available_robots
@@ -30,8 +31,17 @@ __all__ = ["DataConfig", "TrainingData", "ProblemSet", "robot_from_entry", "robo
 PROBLEM_SET_FORMAT = "ggik-problems/1"
 
 #: the robots of ``urdfs/`` that the shipped model was trained on, in the order of its recorded config
-SHIPPED_RECIPE_ROBOTS = ("ur10", "lbr_iiwa", "panda", "schunk_lwa4d", "schunk_lwa4p", "kuka_lwr", "irb140", "kr16_2",
-                         "puma560")
+SHIPPED_RECIPE_ROBOTS = (
+    "ur10",
+    "lbr_iiwa",
+    "panda",
+    "schunk_lwa4d",
+    "schunk_lwa4p",
+    "kuka_lwr",
+    "irb140",
+    "kr16_2",
+    "puma560",
+)
 
 
 @dataclass
@@ -77,8 +87,10 @@ class TrainingData:
             raise GGIKError(f"random_dofs must be a non-empty list of DOF >= 2, got {cfg.random_dofs}")
         bad_kinds = [k for k in cfg.goal_kinds if k not in GOAL_KINDS]
         if bad_kinds or any(w < 0 for w in cfg.goal_kinds.values()) or sum(cfg.goal_kinds.values()) <= 0:
-            raise GGIKError(f"data.goal_kinds must map kinds of {GOAL_KINDS} to weights >= 0 with a positive sum, "
-                            f"got {cfg.goal_kinds}")
+            raise GGIKError(
+                f"data.goal_kinds must map kinds of {GOAL_KINDS} to weights >= 0 with a positive sum, "
+                f"got {cfg.goal_kinds}"
+            )
         self.cfg = cfg
         self._kinds = {k: float(w) for k, w in cfg.goal_kinds.items() if w > 0}
         self.graphs = {name: RobotGraph.from_robot(Robot.from_name(name)) for name in cfg.robots}
@@ -94,7 +106,9 @@ class TrainingData:
             "goal_kinds": dict(self._kinds),
         }
 
-    def batch(self, step: int, rank: int = 0, batch_size: int | None = None) -> tuple[GraphBatch, list[RobotGraph], list[int]]:
+    def batch(
+        self, step: int, rank: int = 0, batch_size: int | None = None
+    ) -> tuple[GraphBatch, list[RobotGraph], list[int]]:
         """The batch of ``step`` for process ``rank``: (GraphBatch in float64, graphs, examples per graph)."""
         c = self.cfg
         B = batch_size or c.batch_size
@@ -148,6 +162,7 @@ def merge_training_sets(before: dict, now: dict) -> dict:
     (a stage that names none trained on poses). Weights are kept as the largest
     of the two, so a weight > 0 means "seen" exactly as in one stage.
     """
+
     def largest(key: str, default: dict) -> dict:
         out = {k: float(w) for k, w in (before.get(key) or default).items()}
         for k, w in (now.get(key) or default).items():
@@ -162,10 +177,18 @@ def merge_training_sets(before: dict, now: dict) -> dict:
     return {
         "named": largest("named", {}),
         "goal_kinds": largest("goal_kinds", {"pose": 1.0}),  # runs from before goal kinds were trained on poses
-        "random": {"weight": max([float(r["weight"]) for r in rnd], default=float(now_random.get("weight", 0.0))),
-                   "dofs": sorted({int(d) for r in rnd for d in r.get("dofs", [])}) if rnd else list(now_random.get("dofs", []))},
-        "randomized": {"weight": max([float(r["weight"]) for r in rzd], default=float(now_randomized.get("weight", 0.0))),
-                       "fraction": max(float(r.get("fraction", 0.0)) for r in rzd) if rzd else float(now_randomized.get("fraction", 0.0))},
+        "random": {
+            "weight": max([float(r["weight"]) for r in rnd], default=float(now_random.get("weight", 0.0))),
+            "dofs": sorted({int(d) for r in rnd for d in r.get("dofs", [])})
+            if rnd
+            else list(now_random.get("dofs", [])),
+        },
+        "randomized": {
+            "weight": max([float(r["weight"]) for r in rzd], default=float(now_randomized.get("weight", 0.0))),
+            "fraction": max(float(r.get("fraction", 0.0)) for r in rzd)
+            if rzd
+            else float(now_randomized.get("fraction", 0.0)),
+        },
     }
 
 
@@ -200,7 +223,7 @@ class ProblemSet:
     seed: int
 
     @classmethod
-    def generate(cls, robots: list[Robot], per_robot: int, seed: int) -> "ProblemSet":
+    def generate(cls, robots: list[Robot], per_robot: int, seed: int) -> ProblemSet:
         """``per_robot`` problems for each robot, q uniform within the limits (all joints)."""
         if per_robot < 1 or not robots:
             raise GGIKError("a problem set needs at least one robot and one problem per robot")
@@ -226,7 +249,7 @@ class ProblemSet:
         return atomic_write(path, lambda f: torch.save(payload, f))
 
     @classmethod
-    def load(cls, path: str | Path) -> "ProblemSet":
+    def load(cls, path: str | Path) -> ProblemSet:
         payload = load_torch_file(path, PROBLEM_SET_FORMAT, "problem set")
         return cls(payload["robots"], payload["robot_index"], payload["q"], payload["T_goal"], int(payload["seed"]))
 

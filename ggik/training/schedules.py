@@ -1,4 +1,5 @@
 """Schedules of a training run, as pure functions of the step: learning-rate factor and KL weight."""
+
 from __future__ import annotations
 
 import math

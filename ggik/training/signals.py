@@ -1,10 +1,11 @@
 """Stop requests for long training loops: SIGTERM (cluster preemption, ``kill``) and SIGINT (Ctrl-C) set a flag
 that the loop checks between steps, so that it finishes the current step, checkpoints and stops."""
+
 from __future__ import annotations
 
 import signal
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["install_stop_handlers", "restore_handlers"]
 

@@ -13,6 +13,7 @@
 * Scale-out: run under ``torchrun`` and the trainer uses DistributedDataParallel (gloo on CPU, nccl on
   CUDA); each process draws its own data (``TrainingData.batch(step, rank)``), rank 0 writes files.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,20 +24,17 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from ggik.checkpoint import CHECKPOINT_FORMAT, cpu_time, load_checkpoint, recorded_training_set, transfer_weights
+from ggik.checkpoint import CHECKPOINT_FORMAT, cpu_time, load_checkpoint, recorded_training_set
 from ggik.data import ProblemSet, TrainingData, merge_training_sets
 from ggik.errors import GGIKError
 from ggik.fileio import atomic_write
-from ggik.graph import GraphBatch, RobotGraph
 from ggik.graph.goal_kinds import check_goal_kind
-from ggik.ik.metrics import success_rate
-from ggik.ik.sampling import sample_joint_angles
-from ggik.kinematics import Robot, random_robot
 from ggik.nn.cvae import GGIKModel
-from ggik.rng import VALIDATION_ROBOTS, step_generator
 from ggik.training.config import TrainConfig
-from ggik.training.signals import install_stop_handlers, restore_handlers
+from ggik.training.fine_tune import load_initial_weights
 from ggik.training.schedules import beta_at, lr_factor, rec_gain_at
+from ggik.training.signals import install_stop_handlers, restore_handlers
+from ggik.training.validation import ValidationGroup, validate, validation_groups, validation_problems
 from ggik.typed_config import from_dict, merge, to_dict
 from ggik.version import __version__
 
@@ -54,7 +52,9 @@ class Trainer:
         progress: show a tqdm progress bar (rank 0).
     """
 
-    def __init__(self, cfg: TrainConfig, run_dir: str | Path, device: str = "cpu", wandb: str = "disabled", progress: bool = True) -> None:
+    def __init__(
+        self, cfg: TrainConfig, run_dir: str | Path, device: str = "cpu", wandb: str = "disabled", progress: bool = True
+    ) -> None:
         if not [check_goal_kind(k) for k in cfg.val.goal_kinds]:  # GoalError for a kind that does not exist
             raise GGIKError("val.goal_kinds must name at least one goal kind")
         self.cfg = cfg
@@ -78,7 +78,9 @@ class Trainer:
             from torch.nn.parallel import DistributedDataParallel
 
             self.ddp = DistributedDataParallel(self.model)  # every parameter gets a gradient (see EGNN features_out)
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay)
+        self.optimizer = torch.optim.AdamW(
+            self.model.parameters(), lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay
+        )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: lr_factor(s, cfg))
         self.data = TrainingData(cfg.data)
         self.step = 0
@@ -92,7 +94,7 @@ class Trainer:
         self.wandb_mode = wandb
         self._wandb = None
         self._val_set: ProblemSet | None = None
-        self._val_groups: list | None = None  # (robot, graph, q, T_goal) per validation robot
+        self._val_groups: list[ValidationGroup] | None = None
         self._stop_requested = False
         self.init_source: dict | None = None  #: where the initial weights came from (init_from), else None
         #: what the weights saw before this trainer's data (a resumed run's or an init source's training_robots)
@@ -103,8 +105,10 @@ class Trainer:
         state = torch.get_rng_state()
         if self.world == 1:
             return [state]
-        states = [None] * self.world
-        dist.all_gather_object(states, state)
+        gathered: list[torch.Tensor | None] = [None] * self.world
+        dist.all_gather_object(gathered, state)
+        states = [s for s in gathered if s is not None]
+        assert len(states) == self.world  # all_gather_object fills every slot
         return states
 
     def state_dict(self) -> dict:
@@ -148,7 +152,9 @@ class Trainer:
         self.cpu_s, self.cpu_untracked_wall_s = cpu_time(ckpt)
         rng = ckpt["rng"]
         if len(rng) != self.world:
-            raise GGIKError(f"checkpoint was written by {len(rng)} processes, resuming with {self.world}: not an exact resume")
+            raise GGIKError(
+                f"checkpoint was written by {len(rng)} processes, resuming with {self.world}: not an exact resume"
+            )
         torch.set_rng_state(rng[self.rank])
         self.init_source = ckpt.get("init_from")
         self.trained_before = recorded_training_set(ckpt)
@@ -160,51 +166,25 @@ class Trainer:
         config of this trainer must equal the checkpoint's (:func:`config_for_init` builds one that does), unless
         ``partial``: then the architecture may differ and whatever fits is taken (:func:`transfer_weights`; the
         record's ``transfer`` counts copied, widened, fresh and dropped tensors).
-        Records the source (path, its step and examples) in ``self.init_source``, in every checkpoint of
-        this run (``init_from``) and as a ``kind`` = "init" metrics record. Returns that record.
+        (:func:`ggik.training.fine_tune.load_initial_weights`). Records the source (path, its step and examples) in
+        ``self.init_source``, in every checkpoint of this run (``init_from``) and as a ``kind`` = "init" metrics
+        record. Returns that record.
         """
         if self.step != 0:
             raise GGIKError(f"init_from starts a new run, but this trainer is at step {self.step}")
-        ckpt = load_checkpoint(path)
-        try:
-            source = to_dict(from_dict(TrainConfig, ckpt["config"]).model)
-        except (KeyError, TypeError, GGIKError) as exc:
-            raise GGIKError(f"{path}: no usable model config in the checkpoint ({exc})") from None
-        mine = to_dict(self.cfg.model)
-        transfer = None
-        if partial:
-            transfer = transfer_weights(self.model, ckpt.get("model") or {})
-            if not transfer["copied"] and not transfer["widened"]:
-                raise GGIKError(f"cannot initialise from {path}: none of its weights fits this model")
-        elif source != mine:
-            diff = ", ".join(f"model.{k}: {mine.get(k)!r} here, {source.get(k)!r} in the checkpoint"
-                             for k in sorted(set(source) | set(mine)) if source.get(k) != mine.get(k))
-            raise GGIKError(f"cannot initialise from {path}: the model architecture differs ({diff}); leave the model "
-                            "section out of --config/--set to take the checkpoint's, or add --init-partial to take the weights "
-                            "that fit")
-        if not partial:
-            try:
-                self.model.load_state_dict(ckpt["model"])
-            except (KeyError, RuntimeError) as exc:
-                raise GGIKError(f"{path}: its weights do not fit the model ({exc})") from None
-        self.init_source = {"path": str(path), "format": ckpt["format"], "step": int(ckpt.get("step", 0)),
-                            "examples": int(ckpt.get("examples", 0)), "ggik_version": ckpt.get("ggik_version")}
-        if transfer is not None:
-            self.init_source["transfer"] = {k: len(v) for k, v in transfer.items()}
-            self.init_source["fresh"] = transfer["fresh"]
-        if ckpt.get("init_from"):
-            self.init_source["init_from"] = ckpt["init_from"]  # a chain of fine-tunings stays traceable
-        self.trained_before = recorded_training_set(ckpt)  # a fine-tuned model has seen its source's robots too
+        self.init_source, self.trained_before = load_initial_weights(self.model, path, partial)
         self._log({"kind": "init", "step": 0, "examples": 0, "init_from": self.init_source})
         return self.init_source
 
     @classmethod
-    def resume(cls, run_dir: str | Path, overrides: dict | None = None, **kwargs) -> "Trainer":
+    def resume(cls, run_dir: str | Path, overrides: dict | None = None, **kwargs) -> Trainer:
         """A trainer that continues ``run_dir/last.pt`` (``overrides`` may change e.g. ``steps``)."""
         ckpt = load_checkpoint(Path(run_dir) / "last.pt")
         if ckpt["format"] != CHECKPOINT_FORMAT:
-            raise GGIKError(f"{Path(run_dir) / 'last.pt'} is a weights-only export ({ckpt['format']}: no optimiser, "
-                            "scheduler or RNG state) and cannot be resumed; resume from the run's own last.pt")
+            raise GGIKError(
+                f"{Path(run_dir) / 'last.pt'} is a weights-only export ({ckpt['format']}: no optimiser, "
+                "scheduler or RNG state) and cannot be resumed; resume from the run's own last.pt"
+            )
         data = merge(ckpt["config"], overrides or {})
         if data.get("model") != ckpt["config"]["model"]:
             raise GGIKError("cannot change the model architecture when resuming")
@@ -246,72 +226,49 @@ class Trainer:
             extra["prior_dist_se"] = prior_dist.item()
         if not torch.isfinite(loss):
             terms = ", ".join(f"{k} {v}" for k, v in extra.items())
-            raise GGIKError(f"non-finite loss at step {self.step} (anchor {anchor.item()}, free {free.item()}, kl {kl.item()}"
-                            + (f", {terms})" if terms else ")"))
+            raise GGIKError(
+                f"non-finite loss at step {self.step} (anchor {anchor.item()}, free {free.item()}, kl {kl.item()}"
+                + (f", {terms})" if terms else ")")
+            )
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.optim.grad_clip if cfg.optim.grad_clip > 0 else float("inf"))
+        grad_norm = torch.nn.utils.clip_grad_norm_(
+            self.model.parameters(), cfg.optim.grad_clip if cfg.optim.grad_clip > 0 else float("inf")
+        )
         self.optimizer.step()
         lr = self.optimizer.param_groups[0]["lr"]
         self.scheduler.step()
         self.step += 1
         self.examples += batch.batch_size * self.world
-        return {"loss": loss.item(), "anchor_se": anchor.item(), "free_se": free.item(), "kl": kl.item(), "beta": beta, "lr": lr, "grad_norm": grad_norm.item(), **extra}
+        return {
+            "loss": loss.item(),
+            "anchor_se": anchor.item(),
+            "free_se": free.item(),
+            "kl": kl.item(),
+            "beta": beta,
+            "lr": lr,
+            "grad_norm": grad_norm.item(),
+            **extra,
+        }
 
     # ----- validation
     def validation_set(self) -> ProblemSet:
+        """The run's validation problems (:func:`validation_problems`), kept in ``RUN_DIR/val_problems.pt``."""
         if self._val_set is None:
             path = self.run_dir / "val_problems.pt"
             if path.is_file():
                 self._val_set = ProblemSet.load(path)
             else:
-                v = self.cfg.val
-                robots = [Robot.from_name(n) for n in self.cfg.data.robots]
-                g = step_generator(v.seed, VALIDATION_ROBOTS)
-                dofs = self.cfg.data.random_dofs or [7]
-                robots += [random_robot(dofs[i % len(dofs)], g, name=f"val_random{i}") for i in range(v.random_robots)]
-                self._val_set = ProblemSet.generate(robots, v.problems_per_robot, v.seed)
+                self._val_set = validation_problems(self.cfg)
                 if self.rank == 0:
                     self._val_set.save(path)
         return self._val_set
 
-    @torch.no_grad()
     def validate(self) -> dict:
-        """Per robot and goal kind of ``val.goal_kinds``: posterior loss terms and raw success (best of S within 1 cm
-        and 1 degree, the rotation the kind fixes). Keys ``val/<robot>/<metric>`` for poses, ``val/<robot>/<kind>/...``
-        for the other kinds (robots whose EE is off the last axis are left out of those)."""
-        self.model.eval()
-        record: dict = {}
+        """:func:`ggik.training.validation.validate` of the model on :meth:`validation_set`."""
         if self._val_groups is None:
-            self._val_groups = [(r, RobotGraph.from_robot(r), q, T) for r, q, T in self.validation_set().groups()]
-        for kind in self.cfg.val.goal_kinds:
-            key = "" if kind == "pose" else f"{kind}/"
-            successes, best_errors = [], []
-            for robot, graph, q, T_goal in self._val_groups:
-                if kind != "pose" and not graph.supports_partial_goals:
-                    continue
-                batch = GraphBatch.from_graph(graph, q=q, kind=kind).to(self.device, torch.float32)
-                with self._autocast():
-                    out = self.model(batch)
-                g = torch.Generator(device=self.device).manual_seed(self.cfg.val.seed)
-                raw = sample_joint_angles(self.model, graph, graph.goals(T_goal, kind), self.cfg.val.samples, generator=g)
-                succ = success_rate(raw.pos_err, raw.rot_err)
-                successes.append(succ)
-                best = raw.pos_err.min(-1).values
-                best_errors.append(best.mean().item())
-                record.update(
-                    {
-                        f"val/{robot.name}/{key}free_se": out["free_se"].float().mean().item(),
-                        f"val/{robot.name}/{key}kl": out["kl"].float().mean().item(),
-                        f"val/{robot.name}/{key}success": succ,
-                        f"val/{robot.name}/{key}pos_err_mean_m": raw.pos_err.mean().item(),
-                        f"val/{robot.name}/{key}pos_err_best_m": best.mean().item(),
-                    }
-                )
-            if successes:
-                record[f"val/{key}success_mean"] = sum(successes) / len(successes)
-                record[f"val/{key}pos_err_best_mean_m"] = sum(best_errors) / len(best_errors)
-        return record
+            self._val_groups = validation_groups(self.validation_set())
+        return validate(self.model, self._val_groups, self.cfg, self.device)
 
     # ----- logging
     def _log(self, record: dict) -> None:
@@ -332,7 +289,9 @@ class Trainer:
             import wandb
         except ImportError:
             raise GGIKError("wandb logging asked for but wandb is not installed: pip install 'ggik[wandb]'") from None
-        self._wandb = wandb.init(project="ggik", dir=str(self.run_dir), mode=self.wandb_mode, config=to_dict(self.cfg), resume="allow")
+        self._wandb = wandb.init(
+            project="ggik", dir=str(self.run_dir), mode=self.wandb_mode, config=to_dict(self.cfg), resume="allow"
+        )
 
     # ----- the loop
     def train(self, max_minutes: float | None = None, max_cpu_minutes: float | None = None) -> dict:
@@ -368,21 +327,42 @@ class Trainer:
                 window_ex += cfg.data.batch_size * self.world
                 bar.update(1)
                 if self.step % cfg.log_every == 0 or self.step == cfg.steps:
-                    last = {"kind": "train", "step": self.step, "examples": self.examples, **stats,
-                            "examples_per_s": window_ex / window_t, "wall_s": self.wall_s, "cpu_s": self.cpu_s}
+                    last = {
+                        "kind": "train",
+                        "step": self.step,
+                        "examples": self.examples,
+                        **stats,
+                        "examples_per_s": window_ex / window_t,
+                        "wall_s": self.wall_s,
+                        "cpu_s": self.cpu_s,
+                    }
                     self._log(last)
-                    bar.set_postfix(loss=f"{stats['loss']:.3g}", kl=f"{stats['kl']:.3g}", ex_s=f"{last['examples_per_s']:.0f}")
+                    bar.set_postfix(
+                        loss=f"{stats['loss']:.3g}", kl=f"{stats['kl']:.3g}", ex_s=f"{last['examples_per_s']:.0f}"
+                    )
                     window_t, window_ex = 0.0, 0
                 if cfg.val.every and self.step % cfg.val.every == 0:
                     t1, c1 = time.perf_counter(), time.process_time()
                     if self.rank == 0:
-                        rec = {"kind": "val", "step": self.step, "examples": self.examples, "wall_s": self.wall_s, **self.validate()}
+                        rec = {
+                            "kind": "val",
+                            "step": self.step,
+                            "examples": self.examples,
+                            "wall_s": self.wall_s,
+                            **self.validate(),
+                        }
                         rec["val_s"] = time.perf_counter() - t1
                         self.cpu_s += time.process_time() - c1
                         self._log(rec)
-                        kinds = {k.removeprefix("val/").removesuffix("success_mean").rstrip("/") or "pose": v  # val/<kind>/...
-                                 for k, v in rec.items() if k.endswith("success_mean")}
-                        bar.write(f"step {self.step}: val success " + ", ".join(f"{k} {v:.3f}" for k, v in kinds.items()))
+                        kinds = {
+                            k.removeprefix("val/").removesuffix("success_mean").rstrip("/")
+                            or "pose": v  # val/<kind>/...
+                            for k, v in rec.items()
+                            if k.endswith("success_mean")
+                        }
+                        bar.write(
+                            f"step {self.step}: val success " + ", ".join(f"{k} {v:.3f}" for k, v in kinds.items())
+                        )
                     if self.world > 1:
                         dist.barrier()
                 if self.step % cfg.checkpoint_every == 0:

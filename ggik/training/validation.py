@@ -1,0 +1,75 @@
+"""Validation during training: a fixed set of problems (the training robots and ``val.random_robots`` random robots
+of the validation stream), and per robot and goal kind the posterior loss terms and raw success of the model."""
+
+from __future__ import annotations
+
+import torch
+
+from ggik.data import ProblemSet
+from ggik.graph import GraphBatch, RobotGraph
+from ggik.ik.metrics import success_rate
+from ggik.ik.sampling import sample_joint_angles
+from ggik.kinematics import Robot, random_robot
+from ggik.nn.cvae import GGIKModel
+from ggik.rng import VALIDATION_ROBOTS, step_generator
+from ggik.training.config import TrainConfig
+
+__all__ = ["ValidationGroup", "validation_problems", "validation_groups", "validate"]
+
+#: one robot of the validation set: (robot, its graph, q (P, dof) [rad or m], T_goal (P, 4, 4) in its base frame)
+ValidationGroup = tuple[Robot, RobotGraph, torch.Tensor, torch.Tensor]
+
+
+def validation_problems(cfg: TrainConfig) -> ProblemSet:
+    """The validation problems of a run: ``val.problems_per_robot`` per training robot (``data.robots``) and per
+    random robot (``val.random_robots``, DOFs from ``data.random_dofs``), all drawn from ``val.seed``."""
+    v = cfg.val
+    robots = [Robot.from_name(n) for n in cfg.data.robots]
+    g = step_generator(v.seed, VALIDATION_ROBOTS)
+    dofs = cfg.data.random_dofs or [7]
+    robots += [random_robot(dofs[i % len(dofs)], g, name=f"val_random{i}") for i in range(v.random_robots)]
+    return ProblemSet.generate(robots, v.problems_per_robot, v.seed)
+
+
+def validation_groups(problems: ProblemSet) -> list[ValidationGroup]:
+    """The problems per robot, with each robot's graph built once."""
+    return [(r, RobotGraph.from_robot(r), q, T) for r, q, T in problems.groups()]
+
+
+@torch.no_grad()
+def validate(model: GGIKModel, groups: list[ValidationGroup], cfg: TrainConfig, device: torch.device) -> dict:
+    """Per robot and goal kind of ``val.goal_kinds``: posterior loss terms and raw success (best of ``val.samples``
+    within 1 cm and 1 degree, the rotation the kind fixes). Keys ``val/<robot>/<metric>`` for poses,
+    ``val/<robot>/<kind>/...`` for the other kinds (robots whose EE is off the last axis are left out of those),
+    and the means over robots ``val/[<kind>/]success_mean`` and ``pos_err_best_mean_m``. Leaves ``model`` in eval
+    mode; the forward pass runs under bfloat16 autocast when ``cfg.bf16``."""
+    model.eval()
+    record: dict = {}
+    for kind in cfg.val.goal_kinds:
+        key = "" if kind == "pose" else f"{kind}/"
+        successes, best_errors = [], []
+        for robot, graph, q, T_goal in groups:
+            if kind != "pose" and not graph.supports_partial_goals:
+                continue
+            batch = GraphBatch.from_graph(graph, q=q, kind=kind).to(device, torch.float32)
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
+                out = model(batch)
+            g = torch.Generator(device=device).manual_seed(cfg.val.seed)
+            raw = sample_joint_angles(model, graph, graph.goals(T_goal, kind), cfg.val.samples, generator=g)
+            succ = success_rate(raw.pos_err, raw.rot_err)
+            successes.append(succ)
+            best = raw.pos_err.min(-1).values
+            best_errors.append(best.mean().item())
+            record.update(
+                {
+                    f"val/{robot.name}/{key}free_se": out["free_se"].float().mean().item(),
+                    f"val/{robot.name}/{key}kl": out["kl"].float().mean().item(),
+                    f"val/{robot.name}/{key}success": succ,
+                    f"val/{robot.name}/{key}pos_err_mean_m": raw.pos_err.mean().item(),
+                    f"val/{robot.name}/{key}pos_err_best_m": best.mean().item(),
+                }
+            )
+        if successes:
+            record[f"val/{key}success_mean"] = sum(successes) / len(successes)
+            record[f"val/{key}pos_err_best_mean_m"] = sum(best_errors) / len(best_errors)
+    return record
