@@ -21,6 +21,7 @@ absent. The golden values of robots.md that tests check (FK check poses, the sta
 accuracy experiment) are committed as ``tests/data/golden_fk.json`` (written by
 ``tests/data/make_golden_fk.py``), so the fixtures ``fk_check_values`` and ``dh_tables`` need no ../shared.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -421,9 +422,9 @@ def orthogonal(gen: torch.Generator, det: float) -> torch.Tensor:
 @pytest.fixture(scope="session")
 def tiny_ckpt(tmp_path_factory) -> str:
     """``last.pt`` of 3 steps of ``train/configs/tiny.yaml`` (trained on panda + random 5/6-DOF robots); read-only."""
-    from ggik.typed_config import from_dict, load_yaml
     from ggik.training.config import TrainConfig
     from ggik.training.trainer import Trainer
+    from ggik.typed_config import from_dict, load_yaml
 
     run = tmp_path_factory.mktemp("tiny_run")
     cfg = from_dict(TrainConfig, {**load_yaml(str(REPO_ROOT / "train/configs/tiny.yaml")), "steps": 3})

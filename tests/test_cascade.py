@@ -1,14 +1,15 @@
 """The two-stage LM solve (:mod:`ggik.ik.cascade`; its study: benchmarks/cascade)."""
+
 from __future__ import annotations
 
 import pytest
 import torch
 
 from ggik.checkpoint import load_model
+from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.cascade import lm_cascade, lm_random_starts
 from ggik.ik.refine import RefineConfig, lm_refine
 from ggik.ik.sampling import sample_joint_angles
-from ggik.graph.robot_graph import RobotGraph
 from ggik.kinematics import Robot
 from ggik.kinematics.geometry import pose_errors
 
@@ -48,8 +49,16 @@ def test_random_starts_are_the_best_of_one_lm_run(name):
 def test_cascade_keeps_the_models_solutions_and_restarts_the_rest(model):
     robot = Robot.from_name("panda")
     T = _goals(robot, 8, 2)
-    res = lm_cascade(model, robot, T, num_samples=2, random_starts=16, cfg=CFG, generator=torch.Generator().manual_seed(4),
-                     start_generator=torch.Generator().manual_seed(5))
+    res = lm_cascade(
+        model,
+        robot,
+        T,
+        num_samples=2,
+        random_starts=16,
+        cfg=CFG,
+        generator=torch.Generator().manual_seed(4),
+        start_generator=torch.Generator().manual_seed(5),
+    )
     _check_strict(robot, res, T)
     # stage 1 alone, with the same sampling noise: the goals it solves are exactly the cascade's first-stage goals
     raw = sample_joint_angles(model, RobotGraph.from_robot(robot), T, 2, generator=torch.Generator().manual_seed(4))
@@ -81,14 +90,19 @@ def test_cascade_and_random_starts_are_the_solvers_strategies(model):
     T = _goals(robot, 6, 7)
     g = torch.Generator().manual_seed(8)
     cascade = lm_cascade(model, robot, T, num_samples=1, random_starts=4, cfg=CFG, generator=g, start_generator=g)
-    first = solver.solve(robot, T, SolveConfig(samples=1, strategy="model-first", random_starts=4),
-                         generator=torch.Generator().manual_seed(8))
+    first = solver.solve(
+        robot,
+        T,
+        SolveConfig(samples=1, strategy="model-first", random_starts=4),
+        generator=torch.Generator().manual_seed(8),
+    )
     assert not cascade.first_stage.all(), "test-data precondition: some goals go to the random restarts"
     assert torch.equal(cascade.q, first.best()) and torch.equal(cascade.pos_err, first.pos_err[:, 0])
     assert torch.equal(cascade.success, (first.success & first.within_limits)[:, 0])
     baseline = lm_random_starts(robot, T, 5, CFG, torch.Generator().manual_seed(9))
-    rand = solver.solve(robot, T, SolveConfig(strategy="random", random_starts=5),
-                        generator=torch.Generator().manual_seed(9))
+    rand = solver.solve(
+        robot, T, SolveConfig(strategy="random", random_starts=5), generator=torch.Generator().manual_seed(9)
+    )
     assert torch.equal(baseline.q, rand.best())
     assert torch.equal(baseline.success, (rand.success & rand.within_limits)[:, 0])
 

@@ -1,5 +1,6 @@
 """The ggik command line (one robot resolver, the command groups, the demo library behind ``ggik demo``), and the
 committed graphs/ JSON files against a rebuild."""
+
 from __future__ import annotations
 
 import json
@@ -115,7 +116,10 @@ def test_demo_counts_a_zero_weight_robot_as_unseen(tmp_path, capsys, monkeypatch
     def pretrained(cls, device="cpu"):
         solver = original(cls, device)
         trained = solver.checkpoint["training_robots"]
-        solver.checkpoint = {**solver.checkpoint, "training_robots": {**trained, "named": {**trained["named"], "panda": 0.0}}}
+        solver.checkpoint = {
+            **solver.checkpoint,
+            "training_robots": {**trained, "named": {**trained["named"], "panda": 0.0}},
+        }
         return solver
 
     monkeypatch.setattr(ggik.ik.solver.GGIK, "pretrained", classmethod(pretrained))
@@ -132,26 +136,33 @@ def test_demo_bad_options(capsys):
 
 # ---------------------------------------------------------------------------------------------- the robot resolver
 def _revolute(name: str, parent: str, child: str, xyz: str, axis: str) -> str:
-    return (f'<joint name="{name}" type="revolute"><parent link="{parent}"/><child link="{child}"/>'
-            f'<origin xyz="{xyz}"/><axis xyz="{axis}"/><limit lower="-2.5" upper="2.5" effort="1" velocity="1"/></joint>')
+    return (
+        f'<joint name="{name}" type="revolute"><parent link="{parent}"/><child link="{child}"/>'
+        f'<origin xyz="{xyz}"/><axis xyz="{axis}"/><limit lower="-2.5" upper="2.5" effort="1" velocity="1"/></joint>'
+    )
 
 
 #: a torso (j1, j2) with two arms: "left" (4 more joints, EE left_tool) and "right" (3 more, EE right_tip)
-TWO_ARMS = "".join([
-    '<robot name="two_arms">',
-    "".join(f'<link name="{n}"/>' for n in ("root", "t1", "t2", "l1", "l2", "l3", "l4", "left_tool", "r1", "r2", "r3")),
-    _revolute("j1", "root", "t1", "0 0 0.3", "0 0 1"),
-    _revolute("j2", "t1", "t2", "0 0 0.2", "0 1 0"),
-    _revolute("left_1", "t2", "l1", "0 0.2 0.1", "1 0 0"),
-    _revolute("left_2", "l1", "l2", "0 0.3 0", "0 0 1"),
-    _revolute("left_3", "l2", "l3", "0 0.25 0", "1 0 0"),
-    _revolute("left_4", "l3", "l4", "0 0.1 0.05", "0 1 0"),
-    '<joint name="left_flange" type="fixed"><parent link="l4"/><child link="left_tool"/><origin xyz="0 0.08 0"/></joint>',
-    _revolute("right_1", "t2", "r1", "0 -0.2 0.1", "1 0 0"),
-    _revolute("right_2", "r1", "r2", "0 -0.3 0", "0 0 1"),
-    _revolute("right_3", "r2", "r3", "0 -0.25 0", "1 0 0"),
-    "</robot>",
-])
+TWO_ARMS = "".join(
+    [
+        '<robot name="two_arms">',
+        "".join(
+            f'<link name="{n}"/>' for n in ("root", "t1", "t2", "l1", "l2", "l3", "l4", "left_tool", "r1", "r2", "r3")
+        ),
+        _revolute("j1", "root", "t1", "0 0 0.3", "0 0 1"),
+        _revolute("j2", "t1", "t2", "0 0 0.2", "0 1 0"),
+        _revolute("left_1", "t2", "l1", "0 0.2 0.1", "1 0 0"),
+        _revolute("left_2", "l1", "l2", "0 0.3 0", "0 0 1"),
+        _revolute("left_3", "l2", "l3", "0 0.25 0", "1 0 0"),
+        _revolute("left_4", "l3", "l4", "0 0.1 0.05", "0 1 0"),
+        '<joint name="left_flange" type="fixed"><parent link="l4"/><child link="left_tool"/>'
+        '<origin xyz="0 0.08 0"/></joint>',
+        _revolute("right_1", "t2", "r1", "0 -0.2 0.1", "1 0 0"),
+        _revolute("right_2", "r1", "r2", "0 -0.3 0", "0 0 1"),
+        _revolute("right_3", "r2", "r3", "0 -0.25 0", "1 0 0"),
+        "</robot>",
+    ]
+)
 
 
 @pytest.fixture
@@ -202,7 +213,7 @@ def test_cli_robot_show_needs_the_ee_of_a_two_branch_urdf(two_arms, capsys):
     assert "root -> left_tool, 6 DOF" in capsys.readouterr().out
 
 
-# ---------------------------------------------------------------------------------------------- --base/--ee of eval and data
+# ----------------------------------------------------------------------------------------- --base/--ee of eval and data
 GEN_TINY = ["-n", "2", "-s", "2", "--dofs", "--scales", "--no-progress"]
 
 
@@ -210,15 +221,36 @@ def test_eval_generalisation_on_a_two_branch_urdf(tiny_ckpt, two_arms, tmp_path,
     out_dir = str(tmp_path / "res")
     assert main(["eval", "generalisation", tiny_ckpt, "--robots", two_arms, *GEN_TINY, "--out-dir", out_dir]) == 2
     assert "ambiguous" in capsys.readouterr().err
-    assert main(["eval", "generalisation", tiny_ckpt, "--robots", two_arms, "--ee", "left_tool", *GEN_TINY,
-                 "--out-dir", out_dir]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "generalisation",
+                tiny_ckpt,
+                "--robots",
+                two_arms,
+                "--ee",
+                "left_tool",
+                *GEN_TINY,
+                "--out-dir",
+                out_dir,
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "two_arms" in out and f"wrote {out_dir}/generalisation.md" in out
     assert "--ee left_tool" in (tmp_path / "res" / "generalisation.md").read_text()  # the command is recorded
 
 
-@pytest.mark.parametrize("argv", [["eval", "generalisation", "--ee", "x"], ["eval", "limits", "--robots", "ur10", "--base", "x"],
-                                  ["data", "make", "--robots", "ur10", "--ee", "x", "-o", "never.pt"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "generalisation", "--ee", "x"],
+        ["eval", "limits", "--robots", "ur10", "--base", "x"],
+        ["data", "make", "--robots", "ur10", "--ee", "x", "-o", "never.pt"],
+    ],
+)
 def test_links_without_a_urdf_file_are_an_error(argv, capsys):
     assert main(argv) == 2
     assert "--base/--ee apply to the URDF files among --robots" in capsys.readouterr().err
@@ -236,7 +268,9 @@ def test_data_make_with_the_ee_of_a_two_branch_urdf(two_arms, tmp_path, capsys):
 
 def test_solve_urdf_with_ee_and_shipped_robot_with_links(tiny_ckpt, two_arms, capsys):
     pose = ["0.3", "0.2", "0.5", "1", "0", "0", "0"]
-    assert main(["solve", "--urdf", two_arms, "--ee", "left_tool", "--pose", *pose, "-s", "2", "--ckpt", tiny_ckpt]) == 0
+    assert (
+        main(["solve", "--urdf", two_arms, "--ee", "left_tool", "--pose", *pose, "-s", "2", "--ckpt", tiny_ckpt]) == 0
+    )
     assert capsys.readouterr().out.startswith("two_arms: 2 solutions (raw model samples), best first")
     assert main(["solve", "--robot", "panda", "--ee", "panda_link8", "--pose", *pose, "--ckpt", tiny_ckpt]) == 2
     assert "is a shipped robot with a fixed chain" in capsys.readouterr().err
@@ -245,9 +279,14 @@ def test_solve_urdf_with_ee_and_shipped_robot_with_links(tiny_ckpt, two_arms, ca
 
 
 def test_python_m_ggik_cli_help():
-    run = subprocess.run([sys.executable, "-m", "ggik.cli", "--help"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "ggik.cli", "--help"], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.startswith("usage: ggik ") and "{robot,graph,train,data,solve,path,eval,info,export,demo}" in run.stdout
+    assert (
+        run.stdout.startswith("usage: ggik ")
+        and "{robot,graph,train,data,solve,path,eval,info,export,demo}" in run.stdout
+    )
 
 
 # ---------------------------------------------------------------------------------------------- the demo library
@@ -264,12 +303,16 @@ def test_demo_library_returns_what_the_cli_prints(tmp_path, capsys, monkeypatch)
     for case, block in zip(cases, blocks):
         lines = block.splitlines()
         assert lines[0] == f"{case.subject.robot.name} ({case.subject.robot.dof} DOF, {case.subject.seen})"
-        assert lines[1].endswith(f"on {case.raw_goals_paper}/2 goals, within the strict tolerances on {case.raw_goals_strict}/2")
-        assert lines[2].endswith(f"; {case.lm_goals_solved}/2 goals solved, {case.lm_samples_solved}/8 samples, "
-                                 f"distinct solutions per goal: {case.distinct_per_goal}")
+        assert lines[1].endswith(
+            f"on {case.raw_goals_paper}/2 goals, within the strict tolerances on {case.raw_goals_strict}/2"
+        )
+        assert lines[2].endswith(
+            f"; {case.lm_goals_solved}/2 goals solved, {case.lm_samples_solved}/8 samples, "
+            f"distinct solutions per goal: {case.distinct_per_goal}"
+        )
         rows = lines[4:]
         assert len(rows) == sum(max(len(r), len(m)) for r, m in zip(case.listed_raw, case.listed_lm))
-        printed_q = [json.loads(re.sub(r"\s+", "", row[row.rindex("["):])) for row in rows if row.endswith("]")]
+        printed_q = [json.loads(re.sub(r"\s+", "", row[row.rindex("[") :])) for row in rows if row.endswith("]")]
         listed_q = [[round(v, 2) for v in case.lm.q[b, k].tolist()] for b in range(2) for k in case.listed_lm[b]]
         assert printed_q == listed_q
         assert case.T_goal.shape == (2, 4, 4) and case.raw.q.shape == case.lm.q.shape == (2, 4, case.subject.robot.dof)
@@ -331,17 +374,25 @@ def test_n_counts_goals_and_s_samples_in_every_command(words):
         (["eval", "accuracy", "-n", "0"], r"argument -n/--goals: must be a positive integer, got 0"),
         (["eval", "seeding", "--random-starts", "0"], r"argument --random-starts: must be a positive integer"),
         (["eval", "limits", "--threads", "-3"], r"argument --threads: must be a positive integer, got -3"),
-        (["eval", "generalisation", "--scales", "0.1", "-0.2"],
-         r"argument --scales: must be a positive number, got -0.2"),
+        (
+            ["eval", "generalisation", "--scales", "0.1", "-0.2"],
+            r"argument --scales: must be a positive number, got -0.2",
+        ),
         (["eval", "goals", "-s", "0"], r"argument -s/--samples: must be a positive integer, got 0"),
         (["eval", "paths", "--chains", "0"], r"argument --chains: must be a positive integer, got 0"),
         (["eval", "paths", "--time-limit", "nan"], r"argument --time-limit: must be a positive number, got nan"),
-        (["solve", "--robot", "panda", "--position", "0.4", "0", "0.5", "-s", "0"],
-         r"argument -s/--samples: must be a positive integer, got 0"),
-        (["solve", "--robot", "panda", "--position", "0.4", "0", "0.5", "--pos-tol", "0"],
-         r"argument --pos-tol: must be a positive number, got 0"),
-        (["solve", "--robot", "panda", "--position", "0.4", "0", "0.5", "--strategy", "cascade"],
-         r"argument --strategy: invalid choice: 'cascade'"),
+        (
+            ["solve", "--robot", "panda", "--position", "0.4", "0", "0.5", "-s", "0"],
+            r"argument -s/--samples: must be a positive integer, got 0",
+        ),
+        (
+            ["solve", "--robot", "panda", "--position", "0.4", "0", "0.5", "--pos-tol", "0"],
+            r"argument --pos-tol: must be a positive number, got 0",
+        ),
+        (
+            ["solve", "--robot", "panda", "--position", "0.4", "0", "0.5", "--strategy", "cascade"],
+            r"argument --strategy: invalid choice: 'cascade'",
+        ),
         (["train", "--max-minutes", "0"], r"argument --max-minutes: must be a positive number, got 0"),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
@@ -381,8 +432,11 @@ def test_every_command_that_computes_takes_threads():
 def test_threads_takes_only_positive_integers(words, capsys):
     """--threads 0 (and -1, 1.5) exit with status 2 naming the option, before anything is loaded; the default is
     torch's own choice (None: threads left alone), except ggik demo's one thread."""
-    for value, shown in (("0", "must be a positive integer, got 0"), ("-1", "must be a positive integer, got -1"),
-                         ("1.5", "expected an integer, got '1.5'")):
+    for value, shown in (
+        ("0", "must be a positive integer, got 0"),
+        ("-1", "must be a positive integer, got -1"),
+        ("1.5", "expected an integer, got '1.5'"),
+    ):
         with pytest.raises(SystemExit) as exit_:
             main([*words, "--threads", value])
         assert exit_.value.code == 2
@@ -414,16 +468,37 @@ def test_argument_types():
     from ggik.cli.arguments import non_negative_int, positive_float, positive_int
 
     assert positive_int("3") == 3 and non_negative_int("0") == 0 and positive_float("1e-4") == 1e-4
-    for fn, text in ((positive_int, "0"), (positive_int, "1.5"), (non_negative_int, "-1"), (positive_float, "0"),
-                     (positive_float, "inf"), (positive_float, "-0.1"), (positive_float, "x")):
+    for fn, text in (
+        (positive_int, "0"),
+        (positive_int, "1.5"),
+        (non_negative_int, "-1"),
+        (positive_float, "0"),
+        (positive_float, "inf"),
+        (positive_float, "-0.1"),
+        (positive_float, "x"),
+    ):
         with pytest.raises(argparse.ArgumentTypeError):
             fn(text)
 
 
 def test_solve_old_n_is_samples_with_a_warning(tiny_ckpt, capsys):
     """ggik solve -n (samples before -n meant goals everywhere) works for one release, with a warning."""
-    argv = ["solve", "--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "0", "0", "--ckpt", tiny_ckpt,
-            "--json"]
+    argv = [
+        "solve",
+        "--robot",
+        "panda",
+        "--pose",
+        "0.4",
+        "0.1",
+        "0.5",
+        "0",
+        "1",
+        "0",
+        "0",
+        "--ckpt",
+        tiny_ckpt,
+        "--json",
+    ]
     assert main([*argv, "-s", "3"]) == 0
     new = capsys.readouterr()
     with pytest.warns(DeprecationWarning, match=r"ggik solve -n is deprecated .* use -s/--samples"):
@@ -439,16 +514,45 @@ def test_solve_strategies_from_the_command_line(tiny_ckpt, capsys, strategy, cou
     from ggik.kinematics.geometry import make_transform, quat_to_matrix
 
     options = ["-s", "2", "--random-starts", "3"] if strategy == "model-first" else ["--random-starts", "5"]
-    assert main(["solve", "--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "0", "0", "--ckpt", tiny_ckpt,
-                 "--strategy", strategy, "--pos-tol", "0.002", "--json", *options]) == 0
+    assert (
+        main(
+            [
+                "solve",
+                "--robot",
+                "panda",
+                "--pose",
+                "0.4",
+                "0.1",
+                "0.5",
+                "0",
+                "1",
+                "0",
+                "0",
+                "--ckpt",
+                tiny_ckpt,
+                "--strategy",
+                strategy,
+                "--pos-tol",
+                "0.002",
+                "--json",
+                *options,
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["strategy"] == strategy and out["refine"] == "lm" and len(out["solutions"]) == count
     import torch
 
-    T = make_transform(quat_to_matrix(torch.tensor([0.0, 1.0, 0.0, 0.0], dtype=torch.float64)),
-                       torch.tensor([0.4, 0.1, 0.5], dtype=torch.float64))
-    cfg = (SolveConfig(samples=2, strategy=strategy, random_starts=3, pos_tol=0.002) if strategy == "model-first"
-           else SolveConfig(strategy=strategy, random_starts=5, pos_tol=0.002))
+    T = make_transform(
+        quat_to_matrix(torch.tensor([0.0, 1.0, 0.0, 0.0], dtype=torch.float64)),
+        torch.tensor([0.4, 0.1, 0.5], dtype=torch.float64),
+    )
+    cfg = (
+        SolveConfig(samples=2, strategy=strategy, random_starts=3, pos_tol=0.002)
+        if strategy == "model-first"
+        else SolveConfig(strategy=strategy, random_starts=5, pos_tol=0.002)
+    )
     expected = GGIK.load(tiny_ckpt).solve(Robot.from_name("panda"), T, cfg, generator=torch.Generator().manual_seed(0))
     assert [r["q"] for r in out["solutions"]] == [[round(v, 6) for v in q] for q in expected.q[0].tolist()]
 

@@ -1,4 +1,5 @@
 """ggik.config: typed dataclass configuration from dicts, YAML files and ``key=value`` overrides."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from ggik import GGIKError
-from ggik.typed_config import ConfigError, apply_overrides, from_dict, load_yaml, merge, to_dict
 from ggik.data import DataConfig
 from ggik.nn.cvae import ModelConfig
 from ggik.training.config import OptimConfig, TrainConfig
+from ggik.typed_config import ConfigError, apply_overrides, from_dict, load_yaml, merge, to_dict
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "train" / "configs"
 CONFIG_FILES = sorted(CONFIG_DIR.glob("*.yaml"))
@@ -65,8 +66,20 @@ def test_unknown_key_is_named(data, where, key):
         ({"data": {"robots": {"panda": "heavy"}}}, "config.data.robots.panda: expected a number"),
         ({"model": 3}, "config.model: expected a section"),
     ],
-    ids=["int-from-str", "int-from-float", "int-from-bool", "bool-from-int", "float-from-word", "float-from-bool",
-         "str-from-int", "list-from-int", "list-item", "dict-from-list", "dict-value", "section-from-int"],
+    ids=[
+        "int-from-str",
+        "int-from-float",
+        "int-from-bool",
+        "bool-from-int",
+        "float-from-word",
+        "float-from-bool",
+        "str-from-int",
+        "list-from-int",
+        "list-item",
+        "dict-from-list",
+        "dict-value",
+        "section-from-int",
+    ],
 )
 def test_wrong_types_raise(data, message):
     with pytest.raises(ConfigError, match=message):
@@ -87,8 +100,15 @@ def test_config_error_is_a_ggik_error():
 def test_apply_overrides_parses_values():
     data = apply_overrides(
         {"optim": {"warmup_steps": 5}},
-        ["optim.lr=3e-4", "data.random_dofs=[5, 6]", "bf16=false", "model.goal_features=true", "steps=12",
-         "data.robots={panda: 1.0, ur10: 0.5}", "optim.schedule=constant"],
+        [
+            "optim.lr=3e-4",
+            "data.random_dofs=[5, 6]",
+            "bf16=false",
+            "model.goal_features=true",
+            "steps=12",
+            "data.robots={panda: 1.0, ur10: 0.5}",
+            "optim.schedule=constant",
+        ],
     )
     cfg = from_dict(TrainConfig, data)
     assert cfg.optim.lr == 3e-4 and isinstance(cfg.optim.lr, float)

@@ -1,5 +1,6 @@
 """ggik.data: training batches as a pure function of (seed, step, rank), mixed-DOF padding, joint sampling,
 fixed problem sets (bit-identical file round trip, clear errors) and ``ggik data make|show``."""
+
 from __future__ import annotations
 
 from dataclasses import fields
@@ -11,10 +12,17 @@ from ggik import GGIKError, Robot, RobotGraph, random_robot
 from ggik.cli import main
 from ggik.data import PROBLEM_SET_FORMAT, DataConfig, ProblemSet, TrainingData, robot_entry, robot_from_entry
 
-MIXED = dict(robots={"panda": 1.0, "ur10": 0.5}, random_weight=1.0, random_dofs=[4, 5], random_robots_per_batch=2,
-             randomized_weight=0.5, randomize_fraction=0.2, batch_size=24, seed=3, goal_kinds={"pose": 1.0})
-
-
+MIXED = dict(
+    robots={"panda": 1.0, "ur10": 0.5},
+    random_weight=1.0,
+    random_dofs=[4, 5],
+    random_robots_per_batch=2,
+    randomized_weight=0.5,
+    randomize_fraction=0.2,
+    batch_size=24,
+    seed=3,
+    goal_kinds={"pose": 1.0},
+)
 
 
 def mixed_data(**changes) -> TrainingData:
@@ -64,7 +72,7 @@ def test_batch_mixes_dofs_with_correct_padding():
     names = {g.robot.name for g in graphs}
     assert {"panda", "ur10"} <= names and any("~" in n for n in names) and any(n.startswith("random") for n in names)
     N = batch.num_nodes
-    assert N == 2 * max(g.n for g in graphs) + 4
+    assert 2 * max(g.n for g in graphs) + 4 == N
     assert torch.equal(batch.node_mask.sum(1), 2 * batch.num_joints + 4)
     for g, rows in groups(graphs, sizes):
         n_real = g.num_nodes
@@ -99,7 +107,9 @@ def test_goal_is_fk_of_q_and_points_are_the_realization():
         torch.testing.assert_close(batch.pos[rows, : g.num_nodes], g.realize(q), rtol=0, atol=1e-12)
         # the problem's goal anchors are the solution's p_n, q_n
         goal_nodes = slice(g.num_nodes - 2, g.num_nodes)
-        torch.testing.assert_close(batch.known_positions[rows, goal_nodes], batch.pos[rows, goal_nodes], rtol=0, atol=1e-12)
+        torch.testing.assert_close(
+            batch.known_positions[rows, goal_nodes], batch.pos[rows, goal_nodes], rtol=0, atol=1e-12
+        )
 
 
 @pytest.mark.parametrize(
@@ -114,8 +124,16 @@ def test_goal_is_fk_of_q_and_points_are_the_realization():
         (dict(goal_kinds={"pose": 1.0, "position": -0.5}), "goal_kinds must map.*weights >= 0"),
         (dict(goal_kinds={"position": 0.0}), "goal_kinds.*positive sum"),
     ],
-    ids=["unknown-robot", "negative-weight", "zero-weights", "randomized-without-named", "no-random-dofs",
-         "unknown-goal-kind", "negative-goal-kind", "zero-goal-kinds"],
+    ids=[
+        "unknown-robot",
+        "negative-weight",
+        "zero-weights",
+        "randomized-without-named",
+        "no-random-dofs",
+        "unknown-goal-kind",
+        "negative-goal-kind",
+        "zero-goal-kinds",
+    ],
 )
 def test_bad_data_config_is_a_clear_error(cfg, message):
     with pytest.raises(GGIKError, match=message):
@@ -236,7 +254,10 @@ def _truncated(tmp_path, set_robots):
     [
         ("truncated", "is not a readable ggik problem set"),
         ("text", "is not a readable ggik problem set"),
-        ("wrong-format", f"incompatible problem set format 'ggik-checkpoint/1'; this ggik .* reads '{PROBLEM_SET_FORMAT}'"),
+        (
+            "wrong-format",
+            f"incompatible problem set format 'ggik-checkpoint/1'; this ggik .* reads '{PROBLEM_SET_FORMAT}'",
+        ),
         ("no-format", "incompatible problem set format None; this ggik .* reads 'ggik-problems/1'"),
         ("not-a-dict", "incompatible problem set format 'Tensor'"),
     ],
@@ -269,14 +290,19 @@ def test_loading_a_missing_problem_file(tmp_path):
 # ---------------------------------------------------------------------------------------------- CLI
 def test_cli_data_make_and_show(tmp_path, capsys):
     out = tmp_path / "val.pt"
-    assert main(["data", "make", "--robots", "panda", "--random", "4", "6", "-n", "3", "--seed", "2", "-o", str(out)]) == 0
+    assert (
+        main(["data", "make", "--robots", "panda", "--random", "4", "6", "-n", "3", "--seed", "2", "-o", str(out)]) == 0
+    )
     made = capsys.readouterr().out
     assert "9 problems" in made and "random4_0" in made and "random6_1" in made
     ps = ProblemSet.load(out)
     assert len(ps) == 9 and ps.seed == 2 and [e["name"] for e in ps.robots] == ["panda", "random4_0", "random6_1"]
 
     again = tmp_path / "again.pt"
-    assert main(["data", "make", "--robots", "panda", "--random", "4", "6", "-n", "3", "--seed", "2", "-o", str(again)]) == 0
+    assert (
+        main(["data", "make", "--robots", "panda", "--random", "4", "6", "-n", "3", "--seed", "2", "-o", str(again)])
+        == 0
+    )
     capsys.readouterr()
     assert torch.equal(ProblemSet.load(again).T_goal, ps.T_goal), "ggik data make is seeded"
 

@@ -1,4 +1,5 @@
 """Distance-geometric refinement (refine="dg"): projection of point sets onto the known distances."""
+
 from __future__ import annotations
 
 import pytest
@@ -36,13 +37,18 @@ def test_perturbed_point_sets_are_repaired_into_exact_solutions(robot):
     graph = RobotGraph.from_robot(robot)
     q, T = problems(robot, 6, 1)
     g = torch.Generator().manual_seed(2)
-    X = graph.realize(q)[:, None].expand(-1, 3, -1, -1) + 0.01 * torch.randn(6, 3, graph.num_nodes, 3, generator=g, dtype=F64)
+    X = graph.realize(q)[:, None].expand(-1, 3, -1, -1) + 0.01 * torch.randn(
+        6, 3, graph.num_nodes, 3, generator=g, dtype=F64
+    )
     out = dg_refine(graph, X, T, DGConfig(iterations=30))
     anchors = graph.anchor_mask
     known = graph.partial(T).known_positions
-    torch.testing.assert_close(out.points[:, :, anchors], known[:, None, anchors].expand_as(out.points[:, :, anchors]),
-                               rtol=0, atol=1e-12)  # anchors are set, never moved
-    assert out.cost.max() < 1e-12 and out.cost.median() < 1e-17, "1 cm of noise per node must project onto the distances"
+    torch.testing.assert_close(
+        out.points[:, :, anchors], known[:, None, anchors].expand_as(out.points[:, :, anchors]), rtol=0, atol=1e-12
+    )  # anchors are set, never moved
+    assert out.cost.max() < 1e-12 and out.cost.median() < 1e-17, (
+        "1 cm of noise per node must project onto the distances"
+    )
     pos, rot = pose_errors(robot.fk(out.q), T[:, None])
     assert pos.max() < 1e-4 and rot.max() < 1e-4  # far inside the strict 1 mm / 0.01 rad (LM polishes further)
     torch.testing.assert_close(out.pos_err, pos, rtol=0, atol=0)
@@ -51,7 +57,9 @@ def test_perturbed_point_sets_are_repaired_into_exact_solutions(robot):
 def test_cost_is_half_the_sum_of_squared_residuals_over_edges():
     graph = RobotGraph.from_robot(Robot.from_name("panda"))
     q, T = problems(graph.robot, 2, 3)
-    X = graph.realize(q) + 0.05 * torch.randn(2, graph.num_nodes, 3, generator=torch.Generator().manual_seed(4), dtype=F64)
+    X = graph.realize(q) + 0.05 * torch.randn(
+        2, graph.num_nodes, 3, generator=torch.Generator().manual_seed(4), dtype=F64
+    )
     D = graph.partial(T).known_distances
     free = ~graph.anchor_mask
     mask = graph.known_mask & (free[:, None] | free[None, :])
@@ -91,8 +99,9 @@ def test_solver_refine_dg_and_dg_lm(monkeypatch):
         return RawSamples(q=qs, pos_err=pos, rot_err=rot, points=pts)
 
     monkeypatch.setattr(strategies, "sample_joint_angles", noisy_truth)
-    cfg = ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=1, latent=2, prior_components=2, residual_inputs=False,
-                      gn_steps=0)
+    cfg = ModelConfig(
+        dim=8, hidden=16, enc_layers=1, dec_layers=1, latent=2, prior_components=2, residual_inputs=False, gn_steps=0
+    )
     solver = GGIK(GGIKModel(cfg))
     raw = solver.solve(robot, T, SolveConfig(samples=4))
     for method in ("dg", "dg+lm"):
@@ -110,7 +119,9 @@ def test_a_position_goal_projects_onto_its_own_known_edges():
     q, T = problems(robot, 4, 5)
     goals = graph.goals(T[:, :3, 3], "position")
     g = torch.Generator().manual_seed(6)
-    X = graph.realize(q)[:, None].expand(-1, 2, -1, -1) + 0.05 * torch.randn(4, 2, graph.num_nodes, 3, generator=g, dtype=F64)
+    X = graph.realize(q)[:, None].expand(-1, 2, -1, -1) + 0.05 * torch.randn(
+        4, 2, graph.num_nodes, 3, generator=g, dtype=F64
+    )
     out = dg_refine(graph, X, goals, DGConfig(iterations=30))
     problem = graph.partial(goals)
     assert not problem.anchor_mask[-1], "q_n is free for a position goal"

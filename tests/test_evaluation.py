@@ -1,4 +1,5 @@
 """The evaluation suite: MMD diversity score, the three tables, the `ggik eval` command."""
+
 from __future__ import annotations
 
 import csv
@@ -8,13 +9,19 @@ import pytest
 import torch
 
 from ggik import Robot
+from ggik.checkpoint import load_model
 from ggik.cli import main
-from ggik.typed_config import from_dict, load_yaml
-from ggik.evaluation.tables import EvalConfig, accuracy_table, angle_mmd, limits_table, reference_solutions, seeding_table
+from ggik.evaluation.tables import (
+    EvalConfig,
+    accuracy_table,
+    angle_mmd,
+    limits_table,
+    reference_solutions,
+    seeding_table,
+)
 from ggik.kinematics.geometry import pose_errors
 from ggik.training.config import TrainConfig
-
-from ggik.checkpoint import load_model
+from ggik.typed_config import from_dict, load_yaml
 
 F64 = torch.float64
 
@@ -91,10 +98,15 @@ def test_seeding_table_compares_few_samples_with_many_random_starts(tiny_ckpt):
     cfg = EvalConfig(problems=4, samples=2, seed=0, slsqp_problems=1, random_starts=5)
     rows = [dict(zip(t.columns, r)) for t in [seeding_table(model, robots, cfg, progress=False)] for r in t.rows]
     assert {(r["solver"], r["starts"]): r["starts per goal"] for r in rows} == {
-        ("LM", "random"): 5, ("LM", "GGIK"): 2, ("SLSQP", "random"): 5, ("SLSQP", "GGIK"): 2}
+        ("LM", "random"): 5,
+        ("LM", "GGIK"): 2,
+        ("SLSQP", "random"): 5,
+        ("SLSQP", "GGIK"): 2,
+    }
     same = seeding_table(model, robots, EvalConfig(problems=4, samples=2, seed=0, slsqp_problems=1), progress=False)
-    named = seeding_table(model, robots, EvalConfig(problems=4, samples=2, seed=0, slsqp_problems=1, random_starts=2),
-                          progress=False)
+    named = seeding_table(
+        model, robots, EvalConfig(problems=4, samples=2, seed=0, slsqp_problems=1, random_starts=2), progress=False
+    )
     assert [r[-1] for r in same.rows] == [2, 2, 2, 2]
     lm_random = [[r for r in t.rows if r[1] == "LM" and r[2] == "random"][0] for t in (same, named)]
     assert lm_random[0][4:6] == lm_random[1][4:6]  # success and iterations: same starts
@@ -103,8 +115,25 @@ def test_seeding_table_compares_few_samples_with_many_random_starts(tiny_ckpt):
 
 
 def test_ggik_eval_seeding_random_starts_flag(tiny_ckpt, tmp_path):
-    argv = ["eval", "seeding", "--ckpt", str(tiny_ckpt), "--robots", "ur10", "-n", "2", "-s", "2", "--random-starts", "3",
-            "--slsqp-goals", "1", "--out-dir", str(tmp_path), "--no-progress"]
+    argv = [
+        "eval",
+        "seeding",
+        "--ckpt",
+        str(tiny_ckpt),
+        "--robots",
+        "ur10",
+        "-n",
+        "2",
+        "-s",
+        "2",
+        "--random-starts",
+        "3",
+        "--slsqp-goals",
+        "1",
+        "--out-dir",
+        str(tmp_path),
+        "--no-progress",
+    ]
     assert main(argv) == 0
     rows = _read_csv(tmp_path / "seeding.csv")
     assert {(r["starts"], r["starts per goal"]) for r in rows} == {("random", "3"), ("GGIK", "2")}
@@ -113,27 +142,61 @@ def test_ggik_eval_seeding_random_starts_flag(tiny_ckpt, tmp_path):
 
 def test_accuracy_stats_are_ordered(tiny_ckpt):
     model, _ = load_model(tiny_ckpt)
-    table = accuracy_table(model, [Robot.from_name("ur10")], EvalConfig(problems=6, samples=5, mmd_problems=3), progress=False)
+    table = accuracy_table(
+        model, [Robot.from_name("ur10")], EvalConfig(problems=6, samples=5, mmd_problems=3), progress=False
+    )
     row = dict(zip(table.columns, table.rows[0]))
     for unit in ("pos", "rot"):
         u = "mm" if unit == "pos" else "deg"
-        assert row[f"{unit} min [{u}]"] <= row[f"{unit} Q1 [{u}]"] <= row[f"{unit} Q3 [{u}]"] <= row[f"{unit} max [{u}]"]
+        assert (
+            row[f"{unit} min [{u}]"] <= row[f"{unit} Q1 [{u}]"] <= row[f"{unit} Q3 [{u}]"] <= row[f"{unit} max [{u}]"]
+        )
         assert row[f"{unit} min [{u}]"] <= row[f"{unit} mean [{u}]"] <= row[f"{unit} max [{u}]"]
 
 
 def test_ggik_eval_writes_markdown_and_csv(tiny_ckpt, tmp_path, capsys):
-    argv = ["eval", "limits", "--ckpt", str(tiny_ckpt), "--robots", "ur10", "-n", "3", "-s", "2",
-            "--out-dir", str(tmp_path), "--no-progress"]
+    argv = [
+        "eval",
+        "limits",
+        "--ckpt",
+        str(tiny_ckpt),
+        "--robots",
+        "ur10",
+        "-n",
+        "3",
+        "-s",
+        "2",
+        "--out-dir",
+        str(tmp_path),
+        "--no-progress",
+    ]
     assert main(argv) == 0
     md = (tmp_path / "limits.md").read_text()
     assert "Command: `" in md and "--robots ur10" in md and "Machine:" in md and "Seed: 0" in md
     rows = _read_csv(tmp_path / "limits.csv")
-    assert [r["robot"] for r in rows] == ["ur10"] and float(rows[0]["all joints"]) == 100.0  # UR10 limits hold by wrapping
+    assert [r["robot"] for r in rows] == ["ur10"] and float(
+        rows[0]["all joints"]
+    ) == 100.0  # UR10 limits hold by wrapping
 
 
 def test_ggik_eval_accuracy_writes_figures(tiny_ckpt, tmp_path):
-    argv = ["eval", "accuracy", "--ckpt", str(tiny_ckpt), "--robots", "ur10", "-n", "3", "-s", "2", "--mmd-goals", "2",
-            "--out-dir", str(tmp_path), "--no-progress"]
+    argv = [
+        "eval",
+        "accuracy",
+        "--ckpt",
+        str(tiny_ckpt),
+        "--robots",
+        "ur10",
+        "-n",
+        "3",
+        "-s",
+        "2",
+        "--mmd-goals",
+        "2",
+        "--out-dir",
+        str(tmp_path),
+        "--no-progress",
+    ]
     assert main(argv) == 0
     for name in ("accuracy.md", "accuracy.csv", "accuracy_ur10_errors.png", "accuracy_ur10_solutions.png"):
         data = (tmp_path / name).read_bytes()
@@ -149,8 +212,8 @@ def test_ggik_eval_without_a_model_is_a_clear_error(tmp_path, capsys):
 
 # ---------------------------------------------------------------------------------------------- generalisation
 from ggik import GGIKError, available_robots  # noqa: E402
-from ggik.data import TrainingData  # noqa: E402
 from ggik.checkpoint import training_set  # noqa: E402
+from ggik.data import TrainingData  # noqa: E402
 from ggik.evaluation.generalisation import (  # noqa: E402
     FAMILY_MEAN,
     generalisation_points,
@@ -158,13 +221,16 @@ from ggik.evaluation.generalisation import (  # noqa: E402
     structure_lengths,
 )
 from ggik.graph.robot_graph import RobotGraph  # noqa: E402
-from ggik.nn.cvae import GGIKModel  # noqa: E402
 from ggik.kinematics.random_robots import randomize_links  # noqa: E402
+from ggik.nn.cvae import GGIKModel  # noqa: E402
 
 TINY_GEN = EvalConfig(problems=2, samples=2, seed=0)
 #: panda and ur10 trained, kuka_lwr listed with weight 0 (so unseen), random 6-DOF robots trained
-TRAINING = {"named": {"panda": 1.0, "ur10": 1.0, "kuka_lwr": 0.0}, "random": {"weight": 1.0, "dofs": [6]},
-            "randomized": {"weight": 0.0, "fraction": 0.2}}
+TRAINING = {
+    "named": {"panda": 1.0, "ur10": 1.0, "kuka_lwr": 0.0},
+    "random": {"weight": 1.0, "dofs": [6]},
+    "randomized": {"weight": 0.0, "fraction": 0.2},
+}
 
 
 @pytest.fixture(scope="module")
@@ -179,7 +245,9 @@ def _rows(table):
 
 
 def test_generalisation_table_families_exclusion_distances_and_means(untrained_model):
-    table = generalisation_table(untrained_model, TRAINING, TINY_GEN, dofs=[6, 8], scales=[0.2], family_size=2, progress=False)
+    table = generalisation_table(
+        untrained_model, TRAINING, TINY_GEN, dofs=[6, 8], scales=[0.2], family_size=2, progress=False
+    )
     rows = _rows(table)
     families = list(dict.fromkeys(r["family"] for r in rows))
     assert families == ["unseen named", "random 6-DOF", "random 8-DOF", "randomized r=0.2"]
@@ -188,9 +256,16 @@ def test_generalisation_table_families_exclusion_distances_and_means(untrained_m
     by_robot = {r["robot"]: r for r in rows if r["robot"] != FAMILY_MEAN}
     # distances: r for randomised training robots (bases cycle through the trained ones), edges otherwise
     assert [(n, r["distance to training set"], r["distance measure"]) for n, r in by_robot.items() if "~" in n] == [
-        ("panda~0.2#0", 0.2, "scale r of panda"), ("ur10~0.2#1", 0.2, "scale r of ur10")]
-    assert by_robot["lbr_iiwa"]["distance measure"] == "edges vs panda" and 0 < by_robot["lbr_iiwa"]["distance to training set"] < 1
-    assert by_robot["puma560"]["distance measure"].startswith("edges vs ur10 (upper bound")  # random 6-DOF robots trained
+        ("panda~0.2#0", 0.2, "scale r of panda"),
+        ("ur10~0.2#1", 0.2, "scale r of ur10"),
+    ]
+    assert (
+        by_robot["lbr_iiwa"]["distance measure"] == "edges vs panda"
+        and 0 < by_robot["lbr_iiwa"]["distance to training set"] < 1
+    )
+    assert by_robot["puma560"]["distance measure"].startswith(
+        "edges vs ur10 (upper bound"
+    )  # random 6-DOF robots trained
     assert math.isnan(by_robot["random8_0"]["distance to training set"])
     assert by_robot["random8_0"]["distance measure"] == "n/a: no named training robot has 8 DOF"
     # one mean row closes every family, averaging its robots
@@ -219,8 +294,16 @@ def test_generalisation_table_families_exclusion_distances_and_means(untrained_m
 
 def test_generalisation_random_robots_follow_the_seed(untrained_model):
     def random_edges(seed):
-        t = generalisation_table(untrained_model, TRAINING, EvalConfig(problems=1, samples=1, seed=seed), robots=[],
-                                 dofs=[6], scales=[], family_size=2, progress=False)
+        t = generalisation_table(
+            untrained_model,
+            TRAINING,
+            EvalConfig(problems=1, samples=1, seed=seed),
+            robots=[],
+            dofs=[6],
+            scales=[],
+            family_size=2,
+            progress=False,
+        )
         return [r["distance to training set"] for r in _rows(t) if r["robot"] != FAMILY_MEAN]
 
     assert random_edges(0) == random_edges(0)
@@ -231,8 +314,9 @@ def test_edge_distance_is_zero_for_a_copy_of_a_training_robot(untrained_model):
     copy = Robot.from_name("lbr_iiwa")
     copy.name = "my_iiwa"
     far = randomize_links(Robot.from_name("lbr_iiwa"), 0.4, 5)
-    table = generalisation_table(untrained_model, {"named": {"lbr_iiwa": 1.0}}, TINY_GEN, robots=[copy, far],
-                                 dofs=[], scales=[], progress=False)
+    table = generalisation_table(
+        untrained_model, {"named": {"lbr_iiwa": 1.0}}, TINY_GEN, robots=[copy, far], dofs=[], scales=[], progress=False
+    )
     rows = _rows(table)
     assert rows[0]["distance to training set"] == 0.0 and rows[0]["distance measure"] == "edges vs lbr_iiwa"
     assert rows[1]["distance to training set"] > 0.01
@@ -242,21 +326,26 @@ def test_edge_distance_is_zero_for_a_copy_of_a_training_robot(untrained_model):
 
 def test_generalisation_says_so_when_every_named_robot_was_trained(untrained_model):
     everything = {"named": {n: 1.0 for n in available_robots()}}
-    table = generalisation_table(untrained_model, everything, TINY_GEN, dofs=[7], scales=[], family_size=1, progress=False)
+    table = generalisation_table(
+        untrained_model, everything, TINY_GEN, dofs=[7], scales=[], family_size=1, progress=False
+    )
     assert {r["family"] for r in _rows(table)} == {"random 7-DOF"}
     assert any("no unseen named robot" in n for n in table.notes)
     with pytest.raises(GGIKError, match="nothing to evaluate: All 9 named robots"):
         generalisation_table(untrained_model, everything, TINY_GEN, dofs=[], scales=[], progress=False)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(dofs=[1]), "integer DOF >= 2"),
-    (dict(scales=[0.0]), r"must lie in \(0, 1\)"),
-    (dict(scales=[1.0]), r"must lie in \(0, 1\)"),
-    (dict(family_size=0), "positive integer"),
-    (dict(robots=[Robot.from_name("panda")]), "in the checkpoint's training set"),
-    (dict(cfg=EvalConfig(problems=0, samples=2)), "must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(dofs=[1]), "integer DOF >= 2"),
+        (dict(scales=[0.0]), r"must lie in \(0, 1\)"),
+        (dict(scales=[1.0]), r"must lie in \(0, 1\)"),
+        (dict(family_size=0), "positive integer"),
+        (dict(robots=[Robot.from_name("panda")]), "in the checkpoint's training set"),
+        (dict(cfg=EvalConfig(problems=0, samples=2)), "must be >= 1"),
+    ],
+)
 def test_generalisation_bad_options_are_errors(untrained_model, kwargs, message):
     cfg = kwargs.pop("cfg", TINY_GEN)
     with pytest.raises(GGIKError, match=message):
@@ -278,15 +367,38 @@ def test_ggik_eval_generalisation_writes_table_and_figure(tiny_ckpt, tmp_path, c
     import importlib.util
 
     figure = importlib.util.find_spec("matplotlib") is not None
-    argv = ["eval", "generalisation", str(tiny_ckpt), "--robots", "ur10", "--dofs", "7", "--scales", "0.1",
-            "--family-size", "1", "-n", "2", "-s", "2", "--out-dir", str(tmp_path), "--no-progress"]
+    argv = [
+        "eval",
+        "generalisation",
+        str(tiny_ckpt),
+        "--robots",
+        "ur10",
+        "--dofs",
+        "7",
+        "--scales",
+        "0.1",
+        "--family-size",
+        "1",
+        "-n",
+        "2",
+        "-s",
+        "2",
+        "--out-dir",
+        str(tmp_path),
+        "--no-progress",
+    ]
     assert main(argv + (["--figure"] if figure else [])) == 0
     md = (tmp_path / "generalisation.md").read_text()
     assert "Command: `ggik eval generalisation" in md and "Machine:" in md and "Seed: 0" in md
     rows = _read_csv(tmp_path / "generalisation.csv")
     assert [(r["family"], r["robot"]) for r in rows] == [
-        ("unseen named", "ur10"), ("unseen named", FAMILY_MEAN), ("random 7-DOF", "random7_0"), ("random 7-DOF", FAMILY_MEAN),
-        ("randomized r=0.1", "panda~0.1#0"), ("randomized r=0.1", FAMILY_MEAN)]
+        ("unseen named", "ur10"),
+        ("unseen named", FAMILY_MEAN),
+        ("random 7-DOF", "random7_0"),
+        ("random 7-DOF", FAMILY_MEAN),
+        ("randomized r=0.1", "panda~0.1#0"),
+        ("randomized r=0.1", FAMILY_MEAN),
+    ]
     if figure:
         assert (tmp_path / "generalisation.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     capsys.readouterr()

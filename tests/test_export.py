@@ -2,29 +2,49 @@
 
 Export tests use a tiny model trained for 0 steps (initial weights): they check the file, not the model.
 """
+
 from __future__ import annotations
 
-import tomllib
 from importlib import resources
 from pathlib import Path
 
 import pytest
+import tomllib
 import torch
 
 import ggik.checkpoint
 from ggik import GGIK, GGIKError, Robot, RobotGraph, SolveConfig, __version__
-from ggik.graph.batch import GraphBatch
+from ggik.checkpoint import (
+    CHECKPOINT_FORMAT,
+    MAX_EXPORT_BYTES,
+    WEIGHTS_FORMAT,
+    export_checkpoint,
+    load_checkpoint,
+    load_model,
+)
 from ggik.cli import main
-from ggik.typed_config import apply_overrides, from_dict, load_yaml
-from ggik.checkpoint import MAX_EXPORT_BYTES, export_checkpoint
-from ggik.checkpoint import CHECKPOINT_FORMAT, WEIGHTS_FORMAT, load_checkpoint, load_model
+from ggik.graph.batch import GraphBatch
 from ggik.training.config import TrainConfig
 from ggik.training.trainer import Trainer
+from ggik.typed_config import apply_overrides, from_dict, load_yaml
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "train" / "configs" / "tiny.yaml"
-WEIGHTS_ONLY_KEYS = {"format", "ggik_version", "source_ggik_version", "torch_version", "config", "model", "training_robots",
-                     "step", "examples", "wall_s", "world_size", "cpu_s", "cpu_untracked_wall_s"}
+WEIGHTS_ONLY_KEYS = {
+    "format",
+    "ggik_version",
+    "source_ggik_version",
+    "torch_version",
+    "config",
+    "model",
+    "training_robots",
+    "step",
+    "examples",
+    "wall_s",
+    "world_size",
+    "cpu_s",
+    "cpu_untracked_wall_s",
+}
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +67,17 @@ def test_export_holds_weights_and_provenance_only(run, exported):
     full, light = load_checkpoint(run / "last.pt"), load_checkpoint(exported)
     assert full["format"] == CHECKPOINT_FORMAT and light["format"] == WEIGHTS_FORMAT
     assert set(light) == WEIGHTS_ONLY_KEYS  # no optimizer, scheduler or rng; no init_from unless the run had one
-    for key in ("config", "training_robots", "step", "examples", "wall_s", "world_size", "torch_version", "cpu_s", "cpu_untracked_wall_s"):
+    for key in (
+        "config",
+        "training_robots",
+        "step",
+        "examples",
+        "wall_s",
+        "world_size",
+        "torch_version",
+        "cpu_s",
+        "cpu_untracked_wall_s",
+    ):
         assert light[key] == full[key], key
     assert light["ggik_version"] == __version__ and light["source_ggik_version"] == full["ggik_version"]
     assert light["model"].keys() == full["model"].keys()
@@ -71,8 +101,9 @@ def test_export_gives_the_same_model(run, exported):
     assert torch.equal(a, b)
     solver = GGIK.load(exported)
     res = solver.solve(panda, panda.fk(q), SolveConfig(samples=4), generator=torch.Generator().manual_seed(3))
-    ref = GGIK.load(run / "last.pt").solve(panda, panda.fk(q), SolveConfig(samples=4),
-                                           generator=torch.Generator().manual_seed(3))
+    ref = GGIK.load(run / "last.pt").solve(
+        panda, panda.fk(q), SolveConfig(samples=4), generator=torch.Generator().manual_seed(3)
+    )
     assert torch.equal(res.q, ref.q)
 
 
@@ -129,7 +160,10 @@ def test_export_of_a_missing_or_foreign_file(tmp_path, capsys):
     with pytest.raises(FileNotFoundError, match="checkpoint not found"):
         export_checkpoint(tmp_path / "missing.pt", tmp_path / "out.pt")
     torch.save({"format": "ggik-problems/1"}, tmp_path / "problems.pt")
-    with pytest.raises(GGIKError, match=r"incompatible checkpoint format 'ggik-problems/1'; .* reads 'ggik-checkpoint/1' or 'ggik-weights/1'"):
+    with pytest.raises(
+        GGIKError,
+        match=r"incompatible checkpoint format 'ggik-problems/1'; .* reads 'ggik-checkpoint/1' or 'ggik-weights/1'",
+    ):
         export_checkpoint(tmp_path / "problems.pt", tmp_path / "out.pt")
     assert main(["export", str(tmp_path / "missing.pt"), str(tmp_path / "out.pt")]) == 2
     assert "not found" in capsys.readouterr().err
@@ -188,13 +222,25 @@ def test_the_wheel_holds_every_subpackage_the_urdfs_and_the_weights(tmp_path):
     import sys
     import zipfile
 
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path),
-                    str(REPO)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(REPO),
+        ],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = tmp_path.glob("ggik-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {str(p.relative_to(REPO)) for p in (REPO / "ggik").rglob("__init__.py")}
     assert expected and expected <= names, sorted(expected - names)
     assert "ggik/weights/" + ggik.checkpoint.PRETRAINED_CHECKPOINT in names
     assert {"ggik/urdfs/panda.urdf", "ggik/urdfs/robots.yaml"} <= names
-
-

@@ -1,4 +1,5 @@
 """`ggik eval goals` (issue 14): raw and refined IK per goal kind, the IKNet protocol, diversity of solutions."""
+
 from __future__ import annotations
 
 import csv
@@ -20,8 +21,9 @@ from ggik.nn.cvae import GGIKModel, ModelConfig
 
 F64 = torch.float64
 KINDS = ("pose", "position+axis", "position")
-TINY = ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=1, latent=2, prior_components=2, residual_inputs=False,
-                   gn_steps=0)
+TINY = ModelConfig(
+    dim=8, hidden=16, enc_layers=1, dec_layers=1, latent=2, prior_components=2, residual_inputs=False, gn_steps=0
+)
 SAMPLES = 4
 TIMING = {"sampling [ms/goal]", "LM from samples [ms/goal]", "LM from random [ms/goal]"}
 
@@ -41,8 +43,16 @@ def offset_robot() -> Robot:
 
 @pytest.fixture(scope="module")
 def rows(tiny_model, offset_robot) -> list[dict]:
-    return goal_kind_rows(tiny_model, [Robot.from_name("panda"), offset_robot], kinds=KINDS, problems=3,
-                          samples=SAMPLES, seed=0, iknet_samples=6, progress=False)
+    return goal_kind_rows(
+        tiny_model,
+        [Robot.from_name("panda"), offset_robot],
+        kinds=KINDS,
+        problems=3,
+        samples=SAMPLES,
+        seed=0,
+        iknet_samples=6,
+        progress=False,
+    )
 
 
 def by_key(rows):
@@ -99,8 +109,16 @@ def test_partial_kinds_on_an_offset_ee_are_skipped_with_the_reason(rows, offset_
 
 def test_rows_are_seeded_and_each_kind_stands_alone(rows, tiny_model):
     """The same seed gives the same numbers, and a kind measured alone equals its row in a run of all kinds."""
-    again = goal_kind_rows(tiny_model, [Robot.from_name("panda")], kinds=["position"], problems=3, samples=SAMPLES,
-                           seed=0, iknet_samples=6, progress=False)
+    again = goal_kind_rows(
+        tiny_model,
+        [Robot.from_name("panda")],
+        kinds=["position"],
+        problems=3,
+        samples=SAMPLES,
+        seed=0,
+        iknet_samples=6,
+        progress=False,
+    )
     want = by_key(rows)["panda", "position"]
     for c in COLUMNS:
         if c not in TIMING:
@@ -111,8 +129,12 @@ def test_pose_rows_repeat_the_seeding_tables_lm_rows(rows, tiny_model):
     """Same goals, samples and random starts as `ggik eval seeding` (its docstring's promise)."""
     from ggik.evaluation.tables import EvalConfig, seeding_table
 
-    table = seeding_table(tiny_model, [Robot.from_name("panda")], EvalConfig(problems=3, samples=SAMPLES, seed=0,
-                                                                             slsqp_problems=1), progress=False)
+    table = seeding_table(
+        tiny_model,
+        [Robot.from_name("panda")],
+        EvalConfig(problems=3, samples=SAMPLES, seed=0, slsqp_problems=1),
+        progress=False,
+    )
     lm = {r[2]: dict(zip(table.columns, r)) for r in table.rows if r[1] == "LM"}
     row = by_key(rows)["panda", "pose"]
     for start, name in (("GGIK", "samples"), ("random", "random")):
@@ -125,21 +147,25 @@ def test_distinct_solutions_on_hand_built_joints():
     continuous joints are no difference), batched over goals."""
     unbounded = torch.tensor([True, False, False])
     a = torch.tensor([0.5, 0.2, -0.3], dtype=F64)
-    q = torch.stack([
-        a,
-        a + torch.tensor([2 * math.pi, 0.0, 0.0], dtype=F64),  # a 2 pi wrap of the continuous joint: the same
-        a + torch.tensor([0.05, 0.05, 0.05], dtype=F64),  # 0.087 rad away: the same
-        a + torch.tensor([0.08, 0.08, 0.08], dtype=F64),  # 0.139 rad away: distinct
-        a + torch.tensor([0.0, 0.0, 2 * math.pi], dtype=F64),  # 2 pi on a bounded joint: another configuration
-        a + torch.tensor([0.0, 0.0, 1.0], dtype=F64),  # distinct, but not kept
-    ])
+    q = torch.stack(
+        [
+            a,
+            a + torch.tensor([2 * math.pi, 0.0, 0.0], dtype=F64),  # a 2 pi wrap of the continuous joint: the same
+            a + torch.tensor([0.05, 0.05, 0.05], dtype=F64),  # 0.087 rad away: the same
+            a + torch.tensor([0.08, 0.08, 0.08], dtype=F64),  # 0.139 rad away: distinct
+            a + torch.tensor([0.0, 0.0, 2 * math.pi], dtype=F64),  # 2 pi on a bounded joint: another configuration
+            a + torch.tensor([0.0, 0.0, 1.0], dtype=F64),  # distinct, but not kept
+        ]
+    )
     keep = torch.tensor([True, True, True, True, True, False])
     both = torch.stack([q, q.flip(0)])
     assert count_distinct(both, torch.stack([keep, keep.flip(0)]), unbounded).tolist() == [3.0, 3.0]
     assert count_distinct(both, torch.zeros(2, 6, dtype=torch.bool), unbounded).tolist() == [0.0, 0.0]
     near_pi = torch.tensor([[[3.1, 0.0, 0.0], [-3.1, 0.0, 0.0]]], dtype=F64)  # 0.083 apart across the wrap
     assert count_distinct(near_pi, torch.ones(1, 2, dtype=torch.bool), unbounded).tolist() == [1.0]
-    assert count_distinct(near_pi, torch.ones(1, 2, dtype=torch.bool), torch.zeros(3, dtype=torch.bool)).tolist() == [2.0]
+    assert count_distinct(near_pi, torch.ones(1, 2, dtype=torch.bool), torch.zeros(3, dtype=torch.bool)).tolist() == [
+        2.0
+    ]
 
 
 def test_joint_spread_ignores_wraps_and_needs_two_solutions():
@@ -173,8 +199,10 @@ def test_markdown_quotes_the_iknet_reference_beside_ours(rows):
 def tiny_ckpt_file(tiny_model, tmp_path):
     """A weights-only checkpoint of the untrained tiny model (no training run needed)."""
     path = tmp_path / "tiny.pt"
-    torch.save({"format": WEIGHTS_FORMAT, "config": {"model": dataclasses.asdict(TINY)}, "model": tiny_model.state_dict()},
-               path)
+    torch.save(
+        {"format": WEIGHTS_FORMAT, "config": {"model": dataclasses.asdict(TINY)}, "model": tiny_model.state_dict()},
+        path,
+    )
     return str(path)
 
 
@@ -182,8 +210,26 @@ def test_ggik_eval_goals_writes_markdown_and_csv(tiny_ckpt_file, tmp_path, capsy
     urdf = tmp_path / "tool_frame.urdf"
     urdf.write_text(HAND_URDFS["tool_frame"])
     out = tmp_path / "goal_kinds"
-    argv = ["eval", "goals", "--ckpt", tiny_ckpt_file, "--robots", "panda", str(urdf), "-n", "2", "-s", "2",
-            "--iknet-samples", "3", "--seed", "1", "--out-dir", str(out), "--no-progress"]
+    argv = [
+        "eval",
+        "goals",
+        "--ckpt",
+        tiny_ckpt_file,
+        "--robots",
+        "panda",
+        str(urdf),
+        "-n",
+        "2",
+        "-s",
+        "2",
+        "--iknet-samples",
+        "3",
+        "--seed",
+        "1",
+        "--out-dir",
+        str(out),
+        "--no-progress",
+    ]
     assert main(argv) == 0
     md, table = out / "goal_kinds.md", out / "goal_kinds.csv"
     assert f"wrote {md} and {table}" in capsys.readouterr().out

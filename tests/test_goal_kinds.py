@@ -212,8 +212,18 @@ def test_solve_each_kind_with_lm(solver, kind):
 @pytest.mark.parametrize("kind", ("position+axis", "position"))
 def test_solve_tiny_model_and_joint_angles_use_sampled_qn(kind):
     robot = random_robot(6, torch.Generator().manual_seed(11))
-    model = GGIKModel(ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=1, latent=2, prior_components=2,
-                                  residual_inputs=False, gn_steps=0))
+    model = GGIKModel(
+        ModelConfig(
+            dim=8,
+            hidden=16,
+            enc_layers=1,
+            dec_layers=1,
+            latent=2,
+            prior_components=2,
+            residual_inputs=False,
+            gn_steps=0,
+        )
+    )
     solver = GGIK(model, tolerances=RefineConfig(max_iters=100))  # untrained: its samples are random starts
     q = within(robot, 2, torch.Generator().manual_seed(8))
     T = robot.fk(q)

@@ -1,9 +1,9 @@
 """ggik.model.GGIKModel (tiny, float64): E(3) equivariance of every graph network, the goal-feature flag,
 and prior sampling of padded batches (problems sampled jointly = each problem sampled alone)."""
+
 from __future__ import annotations
 
 import operator
-
 from dataclasses import replace
 
 import pytest
@@ -19,13 +19,23 @@ F64 = torch.float64
 TOL = 1e-10
 
 
-
-
-def tiny_model(goal_features: bool = False, pin_anchors: bool = True, seed: int = 0, prior_mixture: str = "graph") -> GGIKModel:
+def tiny_model(
+    goal_features: bool = False, pin_anchors: bool = True, seed: int = 0, prior_mixture: str = "graph"
+) -> GGIKModel:
     torch.manual_seed(seed)
-    cfg = ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=2, latent=4, prior_components=3, max_index=8,
-                      goal_features=goal_features, pin_anchors=pin_anchors, prior_mixture=prior_mixture,
-                      coord_gain=0.5)  # a large gain: coordinates really move
+    cfg = ModelConfig(
+        dim=8,
+        hidden=16,
+        enc_layers=1,
+        dec_layers=2,
+        latent=4,
+        prior_components=3,
+        max_index=8,
+        goal_features=goal_features,
+        pin_anchors=pin_anchors,
+        prior_mixture=prior_mixture,
+        coord_gain=0.5,
+    )  # a large gain: coordinates really move
     return GGIKModel(cfg).double().eval()
 
 
@@ -130,10 +140,13 @@ def test_decoder_is_equivariant(graphs, kind, pin):
 
 
 def assert_decoder_equivariant(model: GGIKModel, batch: GraphBatch, kind: str, tol: float) -> None:
-    """Decoding the same latents for the moved problems gives the moved point sets (also used by the variants' tests)."""
+    """Decoding the same latents for the moved problems gives the moved point sets (also used by the variants'
+    tests)."""
     R, t = random_motions(kind, batch.batch_size)
     latent_nodes = model.latent_mask(batch.node_mask).shape[1]
-    z = torch.randn(batch.batch_size, latent_nodes, model.cfg.latent, generator=torch.Generator().manual_seed(4), dtype=F64)
+    z = torch.randn(
+        batch.batch_size, latent_nodes, model.cfg.latent, generator=torch.Generator().manual_seed(4), dtype=F64
+    )
     pa = model.encode_problem(batch)
     x = model.decode(z, pa, batch.node_mask)
     x_moved = model.decode(z, model.encode_problem(transform_batch(batch, R, t)), batch.node_mask)
@@ -166,7 +179,10 @@ def test_prior_samples_are_equivariant(graphs, kind):
     R, t = random_motions(kind, batch.batch_size)
     gen = torch.Generator().manual_seed(8)
     B, N, S, Z = batch.batch_size, batch.num_nodes, 3, model.cfg.latent
-    noise = {"u": torch.rand(B, S, N, generator=gen, dtype=F64), "eps": torch.randn(B, S, N, Z, generator=gen, dtype=F64)}
+    noise = {
+        "u": torch.rand(B, S, N, generator=gen, dtype=F64),
+        "eps": torch.randn(B, S, N, Z, generator=gen, dtype=F64),
+    }
     x = model.sample(batch, S, noise=noise)
     x_moved = model.sample(transform_batch(batch, R, t), S, noise=noise)
     real = batch.node_mask[:, None, :].expand(B, S, N)
@@ -273,7 +289,10 @@ def test_joint_sampling_equals_each_problem_alone(graphs, variant):
     B, N, S, Z = joint.batch_size, joint.num_nodes, 4, model.cfg.latent
     assert B == 3 and len({b.num_nodes for b in alone}) == 3
     gen = torch.Generator().manual_seed(9)
-    noise = {"u": torch.rand(B, S, N, generator=gen, dtype=F64), "eps": torch.randn(B, S, N, Z, generator=gen, dtype=F64)}
+    noise = {
+        "u": torch.rand(B, S, N, generator=gen, dtype=F64),
+        "eps": torch.randn(B, S, N, Z, generator=gen, dtype=F64),
+    }
     x = model.sample(joint, S, noise=noise)
     assert x.shape == (B, S, N, 3)
     for b, single in enumerate(alone):
@@ -316,7 +335,9 @@ def test_prior_log_prob_matches_explicit_mixture(graphs, mixture):
     model = tiny_model(prior_mixture=mixture)
     batch = problem_batch(graphs)[0]
     problem = model.encode_problem(batch)
-    z = torch.randn(batch.batch_size, batch.num_nodes, model.cfg.latent, generator=torch.Generator().manual_seed(2), dtype=F64)
+    z = torch.randn(
+        batch.batch_size, batch.num_nodes, model.cfg.latent, generator=torch.Generator().manual_seed(2), dtype=F64
+    )
     got = model.prior_log_prob(z, problem, batch.node_mask)
     mu, ls = problem.prior.mu, problem.prior.log_std
     normal = torch.distributions.Normal(mu, ls.exp())
@@ -338,7 +359,10 @@ def test_graph_mixture_shares_one_component_per_sample(graphs):
     batch = problem_batch(graphs)[0]
     B, N, S, Z = batch.batch_size, batch.num_nodes, 3, model.cfg.latent
     gen = torch.Generator().manual_seed(4)
-    noise = {"u": torch.rand(B, S, N, generator=gen, dtype=F64), "eps": torch.randn(B, S, N, Z, generator=gen, dtype=F64)}
+    noise = {
+        "u": torch.rand(B, S, N, generator=gen, dtype=F64),
+        "eps": torch.randn(B, S, N, Z, generator=gen, dtype=F64),
+    }
     other = {"u": noise["u"].clone(), "eps": noise["eps"]}
     other["u"][..., 1:] = torch.rand(B, S, N - 1, generator=gen, dtype=F64)
     torch.testing.assert_close(model.sample(batch, S, noise=noise), model.sample(batch, S, noise=other), rtol=0, atol=0)
@@ -369,8 +393,12 @@ def test_distance_se_is_invariant_and_ignores_padding(graphs):
     gen = torch.Generator().manual_seed(6)
     x = batch.pos + 0.05 * torch.randn(batch.pos.shape, generator=gen, dtype=F64)  # padding moved too
     R, t = random_motions("rotation+translation", batch.batch_size)
-    torch.testing.assert_close(GGIKModel.distance_se(apply(x, R, t), batch), GGIKModel.distance_se(x, batch), rtol=1e-9, atol=1e-14)
-    torch.testing.assert_close(GGIKModel.distance_se(x, batch), brute_force_distance_se(x, batch), rtol=1e-9, atol=1e-14)
+    torch.testing.assert_close(
+        GGIKModel.distance_se(apply(x, R, t), batch), GGIKModel.distance_se(x, batch), rtol=1e-9, atol=1e-14
+    )
+    torch.testing.assert_close(
+        GGIKModel.distance_se(x, batch), brute_force_distance_se(x, batch), rtol=1e-9, atol=1e-14
+    )
 
 
 @pytest.mark.parametrize("mixture", ["node", "graph"])
@@ -383,5 +411,7 @@ def test_prior_sample_term_trains_the_prior_and_the_decoder(graphs, mixture):
     grads = {n: p.grad for n, p in model.named_parameters()}
     assert any(n.startswith("prior.") and g is not None and g.abs().max() > 0 for n, g in grads.items())
     assert any(n.startswith("decoder.") and g is not None and g.abs().max() > 0 for n, g in grads.items())
-    assert all(g is None for n, g in grads.items() if n.startswith(("enc_full.", "posterior."))), "no true solution is used"
+    assert all(g is None for n, g in grads.items() if n.startswith(("enc_full.", "posterior."))), (
+        "no true solution is used"
+    )
     assert "prior_dist_se" not in model(solved_batch(graphs))

@@ -3,12 +3,20 @@ EGNN or node decoder, one latent per graph, each added to the reference architec
 keep what the model guarantees (tests/test_model.py): E(3) equivariance, invariant losses, a gradient for every
 parameter, pinned anchors, joint sampling = each problem alone; plus ModelConfig.check, and that no two
 architectures share a parameter set. Old files and the defaults: tests/test_checkpoint_history.py."""
+
 from __future__ import annotations
 
 import pytest
 import torch
-from test_model import (TRANSFORMS, apply, assert_decoder_equivariant, problem_batch, random_motions, solved_batch,
-                        transform_batch)  # as for the default model
+from test_model import (
+    TRANSFORMS,
+    apply,
+    assert_decoder_equivariant,
+    problem_batch,
+    random_motions,
+    solved_batch,
+    transform_batch,  # as for the default model
+)
 
 from ggik import Robot, RobotGraph, random_robot
 from ggik.checkpoint import CHECKPOINT_FORMAT, IMPLIED_CONFIG
@@ -44,8 +52,24 @@ def tiny_model(variant: dict, pin_anchors: bool = True, seed: int = 0, gn_weight
     """A tiny float64 model; ``gn_weights``: the Gauss-Newton coefficient heads get random weights (they start at
     zero, which would hide their dependence on the features from the equivariance tests)."""
     torch.manual_seed(seed)
-    cfg = ModelConfig(**{**dict(dim=8, hidden=16, enc_layers=1, dec_layers=2, latent=4, prior_components=3, max_index=8,
-                                prior_mixture="graph", pin_anchors=pin_anchors, coord_gain=0.5), **REFERENCE, **variant})
+    cfg = ModelConfig(
+        **{
+            **dict(
+                dim=8,
+                hidden=16,
+                enc_layers=1,
+                dec_layers=2,
+                latent=4,
+                prior_components=3,
+                max_index=8,
+                prior_mixture="graph",
+                pin_anchors=pin_anchors,
+                coord_gain=0.5,
+            ),
+            **REFERENCE,
+            **variant,
+        }
+    )
     model = GGIKModel(cfg).double().eval()
     if gn_weights and model.gn_follow is not None:
         with torch.no_grad():
@@ -69,7 +93,10 @@ def graphs() -> list[RobotGraph]:
 def sample_noise(model: GGIKModel, batch: GraphBatch, S: int, seed: int) -> dict[str, torch.Tensor]:
     gen = torch.Generator().manual_seed(seed)
     B, L, Z = batch.batch_size, latent_nodes(model, batch), model.cfg.latent
-    return {"u": torch.rand(B, S, L, generator=gen, dtype=F64), "eps": torch.randn(B, S, L, Z, generator=gen, dtype=F64)}
+    return {
+        "u": torch.rand(B, S, L, generator=gen, dtype=F64),
+        "eps": torch.randn(B, S, L, Z, generator=gen, dtype=F64),
+    }
 
 
 # ---------------------------------------------------------------------------------------------- shapes of the latent
@@ -135,8 +162,11 @@ def test_every_parameter_gets_a_gradient(graphs, variant, pin):
     (1000 * out["free_se"].mean() + out["kl"].mean() + out["prior_dist_se"].mean()).backward()
     assert [n for n, p in model.named_parameters() if p.grad is None] == []
     assert [n for n, p in model.named_parameters() if not torch.isfinite(p.grad).all()] == []
-    new = [n for n in dict(model.named_parameters()) if n.startswith(("gn_follow.", "decoder.body.", "decoder.coef."))
-           or ".grad_coef." in n]
+    new = [
+        n
+        for n in dict(model.named_parameters())
+        if n.startswith(("gn_follow.", "decoder.body.", "decoder.coef.")) or ".grad_coef." in n
+    ]
     expected = (model.cfg.gn_steps > 0) + (model.cfg.decoder == "node") + model.cfg.residual_inputs
     assert bool(new) == bool(expected)
     assert [n for n in new if model.get_parameter(n).grad.abs().max() == 0] == []
@@ -198,26 +228,41 @@ def test_noise_of_the_wrong_shape_is_a_clear_error(graphs, variant):
     wrong_L = N if L == 1 else 1  # node-shaped noise for a graph latent and the reverse
     u = f"u \\({B}, 2, {L}\\) and eps \\({B}, 2, {L}, {Z}\\)"
     with pytest.raises(ValueError, match=f"noise must have {u}"):
-        model.sample(batch, 2, noise={"u": torch.rand(B, 2, wrong_L, dtype=F64), "eps": torch.randn(B, 2, wrong_L, Z, dtype=F64)})
+        model.sample(
+            batch, 2, noise={"u": torch.rand(B, 2, wrong_L, dtype=F64), "eps": torch.randn(B, 2, wrong_L, Z, dtype=F64)}
+        )
     with pytest.raises(ValueError, match=f"noise must have {u}"):
-        model.sample(batch, 2, noise={"u": torch.rand(B, 2, L, dtype=F64), "eps": torch.randn(B, 2, L, Z + 1, dtype=F64)})
+        model.sample(
+            batch, 2, noise={"u": torch.rand(B, 2, L, dtype=F64), "eps": torch.randn(B, 2, L, Z + 1, dtype=F64)}
+        )
     with pytest.raises(ValueError, match=f"noise must have {u}"):
         model.sample(batch, 2, noise={"u": torch.rand(B, 3, L, dtype=F64), "eps": torch.randn(B, 3, L, Z, dtype=F64)})
     assert model.sample(batch, 2, noise=sample_noise(model, batch, 2, seed=0)).shape == (B, 2, N, 3)
 
 
-# ---------------------------------------------------------------------------------------------- what the decoders compute
+# ------------------------------------------------------------------------------------------- what the decoders compute
 @pytest.mark.parametrize("decoder", ["egnn", "node"])
 @pytest.mark.parametrize("solver", ["full", "jacobi"])
 def test_gauss_newton_moves_start_as_plain_damped_steps(graphs, decoder, solver):
     """At initialisation (zero weights, bias gn_init) every move is gn_init times the damped Gauss-Newton step; in
     the EGNN decoder the moves come before each of the last gn_steps layers, in the node decoder after it."""
     gn_init, damping = 0.75, 3e-2  # 0.75: exact in float32, where the model is built
-    model = tiny_model({"decoder": decoder, "gn_steps": 2, "gn_init": gn_init, "gn_damping": damping, "dec_layers": 2,
-                        "gn_solver": solver}, gn_weights=False)
+    model = tiny_model(
+        {
+            "decoder": decoder,
+            "gn_steps": 2,
+            "gn_init": gn_init,
+            "gn_damping": damping,
+            "dec_layers": 2,
+            "gn_solver": solver,
+        },
+        gn_weights=False,
+    )
     step = {"full": gauss_newton_step, "jacobi": block_jacobi_step}[solver]
     batch = solved_batch(graphs)
-    z = torch.randn(batch.batch_size, batch.num_nodes, model.cfg.latent, generator=torch.Generator().manual_seed(5), dtype=F64)
+    z = torch.randn(
+        batch.batch_size, batch.num_nodes, model.cfg.latent, generator=torch.Generator().manual_seed(5), dtype=F64
+    )
     pa = model.encode_problem(batch)
     got = model.decode(z, pa, batch.node_mask)
 
@@ -241,7 +286,9 @@ def test_gauss_newton_moves_start_as_plain_damped_steps(graphs, decoder, solver)
 def test_node_decoder_output_is_start_plus_frame_combination(graphs):
     model = tiny_model({"decoder": "node", "dec_layers": 2})
     batch = solved_batch(graphs)
-    z = torch.randn(batch.batch_size, batch.num_nodes, model.cfg.latent, generator=torch.Generator().manual_seed(6), dtype=F64)
+    z = torch.randn(
+        batch.batch_size, batch.num_nodes, model.cfg.latent, generator=torch.Generator().manual_seed(6), dtype=F64
+    )
     pa = model.encode_problem(batch)
     x = model.decode(z, pa, batch.node_mask)
     h = model.dec_in(torch.cat([z, pa.h_partial, pa.h0], -1))
@@ -287,7 +334,10 @@ BAD_CONFIGS = {
     "gn-steps-above-dec-layers": ({"gn_steps": 3, "dec_layers": 2}, r"gn_steps must be in .* = \[0, 2\].*got 3"),
     "negative-gn-steps": ({"gn_steps": -1}, r"gn_steps must be in"),
     "gn-solver": ({"gn_solver": "lu"}, r"model.gn_solver must be one of \('full', 'jacobi'\), got 'lu'"),
-    "node-decoder-without-frame": ({"decoder": "node", "anchor_frame": False}, r"decoder='node'.*needs anchor_frame=True"),
+    "node-decoder-without-frame": (
+        {"decoder": "node", "anchor_frame": False},
+        r"decoder='node'.*needs anchor_frame=True",
+    ),
 }
 
 
@@ -315,6 +365,7 @@ def test_every_variant_changes_the_parameters_of_the_reference_model():
     """A file of one architecture is never silently loaded as another: every option that changes the computation
     changes the parameter names or shapes of the reference (v1) model, at full size (the graph-latent variants
     change only how the same parameters are used)."""
+
     def shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
         return {k: tuple(v.shape) for k, v in GGIKModel(cfg).state_dict().items()}
 

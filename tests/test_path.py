@@ -3,6 +3,7 @@ continuation, and solve_path / GGIK.solve_path on easy, constrained and unreacha
 
 Paths are FK of smooth joint trajectories (followable by construction); everything float64 and seeded.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -19,8 +20,16 @@ from ggik.graph import RobotGraph
 from ggik.ik.path import path_result, solve_path
 from ggik.ik.path_candidates import anchors, distinct, interpolate, sweep
 from ggik.ik.path_refine import TrajectoryConfig, trajectory_check, trajectory_refine
-from ggik.ik.path_search import (JointScale, bottleneck_path, joint_scale, jumps, limit_penalty, search_path,
-                                 smooth_path, unwrap)
+from ggik.ik.path_search import (
+    JointScale,
+    bottleneck_path,
+    joint_scale,
+    jumps,
+    limit_penalty,
+    search_path,
+    smooth_path,
+    unwrap,
+)
 from ggik.ik.sampling import sample_joint_angles, shared_noise
 from ggik.kinematics.geometry import pose_errors
 
@@ -40,8 +49,18 @@ def smooth_trajectory(robot: Robot, T: int, seed: int, span: float = 0.6) -> tor
 
 
 def tiny_model() -> GGIKModel:
-    return GGIKModel(ModelConfig(dim=8, hidden=16, enc_layers=1, dec_layers=1, latent=2, prior_components=2,
-                                 residual_inputs=False, gn_steps=0))
+    return GGIKModel(
+        ModelConfig(
+            dim=8,
+            hidden=16,
+            enc_layers=1,
+            dec_layers=1,
+            latent=2,
+            prior_components=2,
+            residual_inputs=False,
+            gn_steps=0,
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------------- search
@@ -81,8 +100,11 @@ def test_dp_is_optimal_against_brute_force(seed):
     ref_value, ref_path = brute_force(start, nodes, edges, "sum")
     assert value == pytest.approx(ref_value, abs=1e-12)
     if math.isfinite(value):
-        got = start[path[0]] + sum(edges[t][path[t], path[t + 1]] for t in range(len(edges))) + sum(
-            nodes[t][i] for t, i in enumerate(path))
+        got = (
+            start[path[0]]
+            + sum(edges[t][path[t], path[t + 1]] for t in range(len(edges)))
+            + sum(nodes[t][i] for t, i in enumerate(path))
+        )
         assert got == pytest.approx(value, abs=1e-12)
 
 
@@ -91,8 +113,9 @@ def test_search_path_two_passes_match_brute_force(seed):
     """search_path: the smallest largest jump B*, then the least (squared moves + limit penalty) among paths with
     every jump <= max(B*, allow), both by enumeration of all paths of a tiny candidate graph."""
     g = torch.Generator().manual_seed(seed)
-    scale = JointScale(step=np.array([0.1, 0.2]), wrap=np.array([False, False]), lo=np.array([-1.0, -1.0]),
-                       hi=np.array([1.0, 1.0]))
+    scale = JointScale(
+        step=np.array([0.1, 0.2]), wrap=np.array([False, False]), lo=np.array([-1.0, -1.0]), hi=np.array([1.0, 1.0])
+    )
     T, K = 4, 3
     q = 0.2 * torch.randn(T, K, 2, generator=g, dtype=F64).clamp(-0.95, 0.95)
     valid = torch.rand(T, K, generator=g) > 0.15
@@ -149,16 +172,21 @@ def test_continuous_joints_wrap_in_the_search_and_unwrap_along_the_path():
 
 
 def test_limit_penalty_is_zero_inside_and_one_per_joint_on_a_limit():
-    scale = JointScale(step=np.ones(3), wrap=np.array([False, False, True]), lo=np.array([-1.0, -2.0, -np.inf]),
-                       hi=np.array([1.0, 2.0, np.inf]))
+    scale = JointScale(
+        step=np.ones(3),
+        wrap=np.array([False, False, True]),
+        lo=np.array([-1.0, -2.0, -np.inf]),
+        hi=np.array([1.0, 2.0, np.inf]),
+    )
     assert limit_penalty(np.array([0.0, 0.0, 100.0]), scale, 0.1) == 0.0
     assert limit_penalty(np.array([1.0, -2.0, 0.0]), scale, 0.1) == pytest.approx(2.0)
     assert limit_penalty(np.array([0.95, 0.0, 0.0]), scale, 0.1) == pytest.approx(0.25)
 
 
 # ---------------------------------------------------------------------------------------------- trajectory LM
-@pytest.mark.parametrize("robot", [Robot.from_name("panda"), random_robot(6, torch.Generator().manual_seed(3))],
-                         ids=lambda r: r.name)
+@pytest.mark.parametrize(
+    "robot", [Robot.from_name("panda"), random_robot(6, torch.Generator().manual_seed(3))], ids=lambda r: r.name
+)
 def test_trajectory_lm_reaches_every_waypoint_within_limits(robot):
     q_true = smooth_trajectory(robot, 80, seed=1)
     q_true[:, 0] += robot.upper[0] - 0.01 - q_true[:, 0].max()  # joint 1 ends 0.01 rad below its upper limit
@@ -251,8 +279,9 @@ def test_shared_noise_gives_every_goal_the_same_latent_draws():
 
 
 # ---------------------------------------------------------------------------------------------- solve_path
-def check_result(res, robot, poses, cfg=PathConfig(), q_start=None):
-    """The PathResult's fields recomputed from its trajectory."""
+def check_result(res, robot, poses, cfg=None, q_start=None):
+    """The PathResult's fields recomputed from its trajectory (judged by ``cfg``, default PathConfig())."""
+    cfg = cfg or PathConfig()
     T = poses.shape[0]
     assert res.q.shape == (T, robot.dof) and res.q.dtype == F64
     pos, rot = pose_errors(robot.fk(res.q), poses)
@@ -268,8 +297,11 @@ def check_result(res, robot, poses, cfg=PathConfig(), q_start=None):
     assert res.length == pytest.approx(float(res.steps.norm(dim=-1).sum()))
 
 
-@pytest.mark.parametrize("robot", [Robot.from_name("panda"), Robot.from_name("kr16_2"), random_robot(7, torch.Generator().manual_seed(8))],
-                         ids=lambda r: r.name)
+@pytest.mark.parametrize(
+    "robot",
+    [Robot.from_name("panda"), Robot.from_name("kr16_2"), random_robot(7, torch.Generator().manual_seed(8))],
+    ids=lambda r: r.name,
+)
 def test_random_start_solver_follows_an_easy_path(robot):
     q_true = smooth_trajectory(robot, 60, seed=6)
     poses = robot.fk(q_true)
@@ -286,12 +318,17 @@ def test_ggik_solve_path_with_an_untrained_model_and_a_start_configuration():
     q_true = smooth_trajectory(robot, 40, seed=7)
     poses = robot.fk(q_true)
     solver = GGIK(tiny_model())
-    res = solver.solve_path(robot, poses, SolveConfig(samples=4), q_start=q_true[0],
-                            generator=torch.Generator().manual_seed(1))
+    res = solver.solve_path(
+        robot, poses, SolveConfig(samples=4), q_start=q_true[0], generator=torch.Generator().manual_seed(1)
+    )
     check_result(res, robot, poses, q_start=q_true[0])
     assert res.valid and res.steps.shape == (40, robot.dof)
-    res = solver.solve_path(robot, poses, SolveConfig(strategy="random", pos_tol=1e-5, rot_tol=1e-4),
-                            generator=torch.Generator().manual_seed(1))
+    res = solver.solve_path(
+        robot,
+        poses,
+        SolveConfig(strategy="random", pos_tol=1e-5, rot_tol=1e-4),
+        generator=torch.Generator().manual_seed(1),
+    )
     assert res.valid and res.pos_err.max() < 1e-5 and res.rot_err.max() < 1e-4
 
 
@@ -304,16 +341,21 @@ def test_ggik_solve_path_deprecated_arguments_warn_and_give_the_same_trajectory(
     poses = robot.fk(smooth_trajectory(robot, 12, seed=3))
     solver, gen = GGIK(tiny_model()), lambda: torch.Generator().manual_seed(2)  # noqa: E731
     path = PathConfig(max_rounds=2, starts=6)
-    new = solver.solve_path(robot, poses, SolveConfig(samples=2, time_limit=5.0, pos_tol=2e-4), path=path,
-                            generator=gen())
+    new = solver.solve_path(
+        robot, poses, SolveConfig(samples=2, time_limit=5.0, pos_tol=2e-4), path=path, generator=gen()
+    )
     with pytest.warns(DeprecationWarning, match="solve_path: the arguments num_samples, time_limit, pos_tol, config"):
         old = solver.solve_path(robot, poses, num_samples=2, time_limit=5.0, pos_tol=2e-4, config=path, generator=gen())
     same_path(old, new)
     with pytest.warns(DeprecationWarning, match="the arguments num_samples, q_start"):
         same_path(solver.solve_path(robot, poses, 2, None, 5.0, 2e-4, None, path, gen()), new)
     with pytest.warns(DeprecationWarning, match="the arguments config "):  # a PathConfig as config: now path=
-        same_path(solver.solve_path(robot, poses, config=replace(path, samples=2, time_limit=5.0, pos_tol=2e-4),
-                                    generator=gen()), new)
+        same_path(
+            solver.solve_path(
+                robot, poses, config=replace(path, samples=2, time_limit=5.0, pos_tol=2e-4), generator=gen()
+            ),
+            new,
+        )
     with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="num_samples must be a non-negative int"):
         solver.solve_path(robot, poses, num_samples=-1)
     with pytest.raises(TypeError, match="give config=SolveConfig"):
@@ -338,8 +380,9 @@ def test_solve_path_checks_the_poses_once(monkeypatch):
     robot = Robot.from_name("panda")
     poses = robot.fk(smooth_trajectory(robot, 10, seed=4))
     cfg = PathConfig(max_rounds=2, stop_at_first_valid=False, track_samples=2, random_tracks=2)
-    res = GGIK(tiny_model()).solve_path(robot, poses, SolveConfig(samples=2), path=cfg,
-                                        generator=torch.Generator().manual_seed(0))
+    res = GGIK(tiny_model()).solve_path(
+        robot, poses, SolveConfig(samples=2), path=cfg, generator=torch.Generator().manual_seed(0)
+    )
     assert res.rounds == 2 and calls == ["poses"]
 
 
@@ -375,10 +418,12 @@ def test_bad_input():
         solve_path(robot, bad, PathConfig(samples=0))
     with pytest.raises(ValueError, match="q_start must be one configuration"):
         solve_path(robot, poses, PathConfig(samples=0), q_start=robot.upper + 1)
-    for bad_cfg, message in [(PathConfig(max_jump=0), "max_jump must be positive"),
-                             (PathConfig(sweep_tracks=0), "sweep_tracks must be >= 1"),
-                             (PathConfig(continuation=False), "no source of candidates"),
-                             (PathConfig(samples=0, starts=0), "continuation needs start seeds")]:
+    for bad_cfg, message in [
+        (PathConfig(max_jump=0), "max_jump must be positive"),
+        (PathConfig(sweep_tracks=0), "sweep_tracks must be >= 1"),
+        (PathConfig(continuation=False), "no source of candidates"),
+        (PathConfig(samples=0, starts=0), "continuation needs start seeds"),
+    ]:
         with pytest.raises(ValueError, match=message):
             solve_path(robot, poses, bad_cfg)
     with pytest.raises(ValueError, match="SolveConfig.samples must be an integer >= 0"):
@@ -432,8 +477,10 @@ def test_bad_options_without_a_source_of_candidates():
         solve_path(robot, poses, PathConfig(samples=8, starts=0))  # only model samples, and no model
     with pytest.raises(ValueError, match="track_samples needs a model"):
         solve_path(robot, poses, PathConfig(continuation=False, track_samples=2))
-    for cfg, message in [(PathConfig(smooth_weight=-1.0), "smooth_weight must be >= 0"),
-                         (PathConfig(rot_weight=0.0), "rot_weight must be positive")]:
+    for cfg, message in [
+        (PathConfig(smooth_weight=-1.0), "smooth_weight must be >= 0"),
+        (PathConfig(rot_weight=0.0), "rot_weight must be positive"),
+    ]:
         with pytest.raises(ValueError, match=message):
             solve_path(robot, poses, cfg)
 

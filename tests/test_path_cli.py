@@ -1,5 +1,6 @@
 """Path files (ggik.ik.path_file), ``ggik path`` and ``ggik eval paths`` on a tiny suite, the suite's shapes, and the
 path figure."""
+
 from __future__ import annotations
 
 import csv
@@ -42,25 +43,34 @@ def test_path_file_round_trip_with_header_index_and_comments(tmp_path):
     torch.testing.assert_close(back, poses, rtol=0, atol=1e-11)
     # an index column, a comment, blank lines, no header, a quaternion rounded to 4 digits: all accepted
     quat = matrix_to_quat(poses[:, :3, :3])
-    rows = ["# written by hand", ""] + [",".join([str(i)] + [f"{v:.12g}" for v in poses[i, :3, 3].tolist()]
-                                                  + [f"{v:.4f}" for v in quat[i].tolist()]) for i in range(7)]
+    rows = ["# written by hand", ""] + [
+        ",".join([str(i)] + [f"{v:.12g}" for v in poses[i, :3, 3].tolist()] + [f"{v:.4f}" for v in quat[i].tolist()])
+        for i in range(7)
+    ]
     (tmp_path / "q.csv").write_text("\n".join(rows) + "\n")
     back = read_path_csv(tmp_path / "q.csv")
     pos, rot = pose_errors(back, poses)
     assert pos.max() < 1e-11 and rot.max() < 1e-3
-    torch.testing.assert_close(back[:, :3, :3] @ back[:, :3, :3].transpose(-1, -2), torch.eye(3, dtype=F64).expand(7, 3, 3),
-                               rtol=0, atol=1e-12)  # normalised
+    torch.testing.assert_close(
+        back[:, :3, :3] @ back[:, :3, :3].transpose(-1, -2), torch.eye(3, dtype=F64).expand(7, 3, 3), rtol=0, atol=1e-12
+    )  # normalised
 
 
-@pytest.mark.parametrize("text, message", [
-    ("x,y,z,qw,qx,qy,qz\n", r"no waypoints"),
-    ("", r"no waypoints"),
-    ("0.1,0.2,0.3,1,0,0\n", r"line 1: expected 7 columns x,y,z,qw,qx,qy,qz \(or 8 with an index first\), found 6"),
-    ("x,y,z,qw,qx,qy,qz\n0.1,0.2,0.3,1,0,0,0\n0.1,0.2,0.3,1,0,0,0,0,0\n", r"line 3: expected 7 columns"),
-    ("0.1,0.2,0.3,1,0,0,0\n0.1,0.2,nan,1,0,0,0\n", r"line 2: NaN or inf"),
-    ("0.1,0.2,0.3,1,0,0,0\n0.1,0.2,0.3,0.5,0,0,0\n", r"line 2: the quaternion \(qw, qx, qy, qz\) must be a unit quaternion, its norm is 0\.5"),
-    ("0.1,0.2,0.3,1,0,0,0\n0.1,zero,0.3,1,0,0,0\n", r"line 2: not a number"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("x,y,z,qw,qx,qy,qz\n", r"no waypoints"),
+        ("", r"no waypoints"),
+        ("0.1,0.2,0.3,1,0,0\n", r"line 1: expected 7 columns x,y,z,qw,qx,qy,qz \(or 8 with an index first\), found 6"),
+        ("x,y,z,qw,qx,qy,qz\n0.1,0.2,0.3,1,0,0,0\n0.1,0.2,0.3,1,0,0,0,0,0\n", r"line 3: expected 7 columns"),
+        ("0.1,0.2,0.3,1,0,0,0\n0.1,0.2,nan,1,0,0,0\n", r"line 2: NaN or inf"),
+        (
+            "0.1,0.2,0.3,1,0,0,0\n0.1,0.2,0.3,0.5,0,0,0\n",
+            r"line 2: the quaternion \(qw, qx, qy, qz\) must be a unit quaternion, its norm is 0\.5",
+        ),
+        ("0.1,0.2,0.3,1,0,0,0\n0.1,zero,0.3,1,0,0,0\n", r"line 2: not a number"),
+    ],
+)
 def test_malformed_path_files_are_clear_errors(tmp_path, text, message):
     f = tmp_path / "bad.csv"
     f.write_text(text)
@@ -87,8 +97,21 @@ def test_cli_path_round_trip_without_a_model(tmp_path, capsys):
     _, poses = smooth_poses(robot, 40, seed=1)
     write_path_csv(tmp_path / "path.csv", poses)
     out = tmp_path / "traj.csv"
-    code = main(["path", "--robot", "ur10", "--path", str(tmp_path / "path.csv"), "--out", str(out), "-s", "0",
-                 "--time-limit", "10"])
+    code = main(
+        [
+            "path",
+            "--robot",
+            "ur10",
+            "--path",
+            str(tmp_path / "path.csv"),
+            "--out",
+            str(out),
+            "-s",
+            "0",
+            "--time-limit",
+            "10",
+        ]
+    )
     text = capsys.readouterr().out
     assert code == 0, text
     assert "valid: max pos err" in text and f"wrote {out}" in text and "random starts only" in text
@@ -103,8 +126,22 @@ def test_cli_path_with_a_model_start_configuration_and_json(tmp_path, capsys, ti
     robot = Robot.from_name("panda")
     q_true, poses = smooth_poses(robot, 30, seed=2)
     write_path_csv(tmp_path / "path.csv", poses)
-    code = main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-s", "4", "--ckpt", tiny_ckpt,
-                 "--start", *[str(v) for v in q_true[0].tolist()], "--json"])
+    code = main(
+        [
+            "path",
+            "--robot",
+            "panda",
+            "--path",
+            str(tmp_path / "path.csv"),
+            "-s",
+            "4",
+            "--ckpt",
+            tiny_ckpt,
+            "--start",
+            *[str(v) for v in q_true[0].tolist()],
+            "--json",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["valid"] and out["waypoints"] == 30 and out["unreached"] == []
     q = torch.tensor(out["q"], dtype=F64)
@@ -116,8 +153,21 @@ def test_cli_path_names_unreachable_waypoints(tmp_path, capsys):
     _, poses = smooth_poses(robot, 20, seed=3)
     poses[[5, 6, 7], 2, 3] += 4.0  # 4 m up: out of reach
     write_path_csv(tmp_path / "path.csv", poses)
-    code = main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-s", "0", "--time-limit", "0.5",
-                 "--out", str(tmp_path / "t.csv")])
+    code = main(
+        [
+            "path",
+            "--robot",
+            "panda",
+            "--path",
+            str(tmp_path / "path.csv"),
+            "-s",
+            "0",
+            "--time-limit",
+            "0.5",
+            "--out",
+            str(tmp_path / "t.csv"),
+        ]
+    )
     text = capsys.readouterr().out
     assert code == 1
     assert "NOT valid" in text and "waypoints not reached: 5-7" in text
@@ -131,13 +181,16 @@ def test_cli_path_bad_options(tmp_path, capsys):
     assert re.search(r"--start needs 7 joint values", capsys.readouterr().err)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--time-limit", "0"], r"argument --time-limit: must be a positive number, got 0"),
-    (["--time-limit", "inf"], r"argument --time-limit: must be a positive number, got inf"),
-    (["-s", "-1"], r"argument -s/--samples: must be an integer >= 0, got -1"),
-    (["-s", "two"], r"argument -s/--samples: expected an integer, got 'two'"),
-    (["--pos-tol=-1e-4"], r"argument --pos-tol: must be a positive number, got -1e-4"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--time-limit", "0"], r"argument --time-limit: must be a positive number, got 0"),
+        (["--time-limit", "inf"], r"argument --time-limit: must be a positive number, got inf"),
+        (["-s", "-1"], r"argument -s/--samples: must be an integer >= 0, got -1"),
+        (["-s", "two"], r"argument -s/--samples: expected an integer, got 'two'"),
+        (["--pos-tol=-1e-4"], r"argument --pos-tol: must be a positive number, got -1e-4"),
+    ],
+)
 def test_cli_path_bad_values_are_argparse_errors(tmp_path, capsys, args, message):
     with pytest.raises(SystemExit) as exit_:
         main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), *args])
@@ -192,13 +245,38 @@ def test_eval_paths_on_a_tiny_suite(tmp_path, capsys):
     robot = Robot.from_name("kr16_2")
     q, poses = smooth_poses(robot, 25, seed=4)
     write_path_csv(tmp_path / "suite" / "kr16_2_easy.csv", poses)
-    entry = SuitePath(name="kr16_2_easy", robot="kr16_2", kind="line", file="kr16_2_easy.csv", waypoints=25,
-                      q_start=q[0].tolist(), note="test")
-    (tmp_path / "suite" / "suite.json").write_text(json.dumps({"format": "ggik-path-suite-1", "paths": [entry.__dict__]}))
+    entry = SuitePath(
+        name="kr16_2_easy",
+        robot="kr16_2",
+        kind="line",
+        file="kr16_2_easy.csv",
+        waypoints=25,
+        q_start=q[0].tolist(),
+        note="test",
+    )
+    (tmp_path / "suite" / "suite.json").write_text(
+        json.dumps({"format": "ggik-path-suite-1", "paths": [entry.__dict__]})
+    )
     assert read_suite(tmp_path / "suite") == [entry]
     out = tmp_path / "results"
-    code = main(["eval", "paths", "--suite", str(tmp_path / "suite"), "--out-dir", str(out), "--no-progress",
-                 "--methods", "random starts + continuation", "sequential LM", "--chains", "4", "--time-limit", "5"])
+    code = main(
+        [
+            "eval",
+            "paths",
+            "--suite",
+            str(tmp_path / "suite"),
+            "--out-dir",
+            str(out),
+            "--no-progress",
+            "--methods",
+            "random starts + continuation",
+            "sequential LM",
+            "--chains",
+            "4",
+            "--time-limit",
+            "5",
+        ]
+    )
     assert code == 0
     rows = list(csv.DictReader(io.StringIO((out / "paths.csv").read_text())))
     assert list(rows[0])[:6] == ["path", "robot", "dof", "waypoints", "method", "valid"] and len(rows) == 2
@@ -236,7 +314,9 @@ def test_cli_path_json_is_strict_json_when_invalid(tmp_path, capsys):
     _, poses = smooth_poses(robot, 8, seed=5)
     poses[3, 2, 3] += 4.0
     write_path_csv(tmp_path / "path.csv", poses)
-    code = main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-s", "0", "--time-limit", "0.5", "--json"])
+    code = main(
+        ["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-s", "0", "--time-limit", "0.5", "--json"]
+    )
 
     def no_constants(name):
         raise AssertionError(f"not JSON: {name}")

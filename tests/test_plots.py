@@ -1,4 +1,5 @@
 """ggik.evaluation.plots: every figure is a valid PNG rendered by matplotlib's Agg canvas, written atomically."""
+
 from __future__ import annotations
 
 import struct
@@ -113,8 +114,12 @@ def test_importing_ggik_plots_does_not_import_matplotlib():
 
 
 def test_generalisation_plot(tmp_path, agg_calls):
-    points = [("unseen named", 0.13, 40.0, 100.0), ("unseen named", float("nan"), 10.0, 90.0),
-              ("randomized r=0.2", 0.2, 60.0, 100.0), ("random 8-DOF", float("nan"), 0.0, 80.0)]
+    points = [
+        ("unseen named", 0.13, 40.0, 100.0),
+        ("unseen named", float("nan"), 10.0, 90.0),
+        ("randomized r=0.2", 0.2, 60.0, 100.0),
+        ("random 8-DOF", float("nan"), 0.0, 80.0),
+    ]
     out = plot_generalisation(points, tmp_path / "gen.png", title="test")
     assert_png(out)
     assert agg_calls == [FigureCanvasAgg]

@@ -2,6 +2,7 @@
 
 Everything in float64 with seeded generators; goals are FK poses of known configurations q*.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,8 @@ from conftest import HAND_URDFS
 
 import ggik
 from ggik import Robot, random_robot
-from ggik.kinematics.geometry import axis_angle_to_matrix, make_transform, pose_errors, rot_z
 from ggik.ik.refine import RefineConfig, lm_refine, pose_residual, slsqp_objective, slsqp_refine
+from ggik.kinematics.geometry import axis_angle_to_matrix, make_transform, pose_errors, rot_z
 
 F64 = torch.float64
 POS_TOL, ROT_TOL = 1e-3, 1e-2
@@ -262,7 +263,10 @@ def test_slsqp_objective_value_and_gradient(robot_id):
     for i in range(robot.dof):
         step = np.zeros(robot.dof)
         step[i] = h
-        fd[i] = (slsqp_objective(robot, q.numpy() + step, T_goal, w)[0] - slsqp_objective(robot, q.numpy() - step, T_goal, w)[0]) / (2 * h)
+        fd[i] = (
+            slsqp_objective(robot, q.numpy() + step, T_goal, w)[0]
+            - slsqp_objective(robot, q.numpy() - step, T_goal, w)[0]
+        ) / (2 * h)
     np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-9)
     assert np.abs(grad).max() > 1e-2  # not a trivially zero gradient
 

@@ -3,6 +3,7 @@
 A 3-step model samples nearly one configuration per goal, so these tests check the pipeline (shapes,
 errors against FK, success, limits, order, refinement, bad input), not the quality of the model.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,14 +18,14 @@ from conftest import HAND_URDFS
 import ggik.ik.strategies
 from ggik import GGIK, GGIKError, GraphError, IKResult, PathConfig, Robot, SolveConfig, random_robot
 from ggik.cli import main
-from ggik.typed_config import apply_overrides, from_dict, load_yaml
-from ggik.kinematics.geometry import make_transform, pose_errors, quat_to_matrix
-from ggik.ik.sampling import RawSamples
 from ggik.ik.path_refine import TrajectoryConfig
 from ggik.ik.refine import RefineConfig, lm_refine, slsqp_refine
+from ggik.ik.sampling import RawSamples
 from ggik.ik.tolerances import PATH_TOLERANCES, SOLVE_TOLERANCES, Tolerances
+from ggik.kinematics.geometry import make_transform, pose_errors, quat_to_matrix
 from ggik.training.config import TrainConfig
 from ggik.training.trainer import Trainer
+from ggik.typed_config import apply_overrides, from_dict, load_yaml
 
 F64 = torch.float64
 TINY = Path(__file__).resolve().parents[1] / "train" / "configs" / "tiny.yaml"
@@ -149,7 +150,9 @@ def spread_sampler(make_q):
         goals = graph.goals(T_goal)
         q = make_q(graph.robot, goals.shape[0], num_samples, generator)
         pos, rot = pose_errors(graph.robot.fk(q), goals.in_base[:, None])
-        return RawSamples(q=q, pos_err=pos, rot_err=rot, points=torch.zeros(q.shape[:2] + (graph.num_nodes, 3), dtype=F64))
+        return RawSamples(
+            q=q, pos_err=pos, rot_err=rot, points=torch.zeros(q.shape[:2] + (graph.num_nodes, 3), dtype=F64)
+        )
 
     return sample
 
@@ -264,8 +267,13 @@ def test_random_strategy_never_touches_the_model(solver, panda, monkeypatch):
     torch.testing.assert_close(res.q.sort(1).values, q_ref.sort(1).values, rtol=0, atol=0)
     prismatic = Robot.from_urdf(HAND_URDFS["prismatic"])  # no GGIK graph for it
     T_p = goals(prismatic, 2, 14)
-    check_result(solver.solve(prismatic, T_p, SolveConfig(strategy="random", random_starts=3), generator=gen()),
-                 prismatic, T_p, 2, 3)
+    check_result(
+        solver.solve(prismatic, T_p, SolveConfig(strategy="random", random_starts=3), generator=gen()),
+        prismatic,
+        T_p,
+        2,
+        3,
+    )
 
 
 def test_model_first_strategy_solves_what_random_starts_solve(solver, panda):
@@ -283,15 +291,18 @@ def test_model_first_strategy_solves_what_random_starts_solve(solver, panda):
     stage1 = solver.solve(panda, T, SolveConfig(samples=2, refine="lm"), generator=gen(4))
     kept = strict(stage1)
     assert torch.equal(first.q[kept], stage1.q[kept])
-    slsqp = solver.solve(panda, T[:2], SolveConfig(strategy="random", random_starts=2, refine="slsqp"),
-                         generator=gen(5))
+    slsqp = solver.solve(
+        panda, T[:2], SolveConfig(strategy="random", random_starts=2, refine="slsqp"), generator=gen(5)
+    )
     check_result(slsqp, panda, T[:2], 2, 2)
 
 
 def test_strategies_take_every_goal_kind(solver, panda):
     p = goals(panda, 3, 15)[:, :3, 3]
-    for strategy, cfg in (("random", SolveConfig(strategy="random", random_starts=4)),
-                          ("model-first", SolveConfig(samples=2, strategy="model-first", random_starts=4))):
+    for strategy, cfg in (
+        ("random", SolveConfig(strategy="random", random_starts=4)),
+        ("model-first", SolveConfig(samples=2, strategy="model-first", random_starts=4)),
+    ):
         res = solver.solve(panda, p, cfg, generator=gen(), goal="position")
         assert res.q.shape[:2] == (3, cfg.random_starts if strategy == "random" else 2)
         assert (res.rot_err == 0).all() and res.success[:, 0].all(), strategy
@@ -329,12 +340,15 @@ def test_solve_config_defaults_and_methods():
         Tolerances(pos_tol=0)
     path = PathConfig(max_jump=0.1, samples=3)
     assert SolveConfig().path_config(path) == path
-    assert SolveConfig(samples=5, time_limit=2.0, rot_tol=1e-3).path_config(path) == \
-        PathConfig(max_jump=0.1, samples=5, time_limit=2.0, rot_tol=1e-3)
+    assert SolveConfig(samples=5, time_limit=2.0, rot_tol=1e-3).path_config(path) == PathConfig(
+        max_jump=0.1, samples=5, time_limit=2.0, rot_tol=1e-3
+    )
     assert SolveConfig(strategy="random").path_config().samples == 0
-    for cfg, message in ((SolveConfig(strategy="model-first"), "'model-first' is a strategy of GGIK.solve"),
-                         (SolveConfig(refine="dg"), "path following refines with LM"),
-                         (SolveConfig(strategy="random", random_starts=3), "random_starts does not apply to paths")):
+    for cfg, message in (
+        (SolveConfig(strategy="model-first"), "'model-first' is a strategy of GGIK.solve"),
+        (SolveConfig(refine="dg"), "path following refines with LM"),
+        (SolveConfig(strategy="random", random_starts=3), "random_starts does not apply to paths"),
+    ):
         with pytest.raises(ValueError, match=message):
             cfg.path_config()
     with pytest.raises(ValueError, match="uses no model, but PathConfig.track_samples = 2"):
@@ -350,8 +364,11 @@ def same_result(a: IKResult, b: IKResult) -> None:
 def test_deprecated_arguments_warn_and_give_the_new_forms_numbers(solver, panda):
     T = goals(panda, 3, 16)
     new = solver.solve(panda, T, SolveConfig(samples=4, refine="lm", pos_tol=2e-3, rot_tol=0.02), generator=gen(2))
-    with pytest.warns(DeprecationWarning, match=r"GGIK.solve: the arguments num_samples, refine, pos_tol, rot_tol .* "
-                                                r"are deprecated .* use GGIK.solve\(robot, goals, SolveConfig"):
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"GGIK.solve: the arguments num_samples, refine, pos_tol, rot_tol .* "
+        r"are deprecated .* use GGIK.solve\(robot, goals, SolveConfig",
+    ):
         old = solver.solve(panda, T, num_samples=4, refine="lm", generator=gen(2), pos_tol=2e-3, rot_tol=0.02)
     same_result(old, new)
     with pytest.warns(DeprecationWarning, match="the arguments num_samples, refine, generator, pos_tol, rot_tol"):
@@ -394,7 +411,9 @@ def test_bad_goals_and_arguments(solver, panda):
     with pytest.raises(ValueError, match=r"T_goal is not a rigid transform at index \(0,\)"):
         solver.solve(panda, sheared, SolveConfig(samples=2))
     for shape in [(3, 4), (2, 3, 4, 4), (4,), (2, 4, 3)]:
-        with pytest.raises(ValueError, match=r"T_goal must have shape \(4, 4\) or \(B, 4, 4\), got " + re.escape(str(shape))):
+        with pytest.raises(
+            ValueError, match=r"T_goal must have shape \(4, 4\) or \(B, 4, 4\), got " + re.escape(str(shape))
+        ):
             solver.solve(panda, torch.zeros(shape, dtype=F64), SolveConfig(samples=2))
     with pytest.raises(ValueError, match=r"SolveConfig.samples must be at least 1 for solve \(0, no model, is for"):
         solver.solve(panda, T, SolveConfig(samples=0))
@@ -427,7 +446,9 @@ def test_bad_checkpoints(ckpt, tmp_path):
             GGIK.load(path)
     other = tmp_path / "other.pt"
     torch.save({"format": "ggik-problems/1", "q": torch.zeros(2)}, other)
-    with pytest.raises(GGIKError, match=r"incompatible checkpoint format 'ggik-problems/1'; this ggik .* reads 'ggik-checkpoint/1'"):
+    with pytest.raises(
+        GGIKError, match=r"incompatible checkpoint format 'ggik-problems/1'; this ggik .* reads 'ggik-checkpoint/1'"
+    ):
         GGIK.load(other)
     no_model = tmp_path / "no_model.pt"
     payload = torch.load(ckpt, weights_only=True)
@@ -454,14 +475,21 @@ def test_cli_solve_json(ckpt, solver, panda, capsys):
         assert set(row) == {"q", "pos_err_m", "rot_err_rad", "success", "within_limits"}
         assert row["q"] == [round(v, 6) for v in expected.q[0, k].tolist()]
         assert row["pos_err_m"] == expected.pos_err[0, k].item() and row["rot_err_rad"] == expected.rot_err[0, k].item()
-        assert row["success"] == bool(expected.success[0, k]) and row["within_limits"] == bool(expected.within_limits[0, k])
+        assert row["success"] == bool(expected.success[0, k]) and row["within_limits"] == bool(
+            expected.within_limits[0, k]
+        )
 
 
 def test_cli_solve_table_with_lm(ckpt, solver, panda, capsys):
-    assert main(["solve", "--robot", "panda", "--pose", *POSE, "--samples", "3", "--ckpt", str(ckpt), "--refine", "lm"]) == 0
+    assert (
+        main(["solve", "--robot", "panda", "--pose", *POSE, "--samples", "3", "--ckpt", str(ckpt), "--refine", "lm"])
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "panda: 3 solutions (refined with lm), best first"
-    assert lines[1].split()[:4] == ["#", "pos", "err", "[mm]"] and lines[1].endswith(f"({', '.join(panda.joint_names)})")
+    assert lines[1].split()[:4] == ["#", "pos", "err", "[mm]"] and lines[1].endswith(
+        f"({', '.join(panda.joint_names)})"
+    )
     assert len(lines) == 5
     x, y, z, *quat = (float(v) for v in POSE)
     T = make_transform(quat_to_matrix(torch.tensor(quat, dtype=F64)), torch.tensor([x, y, z], dtype=F64))
@@ -475,25 +503,42 @@ def test_cli_solve_table_with_lm(ckpt, solver, panda, capsys):
             "yes" if expected.success[0, k] else "no",
             "yes",  # LM keeps the joints in their limits
         ]
-        assert json.loads(line[line.index("["):]) == [round(v, 6) for v in expected.q[0, k].tolist()]
+        assert json.loads(line[line.index("[") :]) == [round(v, 6) for v in expected.q[0, k].tolist()]
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "1", "0"], r"must be a unit quaternion, got norm 1\.41421"),
-        (["--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "0", "0", "0"], r"must be a unit quaternion, got norm 0"),
+        (
+            ["--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "1", "0"],
+            r"must be a unit quaternion, got norm 1\.41421",
+        ),
+        (
+            ["--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "0", "0", "0"],
+            r"must be a unit quaternion, got norm 0",
+        ),
         (["--robot", "panda", "--pose", "0.4", "0.1", "0.5", "nan", "1", "0", "0"], r"must be a unit quaternion"),
         (["--pose", *POSE], r"give exactly one of --robot NAME or --urdf FILE"),
         (["--robot", "panda", "--urdf", "x.urdf", "--pose", *POSE], r"give exactly one of --robot NAME or --urdf FILE"),
         (["--robot", "nope", "--pose", *POSE], r"unknown robot 'nope'"),
         (["--robot", "panda", "--pose", *POSE, "--strategy", "random", "-s", "4"], r"-s/--samples: --strategy random"),
         (["--robot", "panda", "--pose", *POSE, "--random-starts", "4"], r"--random-starts applies to --strategy"),
-        (["--robot", "panda", "--pose", *POSE, "--strategy", "model-first", "--refine", "dg"],
-         r"refines with lm or slsqp"),
+        (
+            ["--robot", "panda", "--pose", *POSE, "--strategy", "model-first", "--refine", "dg"],
+            r"refines with lm or slsqp",
+        ),
     ],
-    ids=["quat-norm-sqrt2", "quat-zero", "quat-nan", "no-robot", "robot-and-urdf", "unknown-robot", "random-samples",
-         "samples-random-starts", "model-first-dg"],
+    ids=[
+        "quat-norm-sqrt2",
+        "quat-zero",
+        "quat-nan",
+        "no-robot",
+        "robot-and-urdf",
+        "unknown-robot",
+        "random-samples",
+        "samples-random-starts",
+        "model-first-dg",
+    ],
 )
 def test_cli_solve_bad_input_exits_2(ckpt, capsys, args, message):
     assert main(["solve", *args, "--ckpt", str(ckpt)]) == 2

@@ -1,13 +1,14 @@
 """ggik.training with the tiny config: exact resume, overfitting one batch, checkpoints (round trip, corrupt
 files, interrupted saves), metrics, ``ggik train|info`` and a 2-process DDP run."""
+
 from __future__ import annotations
 
 import importlib.abc
 import importlib.util
 import json
+import os
 import re
 import shutil
-import os
 import socket
 import subprocess
 import sys
@@ -17,23 +18,20 @@ import pytest
 import torch
 
 from ggik import GGIKError, Robot, RobotGraph
-from ggik.graph.batch import GraphBatch
-from ggik.cli import main
-from ggik.typed_config import apply_overrides, from_dict, load_yaml
-from ggik.data import ProblemSet, TrainingData
-from ggik.nn.cvae import GGIKModel
-from ggik.data import merge_training_sets
 from ggik.checkpoint import CHECKPOINT_FORMAT, load_checkpoint, load_model
+from ggik.cli import main
+from ggik.data import ProblemSet, TrainingData, merge_training_sets
+from ggik.graph.batch import GraphBatch
+from ggik.nn.cvae import GGIKModel
 from ggik.training.config import TrainConfig
-from ggik.training.trainer import Trainer
 from ggik.training.schedules import beta_at, lr_factor
+from ggik.training.trainer import Trainer
+from ggik.typed_config import apply_overrides, from_dict, load_yaml
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "train" / "configs" / "tiny.yaml"
 TIMING_KEYS = {"examples_per_s", "wall_s", "cpu_s"}  # the only non-deterministic metrics
 TRAIN_KEYS = {"kind", "step", "examples", "loss", "anchor_se", "free_se", "kl", "lr", "examples_per_s", "wall_s"}
-
-
 
 
 def tiny_cfg(*overrides: str) -> TrainConfig:
@@ -91,8 +89,14 @@ def test_resume_is_exact(tmp_path, prior_gain):
     schedule is constant afterwards because a cosine schedule depends on ``steps``, which differs
     between the two halves of the interrupted run."""
     k = 6
-    common = ("val.every=0", "checkpoint_every=1000", "log_every=5", "optim.schedule=constant", "optim.warmup_steps=8",
-              f"loss.prior_gain={prior_gain}")
+    common = (
+        "val.every=0",
+        "checkpoint_every=1000",
+        "log_every=5",
+        "optim.schedule=constant",
+        "optim.warmup_steps=8",
+        f"loss.prior_gain={prior_gain}",
+    )
     one = Trainer(tiny_cfg(f"steps={2 * k}", *common), tmp_path / "one", progress=False)
     last_one = one.train()
 
@@ -235,7 +239,9 @@ def test_interrupted_save_keeps_the_old_checkpoint(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="disk full"):
         trainer.save()
     assert last.read_bytes() == old
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml", "last.pt", "metrics.jsonl"], "no temporary file left"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml", "last.pt", "metrics.jsonl"], (
+        "no temporary file left"
+    )
     assert load_checkpoint(last)["step"] == 1
 
     monkeypatch.setattr(torch, "save", real_save)
@@ -252,7 +258,7 @@ def test_metrics_records_with_validation(tmp_path):
     val = [r for r in records if r["kind"] == "val"]
     assert [r["step"] for r in train] == [2, 4] and [r["step"] for r in val] == [2, 4]
     for r in train:
-        assert TRAIN_KEYS <= r.keys(), f"missing {TRAIN_KEYS - r.keys()}"
+        assert r.keys() >= TRAIN_KEYS, f"missing {TRAIN_KEYS - r.keys()}"
         assert r["examples"] == r["step"] * cfg.data.batch_size
         assert r["lr"] > 0 and r["examples_per_s"] > 0 and r["wall_s"] > 0
         assert all(isinstance(r[k], float) and r[k] == r[k] for k in ("loss", "anchor_se", "free_se", "kl"))
@@ -266,8 +272,15 @@ def test_metrics_records_with_validation(tmp_path):
 
 
 def test_training_on_mixed_goal_kinds_validates_each_kind(tmp_path, capsys):
-    cfg = tiny_cfg("steps=2", "log_every=1", "val.every=2", "val.problems_per_robot=2", "val.samples=2",
-                   "data.goal_kinds={pose: 0.6, position: 0.4}", "val.goal_kinds=[pose, position]")
+    cfg = tiny_cfg(
+        "steps=2",
+        "log_every=1",
+        "val.every=2",
+        "val.problems_per_robot=2",
+        "val.samples=2",
+        "data.goal_kinds={pose: 0.6, position: 0.4}",
+        "val.goal_kinds=[pose, position]",
+    )
     Trainer(cfg, tmp_path, progress=False).train()
     assert re.search(r"step 2: val success pose \d\.\d{3}, position \d\.\d{3}", capsys.readouterr().out)
     (val,) = [r for r in read_metrics(tmp_path) if r["kind"] == "val"]
@@ -279,7 +292,9 @@ def test_training_on_mixed_goal_kinds_validates_each_kind(tmp_path, capsys):
     assert load_checkpoint(tmp_path / "last.pt")["training_robots"]["goal_kinds"] == {"pose": 0.6, "position": 0.4}
 
 
-@pytest.mark.parametrize("kinds, message", [("[]", "at least one goal kind"), ("[pose, roll]", "goal kind must be one of")])
+@pytest.mark.parametrize(
+    "kinds, message", [("[]", "at least one goal kind"), ("[pose, roll]", "goal kind must be one of")]
+)
 def test_bad_validation_goal_kinds_are_a_clear_error(kinds, message, tmp_path):
     with pytest.raises(GGIKError, match=message):
         Trainer(tiny_cfg(f"val.goal_kinds={kinds}"), tmp_path, progress=False)
@@ -308,7 +323,10 @@ def test_cli_train_info_and_resume(tmp_path, capsys):
     [
         (["train", "--resume", "{tmp}/empty", "--no-progress"], "checkpoint not found"),
         (["train", "--resume", "{tmp}/empty", "--config", str(TINY)], "--resume continues a run with its own config"),
-        (["train", "--config", str(TINY), "--out", "{tmp}", "--set", "steps=notanumber"], "config.steps: expected an integer"),
+        (
+            ["train", "--config", str(TINY), "--out", "{tmp}", "--set", "steps=notanumber"],
+            "config.steps: expected an integer",
+        ),
         (["train", "--config", str(TINY), "--out", "{tmp}", "--set", "optim.lrr=1"], "unknown key(s) ['lrr']"),
     ],
     ids=["resume-without-checkpoint", "resume-with-config", "bad-value", "unknown-key"],
@@ -334,9 +352,27 @@ def _free_port() -> int:
 
 def test_ddp_two_processes(tmp_path):
     run = tmp_path / "ddp"
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(_free_port()),
-           "-m", "ggik.cli", "train", "--config", str(TINY), "--out", str(run), "--no-progress",
-           "--set", "steps=4", "--set", "checkpoint_every=2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_port",
+        str(_free_port()),
+        "-m",
+        "ggik.cli",
+        "train",
+        "--config",
+        str(TINY),
+        "--out",
+        str(run),
+        "--no-progress",
+        "--set",
+        "steps=4",
+        "--set",
+        "checkpoint_every=2",
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, f"DDP run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
@@ -429,13 +465,22 @@ def test_resume_drops_metrics_written_after_the_checkpoint(tmp_path):
 def test_init_from_takes_the_weights_only_and_records_the_source(short_run, tmp_path):
     source = load_checkpoint(short_run / "last.pt")
     run = tmp_path / "ft"
-    trainer = Trainer(tiny_cfg("steps=1", "val.every=0", "data.random_weight=0", "data.robots={kuka_lwr: 1.0}"), run, progress=False)
+    trainer = Trainer(
+        tiny_cfg("steps=1", "val.every=0", "data.random_weight=0", "data.robots={kuka_lwr: 1.0}"), run, progress=False
+    )
     info = trainer.init_from(short_run / "last.pt")
-    assert info == {"path": str(short_run / "last.pt"), "format": CHECKPOINT_FORMAT, "step": 2,
-                    "examples": 2 * tiny_cfg().data.batch_size, "ggik_version": source["ggik_version"]}
+    assert info == {
+        "path": str(short_run / "last.pt"),
+        "format": CHECKPOINT_FORMAT,
+        "step": 2,
+        "examples": 2 * tiny_cfg().data.batch_size,
+        "ggik_version": source["ggik_version"],
+    }
     assert_same_tensors(trainer.model.state_dict(), source["model"], "weights after init")
     assert trainer.step == 0 and trainer.examples == 0
-    assert trainer.optimizer.state_dict()["state"] == {} and trainer.scheduler.last_epoch == 0  # fresh optimiser, schedule
+    assert (
+        trainer.optimizer.state_dict()["state"] == {} and trainer.scheduler.last_epoch == 0
+    )  # fresh optimiser, schedule
     trainer.train()
     ckpt = load_checkpoint(run / "last.pt")
     assert ckpt["step"] == 1 and ckpt["examples"] == tiny_cfg().data.batch_size and ckpt["init_from"] == info
@@ -456,23 +501,52 @@ def test_init_from_takes_the_weights_only_and_records_the_source(short_run, tmp_
 def test_resume_with_another_data_mix_keeps_what_the_weights_saw(short_run, tmp_path):
     run = tmp_path / "run"
     shutil.copytree(short_run, run)
-    trainer = Trainer.resume(run, {"steps": 3, "data": {"robots": {"panda": 0.0, "ur10": 1.0}, "random_weight": 0.0,
-                                                        "randomized_weight": 0.5, "randomize_fraction": 0.3}}, progress=False)
+    trainer = Trainer.resume(
+        run,
+        {
+            "steps": 3,
+            "data": {
+                "robots": {"panda": 0.0, "ur10": 1.0},
+                "random_weight": 0.0,
+                "randomized_weight": 0.5,
+                "randomize_fraction": 0.3,
+            },
+        },
+        progress=False,
+    )
     trainer.train()
     seen = load_checkpoint(run / "last.pt")["training_robots"]
-    assert seen == {"named": {"panda": 1.0, "ur10": 1.0}, "random": {"weight": 0.5, "dofs": [5, 6]},
-                    "randomized": {"weight": 0.5, "fraction": 0.3}, "goal_kinds": tiny_cfg().data.goal_kinds}
+    assert seen == {
+        "named": {"panda": 1.0, "ur10": 1.0},
+        "random": {"weight": 0.5, "dofs": [5, 6]},
+        "randomized": {"weight": 0.5, "fraction": 0.3},
+        "goal_kinds": tiny_cfg().data.goal_kinds,
+    }
 
 
 def test_merge_training_sets_rules():
-    a = {"named": {"panda": 1.0, "ur10": 0.0}, "random": {"weight": 0.0, "dofs": [9]}, "randomized": {"weight": 1.0, "fraction": 0.4}}
-    b = {"named": {"ur10": 0.0, "irb140": 2.0}, "random": {"weight": 2.0, "dofs": [7, 6]}, "randomized": {"weight": 1.0, "fraction": 0.2}}
-    assert merge_training_sets(a, b) == {"named": {"panda": 1.0, "ur10": 0.0, "irb140": 2.0},
-                                         "random": {"weight": 2.0, "dofs": [6, 7]},  # DOF 9 had weight 0: never drawn
-                                         "randomized": {"weight": 1.0, "fraction": 0.4},
-                                         "goal_kinds": {"pose": 1.0}}  # neither names goal kinds: trained on poses
-    none = {"named": {}, "random": {"weight": 0.0, "dofs": [6]}, "randomized": {"weight": 0.0, "fraction": 0.2},
-            "goal_kinds": {"pose": 1.0}}
+    a = {
+        "named": {"panda": 1.0, "ur10": 0.0},
+        "random": {"weight": 0.0, "dofs": [9]},
+        "randomized": {"weight": 1.0, "fraction": 0.4},
+    }
+    b = {
+        "named": {"ur10": 0.0, "irb140": 2.0},
+        "random": {"weight": 2.0, "dofs": [7, 6]},
+        "randomized": {"weight": 1.0, "fraction": 0.2},
+    }
+    assert merge_training_sets(a, b) == {
+        "named": {"panda": 1.0, "ur10": 0.0, "irb140": 2.0},
+        "random": {"weight": 2.0, "dofs": [6, 7]},  # DOF 9 had weight 0: never drawn
+        "randomized": {"weight": 1.0, "fraction": 0.4},
+        "goal_kinds": {"pose": 1.0},
+    }  # neither names goal kinds: trained on poses
+    none = {
+        "named": {},
+        "random": {"weight": 0.0, "dofs": [6]},
+        "randomized": {"weight": 0.0, "fraction": 0.2},
+        "goal_kinds": {"pose": 1.0},
+    }
     assert merge_training_sets(none, none) == none
     assert merge_training_sets(b, b) == {**b, "random": {"weight": 2.0, "dofs": [6, 7]}, "goal_kinds": {"pose": 1.0}}
     mixed = {**b, "goal_kinds": {"pose": 0.5, "position": 0.3}}
@@ -481,6 +555,7 @@ def test_merge_training_sets_rules():
 
 def test_init_from_a_weights_only_export(short_run, tmp_path):
     import ggik.checkpoint as export  # not importorskip: a broken export module must fail this test, not skip it
+
     light = tmp_path / "weights.pt"
     export.export_checkpoint(short_run / "last.pt", light)
     trainer = Trainer(tiny_cfg("steps=1", "val.every=0"), tmp_path / "ft", progress=False)
@@ -500,13 +575,27 @@ def test_init_from_refuses_another_architecture_and_a_started_run(short_run, tmp
 
 def test_cli_train_init_takes_the_model_config_of_the_checkpoint(short_run, tmp_path, capsys):
     run = tmp_path / "ft"
-    argv = ["train", "--init", str(short_run / "last.pt"), "--out", str(run), "--no-progress", "--set", "steps=1",
-            "--set", "data.robots={kuka_lwr: 1.0}", "--set", "data.batch_size=4"]
+    argv = [
+        "train",
+        "--init",
+        str(short_run / "last.pt"),
+        "--out",
+        str(run),
+        "--no-progress",
+        "--set",
+        "steps=1",
+        "--set",
+        "data.robots={kuka_lwr: 1.0}",
+        "--set",
+        "data.batch_size=4",
+    ]
     assert main(argv) == 0
     assert "initialised from" in capsys.readouterr().out
     ckpt = load_checkpoint(run / "last.pt")
     assert ckpt["config"]["model"] == load_checkpoint(short_run / "last.pt")["config"]["model"]  # not the default model
-    assert ckpt["training_robots"]["named"] == {"panda": 1.0, "kuka_lwr": 1.0} and ckpt["init_from"]["step"] == 2  # source + new
+    assert (
+        ckpt["training_robots"]["named"] == {"panda": 1.0, "kuka_lwr": 1.0} and ckpt["init_from"]["step"] == 2
+    )  # source + new
     assert main(["info", str(run / "last.pt")]) == 0
     assert "initialised from" in capsys.readouterr().out
 
@@ -516,7 +605,10 @@ def test_cli_train_init_takes_the_model_config_of_the_checkpoint(short_run, tmp_
     [
         (["--set", "model.dim=8"], "the model architecture differs (model.dim: 8 here, 16 in the checkpoint)"),
         (["--resume", "{run}"], "--init starts a new run from a checkpoint's weights, --resume continues a run"),
-        (["--config", str(REPO / "train" / "configs" / "default.yaml"), "--set", "model.latent=3"], "model.latent: 3 here"),
+        (
+            ["--config", str(REPO / "train" / "configs" / "default.yaml"), "--set", "model.latent=3"],
+            "model.latent: 3 here",
+        ),
     ],
     ids=["other-architecture", "with-resume", "config-and-set"],
 )
