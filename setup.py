@@ -3,6 +3,7 @@
 pyproject.toml's ``packages.find`` cannot also map the top-level ``urdfs/`` folder in as ``ggik.urdfs``;
 this file does both: every package under ``ggik/`` is found, so a new subpackage is never left out.
 """
+
 from setuptools import find_packages, setup
 
 setup(

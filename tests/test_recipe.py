@@ -1,5 +1,6 @@
 """The training options the recipe study (benchmarks/recipe) varies: CPU budgets that survive a resume, the rec_gain
 schedule, KL free bits, and the weight transfer of a partial initialisation."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,8 +15,12 @@ from ggik.training.trainer import Trainer
 from ggik.typed_config import from_dict
 
 #: a model and batch small enough for a test, trained on panda
-TINY = {"model": {"dim": 8, "hidden": 16, "enc_layers": 1, "dec_layers": 2, "latent": 4, "prior_components": 2},
-        "data": {"batch_size": 8, "robots": {"panda": 1.0}}, "val": {"every": 0}, "bf16": False}
+TINY = {
+    "model": {"dim": 8, "hidden": 16, "enc_layers": 1, "dec_layers": 2, "latent": 4, "prior_components": 2},
+    "data": {"batch_size": 8, "robots": {"panda": 1.0}},
+    "val": {"every": 0},
+    "bf16": False,
+}
 
 
 def test_rec_gain_schedule_rises_geometrically_then_stays():
@@ -32,7 +37,10 @@ def test_rec_gain_schedule_rises_geometrically_then_stays():
 
 def test_free_bits_remove_the_kl_gradient_below_the_threshold(tmp_path):
     torch.set_num_threads(1)
-    cfgs = {free: from_dict(TrainConfig, {**TINY, "loss": {"kl_free_nats": free, "beta_warmup_steps": 0}}) for free in (0.0, 1e6)}
+    cfgs = {
+        free: from_dict(TrainConfig, {**TINY, "loss": {"kl_free_nats": free, "beta_warmup_steps": 0}})
+        for free in (0.0, 1e6)
+    }
     for free, cfg in cfgs.items():
         stats = Trainer(cfg, tmp_path / str(free), progress=False).train_step()
         kl_term = stats["loss"] - cfg.loss.rec_gain * stats["free_se"] - cfg.loss.anchor_gain * stats["anchor_se"]
@@ -63,8 +71,23 @@ def test_cli_train_stops_at_a_cpu_budget(tmp_path, capsys):
 
     tiny = Path(__file__).resolve().parents[1] / "train" / "configs" / "tiny.yaml"
     run = tmp_path / "run"
-    assert main(["train", "--config", str(tiny), "--set", "steps=1000000", "--out", str(run), "--max-cpu-minutes", "0.01",
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--config",
+                str(tiny),
+                "--set",
+                "steps=1000000",
+                "--out",
+                str(run),
+                "--max-cpu-minutes",
+                "0.01",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     ckpt = load_checkpoint(run / "last.pt")
     assert 0 < ckpt["step"] < 1_000_000 and ckpt["cpu_s"] >= 0.6
 
@@ -86,7 +109,7 @@ def test_transfer_weights_copies_widens_and_leaves_the_rest_fresh():
         assert torch.equal(state[name], source[name])
     for name in report["widened"]:
         old = source[name]
-        assert torch.equal(state[name][:, : old.shape[1]], old) and not state[name][:, old.shape[1]:].any()
+        assert torch.equal(state[name][:, : old.shape[1]], old) and not state[name][:, old.shape[1] :].any()
     # with the residual column zero and the residual step's gain tiny, the widened model starts as the old function
     for name in report["fresh"]:
         state[name].zero_()
@@ -94,6 +117,7 @@ def test_transfer_weights_copies_widens_and_leaves_the_rest_fresh():
     gen = torch.Generator().manual_seed(1)
     from ggik import Robot, RobotGraph
     from ggik.graph.batch import GraphBatch
+
     graph = RobotGraph.from_robot(Robot.from_name("panda"))
     batch = GraphBatch.from_graph(graph, q=graph.robot.sample_q(3, gen)).to("cpu", torch.float32)
     torch.manual_seed(2)
@@ -110,13 +134,51 @@ def test_cli_partial_init_takes_what_fits(tmp_path, capsys):
 
     tiny = Path(__file__).resolve().parents[1] / "train" / "configs" / "tiny.yaml"
     reference = ["--set", "model.residual_inputs=false", "--set", "model.gn_steps=0"]  # the options off
-    main(["train", "--config", str(tiny), "--set", "steps=2", *reference, "--out", str(tmp_path / "a"), "--no-progress"])
-    assert main(["train", "--config", str(tiny), "--set", "steps=2", "--init", str(tmp_path / "a" / "last.pt"),
-                 "--set", "model.residual_inputs=true", "--out", str(tmp_path / "b"), "--no-progress"]) != 0
+    main(
+        ["train", "--config", str(tiny), "--set", "steps=2", *reference, "--out", str(tmp_path / "a"), "--no-progress"]
+    )
+    assert (
+        main(
+            [
+                "train",
+                "--config",
+                str(tiny),
+                "--set",
+                "steps=2",
+                "--init",
+                str(tmp_path / "a" / "last.pt"),
+                "--set",
+                "model.residual_inputs=true",
+                "--out",
+                str(tmp_path / "b"),
+                "--no-progress",
+            ]
+        )
+        != 0
+    )
     assert "architecture differs" in capsys.readouterr().err
-    assert main(["train", "--config", str(tiny), "--set", "steps=2", "--init", str(tmp_path / "a" / "last.pt"), "--init-partial",
-                 "--set", "model.residual_inputs=true", "--set", "model.gn_steps=0", "--out", str(tmp_path / "c"),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--config",
+                str(tiny),
+                "--set",
+                "steps=2",
+                "--init",
+                str(tmp_path / "a" / "last.pt"),
+                "--init-partial",
+                "--set",
+                "model.residual_inputs=true",
+                "--set",
+                "model.gn_steps=0",
+                "--out",
+                str(tmp_path / "c"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert "partial initialisation" in capsys.readouterr().out
     ckpt = load_checkpoint(tmp_path / "c" / "last.pt")
     assert ckpt["config"]["model"]["residual_inputs"] is True and ckpt["init_from"]["transfer"]["widened"] == 2

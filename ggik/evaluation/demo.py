@@ -9,11 +9,13 @@ timings and the figure panels.
 Units: joint values [rad], position errors [m], rotation errors [rad], times [s]. Distinct solutions are
 :func:`ggik.ik.metrics.distinct_solutions` (the one definition) of each goal's solutions, best first.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple, Sequence
+from typing import NamedTuple
 
 import torch
 
@@ -24,8 +26,18 @@ from ggik.ik.solve_config import SolveConfig
 from ggik.ik.solver import GGIK, IKResult
 from ggik.kinematics import Robot, random_robot
 
-__all__ = ["DEMO_ROBOTS", "PANEL_SOLUTIONS", "UNSEEN_SEED_OFFSET", "DemoRobot", "DemoCase", "Panel",
-           "demo_robots", "solve_demo_case", "run_demo", "figure_panels"]
+__all__ = [
+    "DEMO_ROBOTS",
+    "PANEL_SOLUTIONS",
+    "UNSEEN_SEED_OFFSET",
+    "DemoRobot",
+    "DemoCase",
+    "Panel",
+    "demo_robots",
+    "solve_demo_case",
+    "run_demo",
+    "figure_panels",
+]
 
 DEMO_ROBOTS = ("panda", "ur10")  #: training robots of the demo; a random 7-DOF robot is added as the unseen one
 PANEL_SOLUTIONS = 8  #: at most this many distinct solutions are drawn in one figure panel
@@ -68,14 +80,22 @@ def demo_robots(training: dict, seed: int) -> list[DemoRobot]:
     robot counts as a training robot when it has weight > 0 there (weight 0 = left out).
     """
     named, rand = trained_named_robots(training), training.get("random") or {}
-    unseen = random_robot(7, torch.Generator().manual_seed(seed + UNSEEN_SEED_OFFSET),
-                          name=f"random7_seed{seed + UNSEEN_SEED_OFFSET}")
+    unseen = random_robot(
+        7, torch.Generator().manual_seed(seed + UNSEEN_SEED_OFFSET), name=f"random7_seed{seed + UNSEEN_SEED_OFFSET}"
+    )
     if unseen.name in named:  # cannot happen for a fresh name; keeps the claim below checked
         raise GGIKError(f"{unseen.name} is a training robot of this model")
-    robots = [DemoRobot(Robot.from_name(name), "a training robot" if name in named else "NOT among this model's training robots")
-              for name in DEMO_ROBOTS]
-    family = (f"; the model was trained on other random {'/'.join(map(str, rand.get('dofs', [])))}-DOF robots"
-              if rand.get("weight") and rand.get("dofs") else "")
+    robots = [
+        DemoRobot(
+            Robot.from_name(name), "a training robot" if name in named else "NOT among this model's training robots"
+        )
+        for name in DEMO_ROBOTS
+    ]
+    family = (
+        f"; the model was trained on other random {'/'.join(map(str, rand.get('dofs', [])))}-DOF robots"
+        if rand.get("weight") and rand.get("dofs")
+        else ""
+    )
     robots.append(DemoRobot(unseen, f"a random robot the model never saw{family}", unseen=True))
     return robots
 
@@ -123,7 +143,9 @@ class DemoCase:
         return self.T_goal.shape[0]
 
 
-def solve_demo_case(solver: GGIK, subject: DemoRobot, T_goal: torch.Tensor, samples: int, show: int, seed: int) -> DemoCase:
+def solve_demo_case(
+    solver: GGIK, subject: DemoRobot, T_goal: torch.Tensor, samples: int, show: int, seed: int
+) -> DemoCase:
     """Solve goals ``T_goal`` (B, 4, 4) of ``subject`` with ``samples`` samples each, raw and LM-refined (both from
     the samples of seed ``seed``), and list at most ``show`` distinct solutions per goal."""
     robot = subject.robot
@@ -132,8 +154,9 @@ def solve_demo_case(solver: GGIK, subject: DemoRobot, T_goal: torch.Tensor, samp
     raw = solver.solve(robot, T_goal, SolveConfig(samples=samples), generator=torch.Generator().manual_seed(seed))
     raw_seconds = time.perf_counter() - t0
     t0 = time.perf_counter()
-    lm = solver.solve(robot, T_goal, SolveConfig(samples=samples, refine="lm"),
-                      generator=torch.Generator().manual_seed(seed))
+    lm = solver.solve(
+        robot, T_goal, SolveConfig(samples=samples, refine="lm"), generator=torch.Generator().manual_seed(seed)
+    )
     lm_seconds = time.perf_counter() - t0
     B = T_goal.shape[0]
     unbounded = ~robot.limited
@@ -143,7 +166,12 @@ def solve_demo_case(solver: GGIK, subject: DemoRobot, T_goal: torch.Tensor, samp
     ok = distinct_solutions(lm.q[0], lm.success[0], unbounded, PANEL_SOLUTIONS)
     what = f"{len(ok)} of {distinct[0]} distinct solutions (LM)" if ok else "no LM solution, best LM result"
     return DemoCase(
-        subject=subject, T_goal=T_goal, raw=raw, lm=lm, raw_seconds=raw_seconds, lm_seconds=lm_seconds,
+        subject=subject,
+        T_goal=T_goal,
+        raw=raw,
+        lm=lm,
+        raw_seconds=raw_seconds,
+        lm_seconds=lm_seconds,
         raw_goals_paper=round(success_rate(raw.pos_err, raw.rot_err) * B),  # 1 cm and 1 degree
         raw_goals_strict=int(raw.success[:, 0].sum()),
         lm_goals_solved=int(lm.success[:, 0].sum()),
@@ -151,7 +179,9 @@ def solve_demo_case(solver: GGIK, subject: DemoRobot, T_goal: torch.Tensor, samp
         distinct_per_goal=distinct,
         listed_raw=[distinct_solutions(raw.q[b], everything, unbounded, show) for b in range(B)],
         listed_lm=[distinct_solutions(lm.q[b], everything, unbounded, show) for b in range(B)],
-        panel_raw=Panel(robot, raw.q[0, best_raw], T_goal[0], f"{subject.label}: {len(best_raw)} best raw samples, goal 0"),
+        panel_raw=Panel(
+            robot, raw.q[0, best_raw], T_goal[0], f"{subject.label}: {len(best_raw)} best raw samples, goal 0"
+        ),
         panel_lm=Panel(robot, lm.q[0, ok or [0]], T_goal[0], f"{subject.label}: {what}, goal 0"),
     )
 

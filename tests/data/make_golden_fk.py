@@ -20,6 +20,7 @@ What is extracted (nothing else; the reference URDFs are never read):
 
 Pure standard library: it imports neither ggik nor torch.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -84,7 +85,9 @@ def fk_checks(robots_md: str) -> dict[str, list[dict[str, list[float]]]]:
                 raise ValueError(f"robots.md: bad FK check row for {current}: {line!r}")
             checks.setdefault(current, []).append({"q": q, "position": pos, "quaternion_wxyz": quat})
     if set(checks) != set(ROBOT_OF_FILE.values()):
-        raise ValueError(f"robots.md: FK check tables found for {sorted(checks)}, expected {sorted(ROBOT_OF_FILE.values())}")
+        raise ValueError(
+            f"robots.md: FK check tables found for {sorted(checks)}, expected {sorted(ROBOT_OF_FILE.values())}"
+        )
     return checks
 
 
