@@ -1,4 +1,4 @@
-# Two commands for a fresh machine: `make demo` and `make test`.
+# Two commands for a fresh machine: `make demo` and `make test` (lint, type check, then the tests).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -21,8 +21,8 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/ggik demo
 
-test: $(STAMP)
-	$(PY) -m pytest -q
+test: lint
+	$(PY) -m pytest -q -n auto --maxprocesses 4
 
 # Lint, format check and type check (settings in pyproject.toml; mypy checks ggik/).
 lint: $(STAMP)
