@@ -1,4 +1,4 @@
-"""`ggik eval goals` (issue 14): raw and refined IK per goal kind, the IKNet protocol, diversity of solutions."""
+"""`ggik eval goals`: raw and refined IK per goal kind, the IKNet protocol, diversity of solutions."""
 
 from __future__ import annotations
 

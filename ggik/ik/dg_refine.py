@@ -11,10 +11,8 @@ minimise
 with damped Gauss-Newton steps on all samples at once (:func:`ggik.nn.distance_geometry.gauss_newton_step`, the
 step the model's decoder also follows: per sample the normal equations of the 3M free coordinates, M free nodes,
 in closed form, solved densely) with a relative damping that shrinks 3x per step
-(1e-3 at first); every step is taken and the last iterate returned. (The schedule was chosen in short,
-uncommitted probes on the shipped model's samples, where refusing steps that raise f, or returning the
-iterate of least f, converged more slowly: f is not monotone on the way into a solution's basin.
-``DGConfig.damping_decay = 1`` gives the fixed-damping variant for anyone who wants to re-measure.)
+(1e-3 at first); every step is taken and the last iterate returned (f need not fall monotonically on the way
+into a solution's basin). ``DGConfig.damping_decay = 1`` gives the fixed-damping variant.
 Joint angles are then recovered from the projected point sets as from raw samples
 (:meth:`ggik.RobotGraph.joint_angles`). This is the local solver the GGIK authors seed with their samples, in
 point-set space instead of joint space: it needs no Jacobian of the kinematics and keeps the sample's configuration

@@ -13,8 +13,8 @@ __all__ = ["PathConfig"]
 
 @dataclass
 class PathConfig:
-    """Tolerances, budgets and method switches of :func:`ggik.ik.path.solve_path` (defaults chosen in short, uncommitted
-    probes; ``ggik eval paths`` measures the result)."""
+    """Tolerances, budgets and method switches of :func:`ggik.ik.path.solve_path` (``ggik eval paths`` measures the
+    defaults on the path suite in ``eval/paths/``)."""
 
     pos_tol: float = PATH_TOLERANCES.pos_tol  #: [m] a waypoint is reached within this position error (CppFlow: 0.1 mm)
     rot_tol: float = PATH_TOLERANCES.rot_tol  #: [rad] ... and this rotation error (0.1 deg)
