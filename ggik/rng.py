@@ -26,7 +26,6 @@ LIMITS_SAMPLES = 5  #: model samples of the joint-limits table
 GENERALISATION_SAMPLES = 6  #: model samples of the generalisation table
 GOAL_KINDS_IKNET = 7  #: model samples of the IKNet-protocol columns of the goal-kind table (ggik eval goals)
 RANDOM_FAMILY = 0x6E7  #: robots of the random families of the generalisation table
-PATH_SUITE = 0x9A7  #: home configurations and shapes of the path-following suite (eval/make_paths.py)
 PATH_BENCH = 0x9A8  #: random starts and model noise of the path-following benchmark (ggik eval paths)
 
 

@@ -1,5 +1,4 @@
-"""The suite's scripts in eval/ (the path suite's generator, the training-curve figure): thin command lines that
-answer --help and turn a bad number into a usage error."""
+"""The suite's script in eval/ (the training-curve figure): a thin command line that answers --help."""
 
 from __future__ import annotations
 
@@ -17,15 +16,9 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_eval_scripts_are_the_suites_only():
-    assert sorted(p.name for p in (REPO / "eval").glob("*.py")) == ["make_paths.py", "plot_training.py"]
+    assert sorted(p.name for p in (REPO / "eval").glob("*.py")) == ["plot_training.py"]
 
 
 def test_plot_training_answers_help():
     done = run("eval/plot_training.py", "--help")
     assert done.returncode == 0 and done.stdout.startswith("usage:") and "--fit-after" in done.stdout
-
-
-def test_make_paths_refuses_zero_threads(tmp_path):
-    done = run("eval/make_paths.py", "--threads", "0", "--out", str(tmp_path))
-    assert done.returncode == 2 and "argument --threads: must be an integer >= 1, got 0" in done.stderr
-    assert "Traceback" not in done.stderr and not list(tmp_path.iterdir())

@@ -16,7 +16,7 @@ from ggik import Robot
 from ggik.cli import main
 from ggik.errors import PathFileError
 from ggik.evaluation.path_baselines import sequential_lm
-from ggik.evaluation.path_suite import SHAPES, PathSuiteError, SuitePath, home_configuration, make_shape, read_suite
+from ggik.evaluation.path_suite import PathSuiteError, SuitePath, read_suite
 from ggik.ik.path_file import read_path_csv, read_trajectory_csv, write_path_csv, write_trajectory_csv
 from ggik.kinematics.geometry import matrix_to_quat, pose_errors
 
@@ -222,25 +222,6 @@ def test_cli_path_malformed_file_exits_2(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------------------------- suite, benchmark
-@pytest.mark.parametrize("kind", SHAPES)
-def test_suite_shapes_are_rigid_poses_of_the_documented_length(kind):
-    robot = Robot.from_name("panda")
-    q_home, reach = home_configuration(robot, torch.Generator().manual_seed(0), n=64)
-    assert 0.5 < reach < 1.5 and bool(robot.within_limits(q_home))
-    P0 = robot.fk(q_home)
-    poses = make_shape(kind, P0, 0.05 if kind not in ("rotation", "tool_roll", "base_arc") else 1.0, robot, q_home)
-    assert poses.shape[0] in (100, 150, 200, 300) and poses.dtype == F64
-    R = poses[:, :3, :3]
-    torch.testing.assert_close(R @ R.transpose(-1, -2), torch.eye(3, dtype=F64).expand_as(R), rtol=0, atol=1e-12)
-    pos, rot = pose_errors(poses[1:], poses[:-1])
-    assert pos.max() < 0.02 and rot.max() < math.radians(3.0)  # dense waypoints
-    if kind in ("circle", "square", "writing", "rotation", "tool_roll", "base_arc"):
-        pos0, rot0 = pose_errors(poses[0], P0)
-        assert pos0 < 1e-12 and rot0 < 1e-9  # these start at the home (or given) pose
-    if kind in ("rotation", "tool_roll"):
-        assert (poses[:, :3, 3] - P0[:3, 3]).abs().max() < 1e-12  # a fixed tool point
-
-
 def test_eval_paths_on_a_tiny_suite(tmp_path, capsys):
     robot = Robot.from_name("kr16_2")
     q, poses = smooth_poses(robot, 25, seed=4)
@@ -327,8 +308,6 @@ def test_cli_path_json_is_strict_json_when_invalid(tmp_path, capsys):
 
 def test_suite_and_baseline_inputs_are_checked(tmp_path):
     robot = Robot.from_name("panda")
-    with pytest.raises(ValueError, match="base_arc.*needs robot and q0"):
-        make_shape("base_arc", robot.fk(torch.zeros(7, dtype=F64)), 1.0)
     (tmp_path / "suite.json").write_text(json.dumps({"paths": []}))
     with pytest.raises(PathSuiteError, match="not a path suite"):
         read_suite(tmp_path)

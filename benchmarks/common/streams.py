@@ -13,6 +13,7 @@ __all__ = [
     "SAMPLING_GOALS",
     "SAMPLING_NOISE",
     "RAW_SUCCESS_BASELINE",
+    "PATH_SUITE",
 ]
 
 SOLVERS_GGIK_SAMPLES = 10  #: model samples of the solver benchmark
@@ -22,3 +23,4 @@ BENCH_RANDOM_ROBOT = 0xD0F  #: random robots (``randomN``) of the studies
 SAMPLING_GOALS = 0x60A1  #: goals of the sampling-time study
 SAMPLING_NOISE = 0x5A  #: model noise of the sampling-time study (and of the recipe study's sampling timings)
 RAW_SUCCESS_BASELINE = 0xBA5E  #: uniform random configurations, the baseline of the raw-success study
+PATH_SUITE = 0x9A7  #: home configurations and shapes of the path-following suite (benchmarks/path_suite)

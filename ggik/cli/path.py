@@ -176,7 +176,7 @@ def add_eval_paths_parser(ev_sub: Any) -> None:
 
     p = ev_sub.add_parser("paths", help="path following on the committed suite (eval/paths): GGIK vs baselines")
     p.add_argument(
-        "--suite", default="eval/paths", help="folder with suite.json and the path CSVs (python eval/make_paths.py)"
+        "--suite", default="eval/paths", help="folder with suite.json and the path CSVs (benchmarks/path_suite)"
     )
     p.add_argument("--robots", nargs="*", help="only these robots of the suite")
     p.add_argument("--paths", nargs="*", help="only these paths (names in suite.json)")

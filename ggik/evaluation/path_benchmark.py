@@ -180,7 +180,7 @@ def run_path_benchmark(opts: PathBenchmark, out_dir: str | Path, command: str) -
             bar.update(1)
     bar.close()
     table.notes += [
-        f"Suite: {opts.suite}/suite.json (python eval/make_paths.py); every trajectory checked by FK in float64.",
+        f"Suite: {opts.suite}/suite.json (python -m benchmarks.path_suite.make_paths); every trajectory checked by FK.",
         "first valid: wall time until the first valid trajectory (n/a: none within the limits); sequential LM knows "
         "only at "
         "its end. total: wall time of the whole call. Each method ran once untimed per robot first.",

@@ -1,9 +1,9 @@
 """Write the path-following suite: eval/paths/ROBOT_KIND.csv for every urdfs/ robot and path kind, and suite.json.
 
-    python eval/make_paths.py [--robots panda ur10 ...] [--kinds circle square ...] [--seed 0] [--out eval/paths]
+    python -m benchmarks.path_suite.make_paths [--robots panda ...] [--kinds circle ...] [--seed 0] [--out eval/paths]
 
-Shapes, sizes and the reachability check are those of ggik.evaluation.path_suite (its docstring). Benchmark them
-with ``ggik eval paths`` (eval/results/paths.md).
+Shapes, sizes and the reachability check are those of benchmarks.path_suite.shapes (its docstring). Benchmark them
+with ``ggik eval paths`` (eval/results/paths/).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import sys
 
 import torch
 
-from ggik.evaluation.path_suite import SHAPES, make_suite
+from benchmarks.common.scripts import positive_int
+from benchmarks.path_suite.shapes import SHAPES, make_suite
 from ggik.kinematics import available_robots
 
 
@@ -22,11 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--robots", nargs="*", default=available_robots(), help="shipped robot names (default: all)")
     ap.add_argument("--kinds", nargs="*", default=list(SHAPES), choices=SHAPES, help="path kinds (default: all)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--threads", type=int, default=1, help="torch threads")
+    ap.add_argument("--threads", type=positive_int, default=1, help="torch threads")
     ap.add_argument("--out", default="eval/paths", help="output folder")
     args = ap.parse_args(argv)
-    if args.threads < 1:
-        ap.error(f"argument --threads: must be an integer >= 1, got {args.threads}")
     torch.set_num_threads(args.threads)
     entries = make_suite(args.robots, args.out, args.seed, tuple(args.kinds))
     print(f"wrote {len(entries)} paths and {args.out}/suite.json")
