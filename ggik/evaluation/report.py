@@ -79,14 +79,31 @@ def command_line(argv: list[str] | None = None) -> str:
 
 
 def machine_description() -> str:
+    """The machine a table was measured on: CPU model and the vector instructions torch uses (timings, and bf16
+    sampling, depend on them: :func:`ggik.ik.sampling.native_bf16`), logical CPUs, versions, threads and load."""
     import torch
 
+    from ggik.ik.sampling import native_bf16
+
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    bf16 = "native bf16" if native_bf16("cpu") else "no native bf16"
     return (
-        f"{platform.machine()}, {os.cpu_count()} logical CPUs, "
-        f"torch {torch.__version__} ({torch.get_num_threads()} threads), "
+        f"{platform.machine()} {cpu_model()} ({torch.backends.cpu.get_cpu_capability()}, {bf16}), "
+        f"{os.cpu_count()} logical CPUs, torch {torch.__version__} ({torch.get_num_threads()} threads), "
         f"Python {platform.python_version()}, 1-min load average {load:.2f}"
     )
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, ``platform.processor()`` elsewhere; "unknown CPU")."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
 
 
 def provenance(command: str, seed: int | None = None, model: str | None = None) -> list[str]:

@@ -11,7 +11,7 @@ from ggik.graph.goal_kinds import goal_errors
 from ggik.graph.robot_graph import RobotGraph
 from ggik.nn.cvae import GGIKModel
 
-__all__ = ["RawSamples", "sample_joint_angles", "shared_noise"]
+__all__ = ["RawSamples", "sample_joint_angles", "shared_noise", "native_bf16"]
 
 
 @dataclass
@@ -30,6 +30,19 @@ class RawSamples:
     points: torch.Tensor
 
 
+def native_bf16(device: torch.device | str) -> bool:
+    """Whether ``device`` computes bfloat16 matrix products natively: a CUDA GPU that supports bf16, or a CPU with
+    AVX512-BF16 or AMX. Elsewhere (e.g. an AVX2-only CPU) bf16 autocast is emulated and several times slower than
+    float32, so the sampler runs the network in float32 there. Asked at call time, never at import."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return bool(torch.cuda.is_bf16_supported())
+    if device.type == "cpu":
+        probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+        return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in probes)
+    return False
+
+
 @torch.no_grad()
 def sample_joint_angles(
     model: GGIKModel,
@@ -38,7 +51,7 @@ def sample_joint_angles(
     num_samples: int,
     generator: torch.Generator | None = None,
     graphs_per_pass: int = 128,
-    bf16: bool = True,
+    bf16: bool | None = None,
     noise: dict[str, torch.Tensor] | None = None,
 ) -> RawSamples:
     """Sample ``num_samples`` solutions for each goal (P, 4, 4) of one robot (base-link frame, or checked
@@ -46,8 +59,9 @@ def sample_joint_angles(
 
     Goals go through the network in chunks of about ``graphs_per_pass`` decoded graphs (goals x samples):
     on a CPU, passes whose edge tensors stay cache-sized ran 2-3x faster than one huge pass. ``bf16``:
-    bfloat16 autocast for the network (measured ~1.7x faster on AVX-512 CPUs); angle recovery and FK
-    errors are always float64. ``noise``: ``{"u": (S, L), "eps": (S, L, Z)}`` (:func:`shared_noise`), the same
+    bfloat16 autocast for the network; None (default): where the model's device computes bf16 natively
+    (:func:`native_bf16`), float32 elsewhere. Angle recovery and FK errors are always float64. ``noise``:
+    ``{"u": (S, L), "eps": (S, L, Z)}`` (:func:`shared_noise`), the same
     sampling noise for every goal (sample s of every goal decodes the same latent draw: coherent samples along a
     path), instead of fresh noise from ``generator``.
     """
@@ -56,6 +70,8 @@ def sample_joint_angles(
         torch.float64, "cpu"
     )
     chunk = max(1, graphs_per_pass // max(1, int(num_samples)))
+    if bf16 is None:
+        bf16 = native_bf16(param.device)
     qs, pts = [], []
     for start in range(0, goals.shape[0], chunk):
         T = goals[start : start + chunk]
