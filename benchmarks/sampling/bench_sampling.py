@@ -58,6 +58,12 @@ def main(argv: list[str] | None = None) -> int:
         default=1.0,
         help="seconds spent before and after the run listing other busy processes (for the notes)",
     )
+    ap.add_argument(
+        "--bf16",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="bfloat16 autocast of the network: auto (where the CPU computes bf16 natively, as ggik samples), on, off",
+    )
     ap.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
     args = ap.parse_args(argv)
     opts = SamplingBenchmark(
@@ -70,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         max_gb=args.max_gb,
         load_probe=args.load_probe,
         progress=not args.no_progress,
+        bf16={"auto": None, "on": True, "off": False}[args.bf16],
     )
     return run_table_script(
         __file__,

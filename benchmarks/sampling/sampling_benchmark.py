@@ -30,7 +30,7 @@ from benchmarks.common.scripts import BenchmarkError
 from benchmarks.common.streams import SAMPLING_GOALS, SAMPLING_NOISE
 from ggik.evaluation.report import Table, model_stamp
 from ggik.graph import GraphBatch, RobotGraph
-from ggik.ik.sampling import sample_joint_angles
+from ggik.ik.sampling import native_bf16, sample_joint_angles
 from ggik.rng import step_generator
 
 __all__ = ["SamplingBenchmark", "run_sampling_benchmark", "DEFAULT_SAMPLES", "DEFAULT_DOFS", "COLUMNS"]
@@ -49,6 +49,10 @@ COLUMNS = [
     "samples per second",
     "spread [%]",
 ]
+
+
+def _bf16_flag(bf16: bool | None) -> str:
+    return "auto" if bf16 is None else ("on" if bf16 else "off")
 
 
 def _positive_ints(values: list[int], what: str, minimum: int = 1) -> list[int]:
@@ -71,6 +75,7 @@ class SamplingBenchmark:
     max_gb: float = 12.0  #: skip sizes whose estimated activations exceed this [GiB]
     load_probe: float = 1.0  #: seconds spent before and after the run listing other busy processes
     progress: bool = True  #: tqdm progress bar
+    bf16: bool | None = None  #: bfloat16 autocast of the network (None: where the CPU computes bf16 natively)
 
     def checked(self) -> tuple[list[int], list[int]]:
         """(sorted distinct S values, random-robot DOFs) after checking every option; :class:`BenchmarkError`
@@ -109,6 +114,7 @@ def run_sampling_benchmark(ckpt_path: str | Path, opts: SamplingBenchmark, out_d
     before = busy_processes(opts.load_probe)
     hidden = model.cfg.hidden
     param = next(model.parameters())
+    bf16 = native_bf16(param.device) if opts.bf16 is None else opts.bf16
 
     table = Table(
         f"GGIK sampling time for one goal against the number of samples S (median of {opts.repeats} after {WARMUPS} "
@@ -140,11 +146,12 @@ def run_sampling_benchmark(ckpt_path: str | Path, opts: SamplingBenchmark, out_d
                 continue
             g = step_generator(opts.seed, SAMPLING_NOISE, key, S)
             with torch.no_grad():
-                t_model, _, _ = median_time(
-                    lambda batch=batch, S=S, g=g: model.sample(batch, S, generator=g), opts.repeats
-                )
+                with torch.autocast(param.device.type, dtype=torch.bfloat16, enabled=bf16):
+                    t_model, _, _ = median_time(
+                        lambda batch=batch, S=S, g=g: model.sample(batch, S, generator=g), opts.repeats
+                    )
                 t_full, lo, hi = median_time(
-                    lambda graph=graph, T=T, S=S, g=g: sample_joint_angles(model, graph, T, S, generator=g),
+                    lambda graph=graph, T=T, S=S, g=g: sample_joint_angles(model, graph, T, S, generator=g, bf16=bf16),
                     opts.repeats,
                 )
             table.add(
@@ -167,8 +174,9 @@ def run_sampling_benchmark(ckpt_path: str | Path, opts: SamplingBenchmark, out_d
     cfg = model.cfg
     table.notes += [
         f"Checkpoint {ckpt_path}: step {ckpt.get('step', '?')}, {model.num_parameters():,} parameters "
-        f"(dim {cfg.dim}, hidden {cfg.hidden}, {cfg.enc_layers} encoder / {cfg.dec_layers} decoder layers), float32 "
-        "on the CPU.",
+        f"(dim {cfg.dim}, hidden {cfg.hidden}, {cfg.enc_layers} encoder / {cfg.dec_layers} decoder layers), on the "
+        f"CPU, the network in {'bfloat16 autocast' if bf16 else 'float32'} (--bf16 {_bf16_flag(opts.bf16)}; "
+        f"this CPU computes bf16 {'natively' if native_bf16('cpu') else 'only by emulation'}).",
         "model sampling: GGIKModel.sample on a prepared GraphBatch (encoder, prior, decoder; S samples in one batch). "
         "sampling + angles + FK: ggik.ik.sampling.sample_joint_angles (batch building, model, RobotGraph.joint_angles, "
         "FK pose errors in float64) = the time per problem; per sample = that / S.",

@@ -182,6 +182,15 @@ def test_bench_sampling(tiny_ckpt, tmp_path):
     assert "| panda | 7 |" in table.markdown("cmd", 0)
 
 
+@pytest.mark.parametrize("bf16, says", [(True, "bfloat16 autocast (--bf16 on"), (False, "float32 (--bf16 off")])
+def test_bench_sampling_names_the_precision_it_timed(tiny_ckpt, tmp_path, bf16, says):
+    opts = SamplingBenchmark(
+        samples=[2], dofs=[], robots=["ur10"], repeats=1, load_probe=0.2, progress=False, bf16=bf16
+    )
+    run_sampling_benchmark(tiny_ckpt, opts, tmp_path, "cmd")
+    assert says in (tmp_path / "timing.md").read_text()
+
+
 def test_bench_sampling_skips_sizes_above_the_memory_guard(tiny_ckpt, tmp_path):
     opts = SamplingBenchmark(samples=[1], dofs=[4], robots=[], repeats=1, max_gb=1e-9, load_probe=0.2, progress=False)
     run_sampling_benchmark(tiny_ckpt, opts, tmp_path, "cmd")
