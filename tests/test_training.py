@@ -141,7 +141,7 @@ def test_tiny_model_overfits_one_batch():
     model = GGIKModel(cfg.model)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     losses = []
-    for _ in range(400):
+    for _ in range(250):  # the loss falls ~20x by then (76x by step 400)
         out = model(batch)
         rec = cfg.loss.anchor_gain * out["anchor_se"].mean() + cfg.loss.rec_gain * out["free_se"].mean()
         loss = rec + 0.01 * out["kl"].mean()  # a small beta: the latent may carry the answer
