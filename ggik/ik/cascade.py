@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import torch
 
-from ggik.graph import Goals
 from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.refine import RefineConfig
 from ggik.ik.strategies import StrategyOutcome, model_first_strategy, random_strategy
@@ -107,6 +106,6 @@ def lm_cascade(
     S = _check_count(num_samples, "num_samples")
     R = _check_count(random_starts, "random_starts")
     graph = graph or RobotGraph.from_robot(robot)
-    goals = Goals(in_base=T, in_graph=graph.goal_in_graph(T), kind="pose")  # RobotGraph.goals less the check above
+    goals = graph.goals(T, "pose")
     outcome = model_first_strategy(model, graph, goals, S, R, "lm", cfg or RefineConfig(), generator, start_generator)
     return _best_per_goal(outcome)

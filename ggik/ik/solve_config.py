@@ -98,6 +98,11 @@ class SolveConfig:
         """The refinement that runs: ``refine``, or "lm" for the strategies "model-first" and "random" when None."""
         return self.refine if self.strategy == "samples" or self.refine is not None else "lm"
 
+    @property
+    def starts(self) -> int:
+        """The random starts per goal that run: ``random_starts``, or :data:`DEFAULT_RANDOM_STARTS` when None."""
+        return DEFAULT_RANDOM_STARTS if self.random_starts is None else self.random_starts
+
     def tolerances(self, default: Tolerances) -> Tolerances:
         """The success tolerances of a call whose own are ``default`` (``pos_tol``/``rot_tol`` where set)."""
         return Tolerances(

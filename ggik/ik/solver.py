@@ -25,7 +25,7 @@ from ggik.ik.legacy_arguments import path_arguments, solve_arguments
 from ggik.ik.path import PathConfig, PathResult, solve_path
 from ggik.ik.refine import RefineConfig
 from ggik.ik.result import IKResult, sort_best_first
-from ggik.ik.solve_config import DEFAULT_RANDOM_STARTS, DEFAULT_SAMPLES, REFINE_METHODS, SolveConfig
+from ggik.ik.solve_config import DEFAULT_SAMPLES, REFINE_METHODS, SolveConfig
 from ggik.ik.strategies import model_first_strategy, random_strategy, samples_strategy
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel
@@ -139,8 +139,7 @@ class GGIK:
         cfg = self._refine_config(config)
         if config.strategy == "random":  # no model, no graph: any chain LM can move
             T, kind = self._checked_goals(robot, T_goal, goal, None)
-            starts = DEFAULT_RANDOM_STARTS if config.random_starts is None else config.random_starts
-            return random_strategy(robot, T, kind, starts, config.method, cfg, generator).result
+            return random_strategy(robot, T, kind, config.starts, config.method, cfg, generator).result
         samples = DEFAULT_SAMPLES if config.samples is None else config.samples
         if samples < 1:
             raise ValueError(
@@ -151,9 +150,8 @@ class GGIK:
         assert isinstance(goals, Goals)
         if config.strategy == "samples":
             return samples_strategy(self.model, graph, goals, samples, config.refine, cfg, self.dg_config, generator)
-        starts = DEFAULT_RANDOM_STARTS if config.random_starts is None else config.random_starts
         return model_first_strategy(
-            self.model, graph, goals, samples, starts, config.method, cfg, generator, generator
+            self.model, graph, goals, samples, config.starts, config.method, cfg, generator, generator
         ).result
 
     @staticmethod
