@@ -87,14 +87,14 @@ _FORMAT_1_IMPLIED: dict = {
               "gn_solver": "full", "latent_scope": "node"},
     "data": {"robots": {"panda": 1.0}, "random_weight": 0.0, "random_dofs": [6, 7], "random_robots_per_batch": 8,
              "randomized_weight": 0.0, "randomize_fraction": 0.2, "batch_size": 128, "seed": 0,
-             "goal_kinds": {"pose": 1.0}},
+             "goal_kinds": {"pose": 1.0}, "sampler": "per-robot"},
     "optim": {"lr": 0.001, "weight_decay": 0.01, "grad_clip": 1.0, "warmup_steps": 100, "schedule": "cosine",
               "min_lr_ratio": 0.05},
     "loss": {"anchor_gain": 10.0, "rec_gain": 1000.0, "beta": 1.0, "beta_warmup_steps": 1000, "kl_samples": 1,
              "prior_gain": 0.0, "rec_gain_final": 0.0, "rec_gain_steps": 0, "kl_free_nats": 0.0},
     "val": {"every": 500, "problems_per_robot": 50, "samples": 32, "random_robots": 0, "seed": 12345,
             "goal_kinds": ["pose"]},
-    "steps": 10000, "checkpoint_every": 200, "log_every": 10, "bf16": True, "threads": 0, "seed": 0,
+    "steps": 10000, "checkpoint_every": 200, "log_every": 10, "bf16": True, "threads": 0, "seed": 0, "compile": "eager",
 }
 # fmt: on
 

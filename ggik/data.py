@@ -22,6 +22,7 @@ from ggik.fileio import atomic_write, load_torch_file
 from ggik.graph.batch import GraphBatch
 from ggik.graph.goal_kinds import GOAL_KINDS
 from ggik.graph.robot_graph import RobotGraph
+from ggik.graph.stacked import StackedGraphs
 from ggik.kinematics.random_robots import random_robot, randomize_links
 from ggik.kinematics.robot import Robot, available_robots
 from ggik.rng import PROBLEM_GOALS, step_generator
@@ -29,6 +30,7 @@ from ggik.rng import PROBLEM_GOALS, step_generator
 __all__ = ["DataConfig", "TrainingData", "ProblemSet", "robot_from_entry", "robot_entry", "merge_training_sets"]
 
 PROBLEM_SET_FORMAT = "ggik-problems/1"
+SAMPLERS = ("auto", "stacked", "per-robot")  #: values of :attr:`DataConfig.sampler`
 
 #: the robots of ``urdfs/`` that the shipped model was trained on, in the order of its recorded config
 SHIPPED_RECIPE_ROBOTS = (
@@ -63,6 +65,19 @@ class DataConfig:
     #: kinds by these weights. "pose" and "position+axis" give the model the same inputs (both anchor p_n and q_n);
     #: "position" anchors p_n alone. A robot whose EE is off its last joint axis gets pose goals only.
     goal_kinds: dict[str, float] = field(default_factory=lambda: {"pose": 0.5, "position+axis": 0.2, "position": 0.3})
+    #: how a batch is made (:meth:`TrainingData.examples`): "stacked" (all robots and goal kinds in one vectorised pass
+    #: on the training device, :class:`ggik.graph.stacked.StackedGraphs`; named robots only), "per-robot" (one robot
+    #: and goal kind at a time on the CPU, :meth:`TrainingData.batch`; random robots need it) or "auto" (stacked
+    #: unless random or randomised robots are drawn). The two draw different examples from the same seed.
+    sampler: str = "auto"
+
+
+def _pick(weights: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """(B,) long: per row of ``weights`` (B, K) >= 0 (positive sums), the index that uniforms ``u`` (B,) in [0, 1)
+    pick with probability proportional to the weights (an index of weight 0 is never picked)."""
+    cum = weights.cumsum(-1)
+    idx = torch.searchsorted(cum, (u * cum[:, -1])[:, None], right=True)[:, 0]
+    return idx.clamp(max=weights.shape[1] - 1)
 
 
 def _categorical(weights: list[float], n: int, g: torch.Generator) -> torch.Tensor:
@@ -91,10 +106,20 @@ class TrainingData:
                 f"data.goal_kinds must map kinds of {GOAL_KINDS} to weights >= 0 with a positive sum, "
                 f"got {cfg.goal_kinds}"
             )
+        if cfg.sampler not in SAMPLERS:
+            raise GGIKError(f"data.sampler must be one of {SAMPLERS}, got {cfg.sampler!r}")
+        named_only = cfg.random_weight == 0 and cfg.randomized_weight == 0
+        if cfg.sampler == "stacked" and not named_only:
+            raise GGIKError(
+                "data.sampler 'stacked' draws named robots only; random or randomised robots "
+                f"(random_weight {cfg.random_weight}, randomized_weight {cfg.randomized_weight}) need 'per-robot'"
+            )
         self.cfg = cfg
+        self.sampler = "stacked" if cfg.sampler == "auto" and named_only else cfg.sampler.replace("auto", "per-robot")
         self._kinds = {k: float(w) for k, w in cfg.goal_kinds.items() if w > 0}
         self.graphs = {name: RobotGraph.from_robot(Robot.from_name(name)) for name in cfg.robots}
         self._weights = weights
+        self._stacks: dict[torch.device, StackedGraphs] = {}
 
     def describe(self) -> dict:
         """What the model is trained on (stored in checkpoints): decides what counts as unseen."""
@@ -139,6 +164,57 @@ class TrainingData:
                 sizes.append(k)
         parts = [self._examples(gr, gr.robot.sample_q(k, g), g) for gr, k in zip(graphs, sizes)]
         return GraphBatch.cat(parts), graphs, sizes
+
+    def examples(self, step: int, rank: int = 0, device: torch.device | str = "cpu", batch_size: int | None = None):
+        """The training batch of ``step`` for process ``rank`` (a float64 :class:`GraphBatch` on ``device``), made by
+        the configured sampler: :meth:`stacked_batch` or, for "per-robot", :meth:`batch` moved to ``device``."""
+        if self.sampler == "stacked":
+            return self.stacked_batch(step, rank, device, batch_size)
+        return self.batch(step, rank, batch_size)[0].to(device)
+
+    def stack(self, device: torch.device | str = "cpu") -> StackedGraphs:
+        """The named robots as one :class:`StackedGraphs` on ``device`` (built once per device)."""
+        device = torch.device(device)
+        if device not in self._stacks:
+            self._stacks[device] = StackedGraphs(list(self.graphs.values()), device)
+        return self._stacks[device]
+
+    def stacked_batch(
+        self, step: int, rank: int = 0, device: torch.device | str = "cpu", batch_size: int | None = None
+    ) -> GraphBatch:
+        """The batch of ``step`` for ``rank``, all robots and goal kinds made in one vectorised pass on ``device``
+        (:meth:`StackedGraphs.examples` of :meth:`stacked_draws`). Examples are interleaved, not grouped by robot."""
+        stack = self.stack(device)
+        return stack.examples(*self.stacked_draws(step, rank, device, batch_size))
+
+    def stacked_draws(
+        self, step: int, rank: int = 0, device: torch.device | str = "cpu", batch_size: int | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """What the batch of ``step`` for ``rank`` holds: robot (B,) (index into :meth:`stack`), q (B, n_max) and
+        goal kind (B,) (index into :data:`GOAL_KINDS`), on ``device``.
+
+        Per example, one row of uniforms drawn on the CPU from ``(seed, step, rank)`` (so the data are the same on
+        every device) picks the robot (by ``robots`` weights), the goal kind (by ``goal_kinds`` weights among the
+        kinds the robot takes: a robot whose EE is off its last axis gets poses) and the configuration (uniform
+        within the limits, all joints).
+        """
+        c = self.cfg
+        if not self.graphs:
+            raise GGIKError("the stacked sampler needs named robots (data.robots is empty)")
+        stack = self.stack(device)
+        B = batch_size or c.batch_size
+        u = torch.rand(B, 2 + stack.n_max, generator=step_generator(c.seed, step, rank), dtype=torch.float64)
+        if stack.device.type == "cuda":
+            u = u.pin_memory().to(stack.device, non_blocking=True)
+        u = u.to(stack.device)
+        robot_w = torch.tensor(list(c.robots.values()), dtype=torch.float64, device=stack.device)
+        robot = _pick(robot_w.expand(B, -1), u[:, 0])
+        kind_w = torch.tensor([self._kinds.get(k, 0.0) for k in GOAL_KINDS], dtype=torch.float64, device=stack.device)
+        pose_only = torch.zeros_like(kind_w)
+        pose_only[GOAL_KINDS.index("pose")] = 1.0
+        per_robot = torch.where(stack.partial_ok[:, None], kind_w, pose_only)  # (R, kinds)
+        kind = _pick(per_robot[robot], u[:, 1])
+        return robot, stack.sample_q(robot, u[:, 2:]), kind
 
     def _examples(self, graph: RobotGraph, q: torch.Tensor, g: torch.Generator) -> GraphBatch:
         """Solved examples of configurations ``q`` (k, dof), their goals split among the goal kinds.

@@ -81,8 +81,12 @@ def test_beta_warmup():
 
 
 # ---------------------------------------------------------------------------------------------- resume
-@pytest.mark.parametrize("prior_gain", [0.0, 100.0], ids=["elbo", "elbo+prior-distances"])
-def test_resume_is_exact(tmp_path, prior_gain):
+@pytest.mark.parametrize(
+    "prior_gain, sampler",
+    [(0.0, "per-robot"), (100.0, "per-robot"), (0.0, "stacked")],
+    ids=["elbo", "elbo+prior-distances", "elbo-stacked-sampler"],
+)
+def test_resume_is_exact(tmp_path, prior_gain, sampler):
     """2k steps in one run == k steps, resume, k more: same weights bit for bit, same metrics.
 
     The warm-up (8 steps) straddles the interruption at k = 6, so the scheduler state matters; the
@@ -96,6 +100,8 @@ def test_resume_is_exact(tmp_path, prior_gain):
         "optim.schedule=constant",
         "optim.warmup_steps=8",
         f"loss.prior_gain={prior_gain}",
+        f"data.sampler={sampler}",
+        *(["data.random_weight=0", "data.goal_kinds={pose: 0.5, position: 0.5}"] if sampler == "stacked" else []),
     )
     one = Trainer(tiny_cfg(f"steps={2 * k}", *common), tmp_path / "one", progress=False)
     last_one = one.train()
@@ -427,7 +433,7 @@ def test_sigterm_finishes_the_step_checkpoints_and_resumes(tmp_path):
 
     cfg = from_dict(TrainConfig, {**load_yaml("train/configs/tiny.yaml"), "steps": 50, "checkpoint_every": 1000})
     trainer = Trainer(cfg, tmp_path / "run", progress=False)
-    original = trainer.train_step
+    original = trainer._train_step_tensors
 
     def step_then_signal():
         out = original()
@@ -435,7 +441,7 @@ def test_sigterm_finishes_the_step_checkpoints_and_resumes(tmp_path):
             os.kill(os.getpid(), signal.SIGTERM)
         return out
 
-    trainer.train_step = step_then_signal
+    trainer._train_step_tensors = step_then_signal
     trainer.train()
     assert trainer.step == 3
     ckpt = load_checkpoint(tmp_path / "run" / "last.pt")

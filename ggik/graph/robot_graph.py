@@ -22,40 +22,19 @@ import math
 import torch
 
 from ggik.errors import GoalError, GraphError
+from ggik.graph.frames import AXIS_LENGTH, classical_mds, points_from_frames, rz_left
 from ggik.graph.goal_kinds import check_goal_kind, goal_poses
 from ggik.graph.problem import Goals, PartialGraph
 from ggik.kinematics import geometry as geo
 from ggik.kinematics.consts import ConstCache
 from ggik.kinematics.robot import Robot
 
-__all__ = ["RobotGraph", "PartialGraph", "Goals", "classical_mds", "NODE_TYPES", "EDGE_KINDS", "AXIS_LENGTH"]
+__all__ = ["RobotGraph", "PartialGraph", "Goals", "classical_mds", "points_from_frames", "rz_left", "NODE_TYPES"]
+__all__ += ["EDGE_KINDS", "AXIS_LENGTH"]
 
 NODE_TYPES = ("base", "joint", "ee")  #: node type ids 0, 1, 2
 EDGE_KINDS = ("base", "structure", "bounded", "anchor_goal")  #: kinds of known edges in the partial graph
-AXIS_LENGTH = 1.0  #: L, distance from p_i to q_i [m]
 CONSTANT_TOL = 1e-9  #: a point closer than this to an axis [m] is on it (decides constant edges)
-
-
-def classical_mds(D: torch.Tensor, dim: int = 3) -> torch.Tensor:
-    """Points (..., N, dim) whose pairwise distances best match the distance matrix ``D`` (..., N, N).
-
-    Classical (Torgerson) multidimensional scaling: double-centre ``-D^2 / 2`` and keep the top
-    ``dim`` eigenpairs. Exact, up to a rigid motion and reflection, for Euclidean distances.
-    """
-    N = D.shape[-1]
-    J = torch.eye(N, dtype=D.dtype, device=D.device) - 1.0 / N
-    G = -0.5 * J @ (D * D) @ J
-    evals, evecs = torch.linalg.eigh(G)
-    evals, evecs = evals[..., -dim:], evecs[..., :, -dim:]
-    return evecs * evals.clamp(min=0.0).sqrt()[..., None, :]
-
-
-def _rz_left(theta: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
-    """Rz(theta) @ C for theta (...) and C (..., 4, 4) without building Rz."""
-    c, s = torch.cos(theta)[..., None], torch.sin(theta)[..., None]
-    r0, r1 = C[..., 0, :], C[..., 1, :]
-    new0, new1 = c * r0 - s * r1, s * r0 + c * r1
-    return torch.stack([new0, new1, C[..., 2, :].expand_as(new0), C[..., 3, :].expand_as(new0)], -2)
 
 
 class RobotGraph:
@@ -124,7 +103,7 @@ class RobotGraph:
         self.anchor_mask = torch.zeros(N, dtype=torch.bool)
         self.anchor_mask[[idx[a] for a in anchors]] = True
 
-        home = self._points_from_frames(F_graph)  # the frames at q = 0 are the home frames
+        home = points_from_frames(F_graph)  # the frames at q = 0 are the home frames
         self._home = home
 
         # Known edges.
@@ -192,6 +171,26 @@ class RobotGraph:
         return torch.as_tensor(self._consts.arrays["T_tool"])
 
     @property
+    def C(self) -> torch.Tensor:
+        """(n, 4, 4) the home transforms F_{i-1}^-1 F_i (joint i turns F_i about z of F_{i-1})."""
+        return torch.as_tensor(self._consts.arrays["C"])
+
+    @property
+    def home(self) -> torch.Tensor:
+        """(N, 3) the point set at the zero configuration [m, graph frame]."""
+        return torch.as_tensor(self._consts.arrays["home"])
+
+    @property
+    def D_const(self) -> torch.Tensor:
+        """(N, N) the known distances that no goal changes [m], 0 elsewhere."""
+        return torch.as_tensor(self._consts.arrays["D_const"])
+
+    @property
+    def constant_mask(self) -> torch.Tensor:
+        """(N, N) bool, the known edges whose length no goal changes (all known edges but anchor-goal ones)."""
+        return self._constant_mask.clone()
+
+    @property
     def edge_index(self) -> torch.Tensor:
         """(2, N (N - 1)) complete directed graph, row-major: (0,1), (0,2), ..., (1,0), (1,2), ..."""
         N = self.num_nodes
@@ -205,26 +204,18 @@ class RobotGraph:
         T = torch.eye(4, dtype=q.dtype, device=q.device).expand(q.shape[:-1] + (4, 4))
         out = [T]
         for i in range(self.n):
-            T = T @ _rz_left(q[..., i], c["C"][i])
+            T = T @ rz_left(q[..., i], c["C"][i])
             out.append(T)
         return torch.stack(out, dim=-3)
 
-    def _points_from_frames(self, F: torch.Tensor) -> torch.Tensor:
-        p = F[..., :3, 3]
-        q = p + AXIS_LENGTH * F[..., :3, 2]
-        pts = torch.stack([p, q], dim=-2).flatten(-3, -2)  # (..., 2(n+1), 3): p0 q0 p1 q1 ...
-        x = torch.tensor([AXIS_LENGTH, 0.0, 0.0], dtype=F.dtype, device=F.device).expand(pts.shape[:-2] + (1, 3))
-        y = torch.tensor([0.0, -AXIS_LENGTH, 0.0], dtype=F.dtype, device=F.device).expand(pts.shape[:-2] + (1, 3))
-        return torch.cat([pts[..., :1, :], x, y, pts[..., 1:, :]], dim=-2)
-
     def realize(self, q) -> torch.Tensor:
         """The point set (..., N, 3) [m, graph frame] of joint values q (..., n)."""
-        return self._points_from_frames(self.frames(q))
+        return points_from_frames(self.frames(q))
 
     def realize_with_pose(self, q) -> tuple[torch.Tensor, torch.Tensor]:
         """Point set (..., N, 3) and EE pose (..., 4, 4) in the base link frame, from one FK pass."""
         frames = self.frames(q)
-        return self._points_from_frames(frames), self.ee_pose(frames)
+        return points_from_frames(frames), self.ee_pose(frames)
 
     def ee_pose(self, frames: torch.Tensor) -> torch.Tensor:
         """EE pose (..., 4, 4) in the base link frame from graph frames (..., n + 1, 4, 4)."""
@@ -350,7 +341,7 @@ class RobotGraph:
             den = (h[:, 0] * local[..., 0] + h[:, 1] * local[..., 1]).sum(-1)
             theta = torch.atan2(num, den)
             thetas.append(theta)
-            T = T @ _rz_left(theta, Ci)
+            T = T @ rz_left(theta, Ci)
         M = T[..., :3, :3].transpose(-1, -2) @ G[..., :3, :3] @ c["C"][-1][:3, :3].transpose(-1, -2)
         last = torch.atan2(M[..., 1, 0] - M[..., 0, 1], M[..., 0, 0] + M[..., 1, 1])
         if goals.kind != "pose":  # the roll is free and moves no point: 0, within the limits

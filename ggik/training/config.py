@@ -66,6 +66,11 @@ class TrainConfig:
     steps: int = 10000  #: total optimiser steps
     checkpoint_every: int = 200
     log_every: int = 10
-    bf16: bool = True  #: bfloat16 autocast for the matrix work (measured ~1.5x faster on AVX-512 CPUs)
+    #: bfloat16 autocast for the matrix work where the device computes bf16 natively (CUDA, CPUs with AVX512-BF16 or
+    #: AMX: measured ~1.5x faster); ignored elsewhere (emulated bf16 trained 7x slower than float32 on an AVX2 CPU)
+    bf16: bool = True
     threads: int = 0  #: torch CPU threads (0 = torch's default)
+    #: torch.compile of the model for training: "eager" (none) or a torch.compile mode ("default", "reduce-overhead":
+    #: CUDA graphs, "max-autotune"); the stacked sampler keeps every batch's shapes fixed, so it compiles once
+    compile: str = "eager"
     seed: int = 0  #: seed of model initialisation and of the training noise

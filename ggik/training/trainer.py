@@ -5,18 +5,19 @@
   ``checkpoint_every`` steps and at exit. A checkpoint holds the config, the ggik version, the
   training robots, model, optimiser, scheduler and every process's RNG state; the model can be
   rebuilt from the file alone (:func:`load_model`), and ``--resume`` continues bit for bit on CPU.
+* Data: ``TrainingData.examples`` on the training device (the stacked sampler makes a batch of all robots and goal
+  kinds in one vectorised pass there); on CUDA a step never waits for the GPU except at log steps.
 * Metrics: ``RUN_DIR/metrics.jsonl``, one JSON object per line (``kind`` = "train" or "val"; a run started
   from another model's weights, :meth:`Trainer.init_from`, begins with one ``kind`` = "init" record).
 * Fine-tuning: ``Trainer.init_from(ckpt)`` (``ggik train --init CKPT``) starts a new run (step 0, fresh
   optimiser and schedule) from the weights of a full or weights-only checkpoint of the same architecture;
   the run's checkpoints record the source in ``init_from``.
 * Scale-out: run under ``torchrun`` and the trainer uses DistributedDataParallel (gloo on CPU, nccl on
-  CUDA); each process draws its own data (``TrainingData.batch(step, rank)``), rank 0 writes files.
+  CUDA); each process draws its own data (``TrainingData.examples(step, rank)``), rank 0 writes files.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -29,16 +30,25 @@ from ggik.data import ProblemSet, TrainingData, merge_training_sets
 from ggik.errors import GGIKError
 from ggik.fileio import atomic_write
 from ggik.graph.goal_kinds import check_goal_kind
+from ggik.ik.sampling import native_bf16
 from ggik.nn.cvae import GGIKModel
 from ggik.training.config import TrainConfig
 from ggik.training.fine_tune import load_initial_weights
+from ggik.training.metrics_log import MetricsLog
 from ggik.training.schedules import beta_at, lr_factor, rec_gain_at
 from ggik.training.signals import install_stop_handlers, restore_handlers
 from ggik.training.validation import ValidationGroup, validate, validation_groups, validation_problems
 from ggik.typed_config import from_dict, merge, to_dict
 from ggik.version import __version__
 
-__all__ = ["Trainer"]
+__all__ = ["Trainer", "NonFiniteLoss"]
+
+
+COMPILE_MODES = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+class NonFiniteLoss(GGIKError):
+    """The training loss became NaN or inf."""
 
 
 class Trainer:
@@ -78,8 +88,11 @@ class Trainer:
             from torch.nn.parallel import DistributedDataParallel
 
             self.ddp = DistributedDataParallel(self.model)  # every parameter gets a gradient (see EGNN features_out)
-        self.optimizer = torch.optim.AdamW(
-            self.model.parameters(), lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay
+        self.optimizer = torch.optim.AdamW(  # fused (one kernel for all parameters) on CUDA
+            self.model.parameters(),
+            lr=cfg.optim.lr,
+            weight_decay=cfg.optim.weight_decay,
+            fused=True if self.device.type == "cuda" else None,
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: lr_factor(s, cfg))
         self.data = TrainingData(cfg.data)
@@ -91,14 +104,22 @@ class Trainer:
         self.cpu_s = 0.0
         self.cpu_untracked_wall_s = 0.0
         self.progress = progress and self.rank == 0
-        self.wandb_mode = wandb
-        self._wandb = None
+        self.metrics = MetricsLog(self.run_dir, self.rank, wandb)
         self._val_set: ProblemSet | None = None
         self._val_groups: list[ValidationGroup] | None = None
         self._stop_requested = False
         self.init_source: dict | None = None  #: where the initial weights came from (init_from), else None
         #: what the weights saw before this trainer's data (a resumed run's or an init source's training_robots)
         self.trained_before: dict | None = None
+        #: bf16 autocast only where the device computes it natively (emulated bf16 trained 7x slower than float32 on
+        #: an AVX2 CPU: benchmarks/training_speed/README.md)
+        self._bf16 = cfg.bf16 and native_bf16(self.device)
+        #: on CUDA, the first step with a non-finite loss (-1: none)
+        cuda = self.device.type == "cuda"
+        self._first_nonfinite = torch.full((), -1, dtype=torch.long, device=self.device) if cuda else None
+        if cfg.compile not in COMPILE_MODES:
+            raise GGIKError(f"compile must be one of {COMPILE_MODES}, got {cfg.compile!r}")
+        self._compiled = torch.compile(self.model, mode=cfg.compile) if cfg.compile != "eager" else None
 
     # ----- state
     def _rng_states(self) -> list[torch.Tensor]:
@@ -127,6 +148,7 @@ class Trainer:
             "cpu_s": self.cpu_s,
             "cpu_untracked_wall_s": self.cpu_untracked_wall_s,
             "rng": self._rng_states(),
+            "rng_cuda": torch.cuda.get_rng_state(self.device) if self.device.type == "cuda" else None,
             "world_size": self.world,
             "init_from": self.init_source,
         }
@@ -156,6 +178,8 @@ class Trainer:
                 f"checkpoint was written by {len(rng)} processes, resuming with {self.world}: not an exact resume"
             )
         torch.set_rng_state(rng[self.rank])
+        if self.device.type == "cuda" and ckpt.get("rng_cuda") is not None and self.world == 1:
+            torch.cuda.set_rng_state(ckpt["rng_cuda"], self.device)  # the model's noise on the GPU
         self.init_source = ckpt.get("init_from")
         self.trained_before = recorded_training_set(ckpt)
 
@@ -173,7 +197,7 @@ class Trainer:
         if self.step != 0:
             raise GGIKError(f"init_from starts a new run, but this trainer is at step {self.step}")
         self.init_source, self.trained_before = load_initial_weights(self.model, path, partial)
-        self._log({"kind": "init", "step": 0, "examples": 0, "init_from": self.init_source})
+        self.metrics.log({"kind": "init", "step": 0, "examples": 0, "init_from": self.init_source})
         return self.init_source
 
     @classmethod
@@ -190,28 +214,24 @@ class Trainer:
             raise GGIKError("cannot change the model architecture when resuming")
         trainer = cls(from_dict(TrainConfig, data), run_dir, **kwargs)
         trainer.load_state(ckpt)
-        trainer._truncate_metrics()
+        trainer.metrics.truncate(trainer.step)
         return trainer
-
-    def _truncate_metrics(self) -> None:
-        """Drop metric records written after the checkpoint (a crash between checkpoints), so none repeat."""
-        path = self.run_dir / "metrics.jsonl"
-        if self.rank != 0 or not path.is_file():
-            return
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        kept = [line for line in lines if line.strip() and json.loads(line).get("step", 0) <= self.step]
-        if len(kept) != len(lines):
-            atomic_write(path, lambda f: f.write("".join(kept).encode("utf-8")))
 
     # ----- one step
     def _autocast(self):
-        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cfg.bf16)
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self._bf16)
 
-    def train_step(self) -> dict:
+    def _train_step_tensors(self) -> dict[str, torch.Tensor]:
+        """One optimiser step; the step's statistics as 0-d tensors on the training device (no host sync).
+
+        The loss is checked before the update on the CPU, at every step (the check costs nothing there). On CUDA the
+        first step with a non-finite loss is recorded on the device and reported at the next log step (a step never
+        waits for the GPU); the run then stops without writing a checkpoint, so ``last.pt`` stays the last periodic
+        one, from before the bad step.
+        """
         cfg = self.cfg
-        batch, _, _ = self.data.batch(self.step, self.rank)
-        batch = batch.to(self.device, torch.float32)
-        net = self.ddp or self.model
+        batch = self.data.examples(self.step, self.rank, self.device).to(self.device, torch.float32)
+        net = next(m for m in (self.ddp, self._compiled, self.model) if m is not None)  # no truthiness: len()
         self.model.train()
         with self._autocast():
             out = net(batch, kl_samples=cfg.loss.kl_samples, prior_samples=cfg.loss.prior_gain > 0)
@@ -219,37 +239,52 @@ class Trainer:
         beta, rec_gain = beta_at(self.step, cfg.loss), rec_gain_at(self.step, cfg.loss)
         kl_term = out["kl"].float().clamp(min=cfg.loss.kl_free_nats).mean() if cfg.loss.kl_free_nats > 0 else kl
         loss = cfg.loss.anchor_gain * anchor + rec_gain * free + beta * kl_term
-        extra = {"rec_gain": rec_gain} if cfg.loss.rec_gain_final > 0 else {}
+        stats = {"loss": loss, "anchor_se": anchor, "free_se": free, "kl": kl}
         if cfg.loss.prior_gain > 0:
             prior_dist = out["prior_dist_se"].float().mean()
             loss = loss + cfg.loss.prior_gain * prior_dist
-            extra["prior_dist_se"] = prior_dist.item()
-        if not torch.isfinite(loss):
-            terms = ", ".join(f"{k} {v}" for k, v in extra.items())
-            raise GGIKError(
-                f"non-finite loss at step {self.step} (anchor {anchor.item()}, free {free.item()}, kl {kl.item()}"
-                + (f", {terms})" if terms else ")")
-            )
+            stats["loss"], stats["prior_dist_se"] = loss, prior_dist
+        finite = torch.isfinite(loss)
+        if self.device.type != "cuda" and not bool(finite):
+            self._raise_nonfinite(self.step, {k: v.detach() for k, v in stats.items()})
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(
             self.model.parameters(), cfg.optim.grad_clip if cfg.optim.grad_clip > 0 else float("inf")
         )
+        if self._first_nonfinite is not None:  # CUDA: remember the first bad step on the device
+            self._first_nonfinite = torch.where((self._first_nonfinite < 0) & ~finite, self.step, self._first_nonfinite)
         self.optimizer.step()
-        lr = self.optimizer.param_groups[0]["lr"]
         self.scheduler.step()
         self.step += 1
         self.examples += batch.batch_size * self.world
-        return {
-            "loss": loss.item(),
-            "anchor_se": anchor.item(),
-            "free_se": free.item(),
-            "kl": kl.item(),
-            "beta": beta,
-            "lr": lr,
-            "grad_norm": grad_norm.item(),
-            **extra,
-        }
+        return {**{k: v.detach() for k, v in stats.items()}, "grad_norm": grad_norm}
+
+    def _raise_nonfinite(self, step: int, stats: dict) -> None:
+        terms = ", ".join(f"{k} {float(v)}" for k, v in stats.items() if k in ("prior_dist_se",))
+        raise NonFiniteLoss(
+            f"non-finite loss at step {step} (anchor {float(stats['anchor_se'])}, free {float(stats['free_se'])}, "
+            f"kl {float(stats['kl'])}" + (f", {terms})" if terms else ")")
+        )
+
+    def _check_finite(self, stats: dict) -> None:
+        """On CUDA: raise (at a log step, one host sync) if any step since the last check had a non-finite loss."""
+        if self._first_nonfinite is not None and int(self._first_nonfinite) >= 0:
+            self._raise_nonfinite(int(self._first_nonfinite), stats)
+
+    def train_step(self) -> dict:  # one optimiser step; its statistics as floats (one host sync)
+        lr = self.optimizer.param_groups[0]["lr"]
+        beta, rec_gain = beta_at(self.step, self.cfg.loss), rec_gain_at(self.step, self.cfg.loss)
+        stats = self._train_step_tensors()
+        self._check_finite(stats)
+        return self._record(stats, lr, beta, rec_gain)
+
+    def _record(self, stats: dict, lr: float, beta: float, rec_gain: float) -> dict:
+        out = {k: float(v) for k, v in stats.items()}
+        out.update(beta=beta, lr=lr)
+        if self.cfg.loss.rec_gain_final > 0:
+            out["rec_gain"] = rec_gain
+        return out
 
     # ----- validation
     def validation_set(self) -> ProblemSet:
@@ -270,29 +305,6 @@ class Trainer:
             self._val_groups = validation_groups(self.validation_set())
         return validate(self.model, self._val_groups, self.cfg, self.device)
 
-    # ----- logging
-    def _log(self, record: dict) -> None:
-        if self.rank != 0:
-            return
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.run_dir / "metrics.jsonl", "a", encoding="utf-8") as f:
-            f.write(json.dumps(record) + "\n")
-        if self._wandb is not None:
-            self._wandb.log(record, step=record["step"])
-
-    def _start_wandb(self) -> None:
-        if self.wandb_mode == "disabled" or self.rank != 0:
-            return
-        if self.wandb_mode not in ("offline", "online"):
-            raise GGIKError(f"--wandb must be disabled, offline or online, got {self.wandb_mode!r}")
-        try:
-            import wandb
-        except ImportError:
-            raise GGIKError("wandb logging asked for but wandb is not installed: pip install 'ggik[wandb]'") from None
-        self._wandb = wandb.init(
-            project="ggik", dir=str(self.run_dir), mode=self.wandb_mode, config=to_dict(self.cfg), resume="allow"
-        )
-
     # ----- the loop
     def train(self, max_minutes: float | None = None, max_cpu_minutes: float | None = None) -> dict:
         """Run until ``cfg.steps``, ``max_minutes`` of wall time (this call), ``max_cpu_minutes`` of the run's
@@ -309,24 +321,31 @@ class Trainer:
             import yaml
 
             (self.run_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
-        self._start_wandb()
+        self.metrics.start(to_dict(cfg))
         deadline = None if max_minutes is None else time.monotonic() + 60.0 * max_minutes
         cpu_budget = None if max_cpu_minutes is None else 60.0 * max_cpu_minutes
         self._stop_requested = False
         previous = install_stop_handlers(self._request_stop)
         bar = tqdm(total=cfg.steps, initial=self.step, disable=not self.progress, unit="step", dynamic_ncols=True)
         window_t, window_ex, last = 0.0, 0, {}
+        saved = True
         try:
             while self.step < cfg.steps and (cpu_budget is None or self.cpu_s < cpu_budget):
                 t0, c0 = time.perf_counter(), time.process_time()
-                stats = self.train_step()
+                lr = self.optimizer.param_groups[0]["lr"]
+                beta, rec_gain = beta_at(self.step, cfg.loss), rec_gain_at(self.step, cfg.loss)
+                tensors = self._train_step_tensors()
+                logging = self.step % cfg.log_every == 0 or self.step == cfg.steps
+                if logging:  # the only host sync of a step on CUDA
+                    self._check_finite(tensors)
+                    stats = self._record(tensors, lr, beta, rec_gain)
                 dt = time.perf_counter() - t0
                 self.cpu_s += time.process_time() - c0
                 self.wall_s += dt
                 window_t += dt
                 window_ex += cfg.data.batch_size * self.world
                 bar.update(1)
-                if self.step % cfg.log_every == 0 or self.step == cfg.steps:
+                if logging:
                     last = {
                         "kind": "train",
                         "step": self.step,
@@ -336,7 +355,7 @@ class Trainer:
                         "wall_s": self.wall_s,
                         "cpu_s": self.cpu_s,
                     }
-                    self._log(last)
+                    self.metrics.log(last)
                     bar.set_postfix(
                         loss=f"{stats['loss']:.3g}", kl=f"{stats['kl']:.3g}", ex_s=f"{last['examples_per_s']:.0f}"
                     )
@@ -353,7 +372,7 @@ class Trainer:
                         }
                         rec["val_s"] = time.perf_counter() - t1
                         self.cpu_s += time.process_time() - c1
-                        self._log(rec)
+                        self.metrics.log(rec)
                         kinds = {
                             k.removeprefix("val/").removesuffix("success_mean").rstrip("/")
                             or "pose": v  # val/<kind>/...
@@ -369,20 +388,21 @@ class Trainer:
                     self.save()
                 if self._stop_now(deadline):
                     break
+        except NonFiniteLoss:
+            if self.device.type == "cuda":  # updates after the bad step were skipped, not undone: keep last.pt as it is
+                saved = False
+            raise
         finally:
             bar.close()
             restore_handlers(previous)
-            self.save()
-            if self._wandb is not None:
-                self._wandb.finish()
+            if saved:
+                self.save()
+            self.metrics.finish()
         return last
 
     def close(self) -> None:
-        """Tear down the process group this trainer created (DDP), after every rank got here.
-
-        Without it a rank can exit while gloo's threads still run, and the C++ runtime aborts
-        ("terminate called without an active exception"). Safe to call more than once.
-        """
+        """Tear down the process group this trainer created (DDP), after every rank got here (else a rank can exit
+        while gloo's threads run, and the C++ runtime aborts). Safe to call more than once."""
         if self._owns_process_group and dist.is_initialized():
             dist.barrier()
             dist.destroy_process_group()

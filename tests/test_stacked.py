@@ -1,0 +1,161 @@
+"""ggik.graph.stacked and the stacked sampler of ggik.data: examples of many robots and goal kinds in one vectorised
+pass equal the per-robot path (GraphBatch.from_graph) example by example, over random robots of 2-9 DOF, the shipped
+robots and every goal kind; the sampler's draws (robot and kind frequencies, limits, determinism, device
+independence of the data stream); the trainer on it; CUDA where present."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import pytest
+import torch
+
+from ggik import GGIKError, Robot, RobotGraph, random_robot
+from ggik.data import DataConfig, TrainingData
+from ggik.graph.batch import GraphBatch
+from ggik.graph.goal_kinds import GOAL_KINDS
+from ggik.graph.stacked import StackedGraphs
+
+NAMED = ["panda", "ur10", "kr16_2", "puma560"]
+
+
+def mixed_graphs(seed: int) -> list[RobotGraph]:
+    g = torch.Generator().manual_seed(seed)
+    randoms = [RobotGraph.from_robot(random_robot(dof, g)) for dof in (2, 3, 5, 6, 7, 9)]
+    return randoms + [RobotGraph.from_robot(Robot.from_name(n)) for n in NAMED]
+
+
+def draw(stack: StackedGraphs, B: int, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    robot = torch.randint(len(stack), (B,), generator=g)
+    kind = torch.randint(len(GOAL_KINDS), (B,), generator=g)
+    kind = torch.where(stack.partial_ok[robot], kind, 0)
+    q = stack.sample_q(robot, torch.rand(B, stack.n_max, generator=g, dtype=torch.float64))
+    return robot, q, kind
+
+
+def assert_equal_to_per_robot(stack: StackedGraphs, batch: GraphBatch, robot, q, kind, tol: float = 1e-12) -> None:
+    for b in range(batch.batch_size):
+        graph = stack.graphs[int(robot[b])]
+        n, N = graph.n, graph.num_nodes
+        ref = GraphBatch.from_graph(graph, q=q[b : b + 1, :n], kind=GOAL_KINDS[int(kind[b])])
+        for f in fields(GraphBatch):
+            got, want = getattr(batch, f.name)[b : b + 1], getattr(ref, f.name)
+            if f.name == "q":
+                assert not got[:, n:].any()
+                got = got[:, :n]
+            elif f.name in ("known_distances", "known_mask"):
+                assert not got[:, N:].any() and not got[:, :, N:].any(), f.name  # padding is 0 / False
+                got = got[:, :N, :N]
+            elif f.name not in ("goal", "T_goal", "num_joints"):
+                assert not got[:, N:].any(), f.name
+                got = got[:, :N]
+            if got.is_floating_point():
+                assert torch.allclose(got, want, rtol=0.0, atol=tol), (f.name, b, (got - want).abs().max())
+            else:
+                assert torch.equal(got, want), (f.name, b)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_examples_equal_the_per_robot_path_for_random_and_shipped_robots_and_every_kind(seed):
+    stack = StackedGraphs(mixed_graphs(seed))
+    robot, q, kind = draw(stack, 96, seed + 10)
+    assert set(kind.tolist()) == {0, 1, 2}
+    batch = stack.examples(robot, q, kind)
+    assert batch.num_nodes == 2 * 9 + 4 and batch.pos.dtype == torch.float64
+    assert_equal_to_per_robot(stack, batch, robot, q, kind)
+
+
+def test_values_beyond_a_robots_dof_are_ignored():
+    stack = StackedGraphs(mixed_graphs(3))
+    robot, q, kind = draw(stack, 32, 4)
+    noisy = q + (~stack.joint_mask[robot]) * 5.0  # garbage in the padded joints
+    a, b = stack.examples(robot, q, kind), stack.examples(robot, noisy, kind)
+    for f in fields(GraphBatch):
+        assert torch.equal(getattr(a, f.name), getattr(b, f.name)), f.name
+
+
+def test_solution_points_satisfy_the_known_distances():
+    stack = StackedGraphs(mixed_graphs(5))
+    robot, q, kind = draw(stack, 64, 6)
+    batch = stack.examples(robot, q, kind)
+    D = RobotGraph.distances(batch.pos)
+    err = torch.where(batch.known_mask, D - batch.known_distances, torch.zeros_like(D)).abs().max()
+    assert err < 1e-12
+    anchors = torch.where(batch.anchor_mask[..., None], batch.pos - batch.known_positions, torch.zeros_like(D[..., :3]))
+    assert anchors.abs().max() < 1e-12
+
+
+def test_bad_inputs_are_refused():
+    stack = StackedGraphs(mixed_graphs(0))
+    robot, q, kind = draw(stack, 4, 0)
+    with pytest.raises(GGIKError, match="q \\(B, 9\\)"):
+        stack.examples(robot, q[:, :5], kind)
+    with pytest.raises(GGIKError, match="at least one"):
+        StackedGraphs([])
+    stack.partial_ok[0] = False  # as for an EE link off the last joint axis
+    with pytest.raises(GGIKError, match="off the last joint axis"):
+        stack.check_kinds(torch.tensor([0, 1]), torch.tensor([2, 2]))
+    stack.check_kinds(torch.tensor([0, 1]), torch.tensor([0, 2]))  # a pose for it is fine
+
+
+# ---------------------------------------------------------------------------------------------- the sampler
+def stacked_data(**changes) -> TrainingData:
+    cfg = dict(robots={"panda": 1.0, "ur10": 3.0, "kr16_2": 0.0}, batch_size=4000, seed=2, sampler="stacked")
+    return TrainingData(DataConfig(**{**cfg, **changes}))
+
+
+def test_auto_sampler_is_stacked_for_named_robots_and_per_robot_with_random_ones():
+    assert TrainingData(DataConfig()).sampler == "stacked"
+    assert TrainingData(DataConfig(random_weight=1.0)).sampler == "per-robot"
+    assert TrainingData(DataConfig(sampler="per-robot")).sampler == "per-robot"
+    with pytest.raises(GGIKError, match="need 'per-robot'"):
+        TrainingData(DataConfig(sampler="stacked", randomized_weight=0.5))
+    with pytest.raises(GGIKError, match="data.sampler must be one of"):
+        TrainingData(DataConfig(sampler="fast"))
+
+
+def test_stacked_batches_follow_the_weights_and_limits_and_are_pure_functions_of_seed_step_rank():
+    data = stacked_data()
+    robot, q, kind = data.stacked_draws(5, rank=1)
+    again = stacked_data().stacked_draws(5, rank=1)
+    assert all(torch.equal(x, y) for x, y in zip((robot, q, kind), again))
+    assert not torch.equal(q, stacked_data().stacked_draws(5, rank=0)[1])
+    stack = data.stack()
+    names = [g.robot.name for g in stack.graphs]
+    share = torch.bincount(robot, minlength=3).double() / robot.shape[0]
+    assert abs(float(share[names.index("panda")]) - 0.25) < 0.03 and share[names.index("kr16_2")] == 0  # 1 : 3 : 0
+    kinds = torch.bincount(kind, minlength=3).double() / kind.shape[0]
+    for k, w in DataConfig().goal_kinds.items():
+        assert abs(float(kinds[GOAL_KINDS.index(k)]) - w) < 0.03, k
+    for r, graph in enumerate(stack.graphs):
+        rows = robot == r
+        if rows.any():
+            qr = q[rows]
+            assert ((qr[:, : graph.n] >= graph.robot.lower) & (qr[:, : graph.n] <= graph.robot.upper)).all()
+            assert not qr[:, graph.n :].any()
+
+
+def test_a_robot_off_its_last_axis_gets_pose_goals_only():
+    data = stacked_data(robots={"panda": 1.0, "ur10": 1.0}, batch_size=200)
+    stack = data.stack()
+    stack.partial_ok[0] = False  # as for an EE link off the last joint axis
+    robot, _, kind = data.stacked_draws(1)
+    assert (kind[robot == 0] == 0).all() and (kind[robot == 1] != 0).any()
+
+
+def test_stacked_batches_match_the_per_robot_path():
+    data = stacked_data(batch_size=48, robots={"panda": 1.0, "ur10": 1.0, "puma560": 1.0})
+    batch = data.examples(3)
+    robot, q, kind = data.stacked_draws(3)
+    assert torch.equal(batch.q, torch.where(data.stack().joint_mask[robot], q, 0.0))
+    assert_equal_to_per_robot(data.stack(), batch, robot, q, kind)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_stacked_batches_on_cuda_equal_the_cpu_ones():
+    data = stacked_data(batch_size=64)
+    cpu, gpu = data.examples(7), data.examples(7, device="cuda")
+    for f in fields(GraphBatch):
+        a, b = getattr(cpu, f.name), getattr(gpu, f.name).cpu()
+        assert torch.allclose(a, b, atol=1e-12) if a.is_floating_point() else torch.equal(a, b), f.name

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Time-boxed, resumable training on an offline GPU machine whose Python has torch (CUDA), numpy, scipy, pyyaml, lxml
+# and tqdm but not yourdfpy or trimesh (train/gpu/README.md). Run from the repository root of a copy of the project:
+#   bash train/gpu/train_on_gpu.sh RUN_DIR MINUTES [ggik train options]
+# A RUN_DIR without last.pt starts a new run (options: --config, --init, --set ...); one with last.pt resumes it exactly
+# (options: --set only). The run checkpoints every checkpoint_every steps and at the end; where $OUT is set (the
+# device tool), last.pt, metrics.jsonl and config.yaml are copied there to be brought back.
+set -euo pipefail
+run=${1:?RUN_DIR}; minutes=${2:?MINUTES}; shift 2
+site=${GGIK_SITE:-/tmp/ggik-site}
+if ! python3 -c "import yourdfpy, ggik.urdfs" 2>/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" \
+    .whl/*.whl  # the project (built from this checkout: rebuild after a change), yourdfpy, trimesh
+fi
+export PYTHONPATH="$site:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+if [ -f "$run/last.pt" ]; then
+  start=(--resume "$run")
+else
+  start=(--out "$run")
+fi
+status=0
+python3 -m ggik.cli train "${start[@]}" --device cuda --no-progress --max-minutes "$minutes" "$@" || status=$?
+if [ -n "${OUT:-}" ]; then
+  for f in last.pt metrics.jsonl config.yaml; do [ -f "$run/$f" ] && cp "$run/$f" "$OUT/"; done
+fi
+exit $status
