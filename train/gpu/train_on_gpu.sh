@@ -8,9 +8,10 @@
 set -euo pipefail
 run=${1:?RUN_DIR}; minutes=${2:?MINUTES}; shift 2
 site=${GGIK_SITE:-/tmp/ggik-site}
-if ! python3 -c "import yourdfpy, ggik.urdfs" 2>/dev/null; then
+[ -e ggik/urdfs ] || ln -s ../urdfs ggik/urdfs  # the robots, where the wheel puts them (python -m runs this checkout)
+if ! python3 -c "import yourdfpy" 2>/dev/null; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" \
-    .whl/*.whl  # the project (built from this checkout: rebuild after a change), yourdfpy, trimesh
+    .whl/yourdfpy-*.whl .whl/trimesh-*.whl
 fi
 export PYTHONPATH="$site:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 if [ -f "$run/last.pt" ]; then
