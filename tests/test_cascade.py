@@ -7,7 +7,7 @@ import torch
 
 from ggik.checkpoint import load_model
 from ggik.graph.robot_graph import RobotGraph
-from ggik.ik.cascade import lm_cascade, lm_random_starts
+from ggik.ik.cascade import lm_cascade, lm_random_first, lm_random_starts
 from ggik.ik.refine import RefineConfig, lm_refine
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot
@@ -124,3 +124,22 @@ def test_random_starts_check_the_poses_once(monkeypatch):
     robot = Robot.from_name("ur10")
     lm_random_starts(robot, _goals(robot, 3, 1), 2, CFG, torch.Generator().manual_seed(0))
     assert calls == ["T_goal"]
+
+
+@pytest.mark.parametrize("name", ["ur10", "panda"])
+def test_random_first_is_one_random_stage_then_restarts_for_what_it_left(name):
+    robot, T = Robot.from_name(name), _goals(Robot.from_name(name), 8, 2)
+    cfg = RefineConfig(max_iters=4)  # a short budget leaves goals to the second stage
+    res = lm_random_first(robot, T, 1, 6, cfg, torch.Generator().manual_seed(4))
+    first = lm_random_starts(robot, T, 1, cfg, torch.Generator().manual_seed(4))
+    assert torch.equal(res.first_stage, first.success) and (~first.success).any()
+    kept = first.success
+    torch.testing.assert_close(res.q[kept], first.q[kept])
+    assert (res.iterations[~kept] > first.iterations[~kept]).all()  # the restarts added their iterations
+    assert res.success.sum() >= first.success.sum()
+    pos, rot = pose_errors(robot.fk(res.q), T)
+    torch.testing.assert_close(res.pos_err, pos, rtol=0, atol=1e-9)
+    ok = (pos < cfg.pos_tol) & (rot < cfg.rot_tol) & robot.within_limits(res.q)
+    assert (res.success == ok).all()
+    with pytest.raises(ValueError, match="first_starts"):
+        lm_random_first(robot, T, 0, 6)

@@ -25,7 +25,7 @@ from ggik import rng
 from ggik.evaluation.report import Table, model_stamp
 from ggik.evaluation.tables import EvalConfig, evaluation_problems
 from ggik.graph.robot_graph import RobotGraph
-from ggik.ik.cascade import lm_cascade, lm_random_starts
+from ggik.ik.cascade import lm_cascade, lm_random_first, lm_random_starts
 from ggik.ik.refine import RefineConfig
 from ggik.rng import step_generator
 
@@ -38,10 +38,11 @@ COLUMNS = [
     "random starts",
     "goals",
     "strict success [%]",
-    "solved by the model [%]",
+    "solved by the first stage [%]",
     "LM iterations per goal",
     "time per goal [ms]",
     "speed-up vs random starts",
+    "speed-up vs random-first, same S",
 ]
 
 
@@ -82,18 +83,20 @@ def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_ste
     cfg, R = RefineConfig(), opts.random_starts
     before = busy_processes(1.0)
     table = Table(
-        f"Cascade (LM from S model samples, then {R} random starts where unsolved) vs LM from {R} random starts",
+        f"Cascades (LM from S model samples or S random starts, then {R} random starts where unsolved) vs LM from "
+        f"{R} random starts",
         list(COLUMNS),
     )
     for robot, _, T in evaluation_problems(robots, EvalConfig(problems=opts.goals, seed=opts.seed)):
         graph = RobotGraph.from_robot(robot)
+        base_key = ("LM from random starts", 0)
         methods = {
-            0: lambda robot=robot, T=T: lm_random_starts(
+            base_key: lambda robot=robot, T=T: lm_random_starts(
                 robot, T, R, cfg, step_generator(opts.seed, rng.SEEDING_STARTS)
             )
         }
         for S in sorted(set(opts.samples)):
-            methods[S] = lambda S=S, robot=robot, T=T, graph=graph: lm_cascade(
+            methods[("model-first cascade", S)] = lambda S=S, robot=robot, T=T, graph=graph: lm_cascade(
                 model,
                 robot,
                 T,
@@ -104,34 +107,42 @@ def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_ste
                 start_generator=step_generator(opts.seed, rng.SEEDING_STARTS),
                 graph=graph,
             )
+            methods[("random-first cascade", S)] = lambda S=S, robot=robot, T=T: lm_random_first(
+                robot, T, S, R, cfg, step_generator(opts.seed, rng.SEEDING_STARTS)
+            )
         for fn in methods.values():
             fn()  # warm-up
-        times: dict[int, list[float]] = {S: [] for S in methods}
+        times: dict[tuple[str, int], list[float]] = {key: [] for key in methods}
         results = {}
         for _ in range(opts.repeats):
-            for S, fn in methods.items():
+            for key, fn in methods.items():
                 t0 = time.perf_counter()
-                results[S] = fn()
-                times[S].append((time.perf_counter() - t0) / T.shape[0])
-        base = statistics.median(times[0])
-        for S, res in results.items():
-            t = statistics.median(times[S])
+                results[key] = fn()
+                times[key].append((time.perf_counter() - t0) / T.shape[0])
+        median = {key: statistics.median(t) for key, t in times.items()}
+        for (method, S), res in results.items():
+            t = median[(method, S)]
+            control = median.get(("random-first cascade", S)) if method == "model-first cascade" else None
             table.add(
                 robot.name,
-                "cascade" if S else "LM from random starts",
-                S,
-                R,
+                method,
+                S if method == "model-first cascade" else 0,
+                S + R if method == "random-first cascade" else R,
                 T.shape[0],
                 100 * res.success.double().mean().item(),
                 100 * res.first_stage.double().mean().item(),
                 res.iterations.mean().item(),
                 1e3 * t,
-                base / t,
+                median[base_key] / t,
+                float("nan") if control is None else control / t,
             )
     table.notes += [
         f"Checkpoint {ckpt_path}; {torch.get_num_threads()} torch thread(s); goals, model noise and random starts: "
-        "the seeding "
-        f"table's streams (seed {opts.seed}); the cascade draws its second-stage starts for the unsolved goals only.",
+        f"the seeding table's streams (seed {opts.seed}); both cascades draw their second-stage starts for the "
+        "unsolved goals only.",
+        "random starts: of a random-first cascade, S first-stage starts + R for the goals the first stage leaves; "
+        "'speed-up vs random-first, same S': the model-first cascade against the random-first one with S random "
+        "first starts (the same structure, the model's samples replaced by random starts).",
         f"time per goal: wall time of the whole call (sampling and both LM stages) / goals, median of {opts.repeats} "
         "interleaved repeats after a warm-up; LM iterations per goal: summed over the goal's starts and stages.",
         f"Other processes on the machine, before the run: {before}; after: {busy_processes(1.0)}.",

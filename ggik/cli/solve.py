@@ -34,6 +34,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise GGIKError("-s/--samples: --strategy random samples no model")
     if args.strategy == "samples" and args.random_starts is not None:
         raise GGIKError("--random-starts applies to --strategy model-first and random")
+    if args.strategy == "random" and args.oversample is not None:
+        raise GGIKError("--oversample: --strategy random samples no model")
     if args.strategy != "samples" and args.refine not in (None, *START_REFINERS):
         raise GGIKError(f"--strategy {args.strategy} refines with {' or '.join(START_REFINERS)}, not {args.refine}")
     config = SolveConfig(
@@ -43,6 +45,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         random_starts=args.random_starts,
         pos_tol=args.pos_tol,
         rot_tol=args.rot_tol,
+        oversample=args.oversample,
     )
     if args.axis is not None and args.position is None:
         raise GGIKError("--axis needs --position (a position + tool axis goal)")
@@ -167,6 +170,12 @@ def add_solve_parser(sub: Any) -> None:
         metavar="R",
         help=f"random starts of --strategy model-first (for a goal the samples leave unsolved) and random "
         f"(default {DEFAULT_RANDOM_STARTS})",
+    )
+    p.add_argument(
+        "--oversample",
+        type=positive_int,
+        metavar="K",
+        help="draw K times the samples and keep those that best satisfy the known distances (default 1)",
     )
     p.add_argument(
         "--pos-tol",

@@ -21,7 +21,7 @@ from ggik.kinematics import Robot
 from ggik.kinematics.geometry import check_pose
 from ggik.nn.cvae import GGIKModel
 
-__all__ = ["CascadeResult", "lm_cascade", "lm_random_starts"]
+__all__ = ["CascadeResult", "lm_cascade", "lm_random_first", "lm_random_starts"]
 
 
 @dataclass
@@ -109,3 +109,35 @@ def lm_cascade(
     goals = graph.goals(T, "pose")
     outcome = model_first_strategy(model, graph, goals, S, R, "lm", cfg or RefineConfig(), generator, start_generator)
     return _best_per_goal(outcome)
+
+
+def lm_random_first(
+    robot: Robot,
+    T_goal: torch.Tensor,
+    first_starts: int = 1,
+    random_starts: int = 32,
+    cfg: RefineConfig | None = None,
+    generator: torch.Generator | None = None,
+) -> CascadeResult:
+    """The cascade without a model, the control of :func:`lm_cascade` at equal structure: LM from ``first_starts``
+    uniform random starts per goal, then LM from ``random_starts`` random starts for the goals still unsolved (drawn
+    from the same ``generator`` after the first stage's, for those goals only, in goal order); T_goal (B, 4, 4) full
+    poses in the base-link frame. ``first_stage`` marks the goals the first stage solved."""
+    T = _check_poses(T_goal)
+    S = _check_count(first_starts, "first_starts")
+    R = _check_count(random_starts, "random_starts")
+    cfg = cfg or RefineConfig()
+    first = _best_per_goal(random_strategy(robot, T, "pose", S, "lm", cfg, generator))
+    todo = (~first.success).nonzero()[:, 0]
+    out = CascadeResult(**{k: v.clone() for k, v in vars(first).items()})
+    out.first_stage = first.success.clone()
+    if todo.numel():
+        second = _best_per_goal(random_strategy(robot, T[todo], "pose", R, "lm", cfg, generator))
+        score = lambda r, rows: r.pos_err[rows] / cfg.pos_tol + r.rot_err[rows] / cfg.rot_tol  # noqa: E731
+        every = torch.arange(todo.numel())
+        better = second.success | (score(second, every) < score(first, todo))
+        rows = todo[better]
+        for name in ("q", "pos_err", "rot_err", "success"):
+            getattr(out, name)[rows] = getattr(second, name)[better]
+        out.iterations[todo] += second.iterations
+    return out

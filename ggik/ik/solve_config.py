@@ -56,6 +56,9 @@ class SolveConfig:
         rot_tol: [rad] ... and the rotation error below this (None: 0.01 rad in ``solve``; 0.1 deg in ``solve_path``).
         time_limit: [s] ``solve_path``: no new round of candidates starts after it (None: ``PathConfig.time_limit``,
             10 s). ``solve`` is one batched pass and takes none.
+        oversample: K >= 1 (None: 1): ``solve`` draws K x ``samples`` model samples per goal and keeps the
+            ``samples`` that best satisfy the problem's known distances
+            (:func:`ggik.ik.sampling.known_distance_cost`): about K times the sampling cost, fewer bad samples.
 
     Raises ValueError, naming the field, for a value out of range or a combination that means nothing (e.g.
     ``samples`` with the strategy "random", which uses no model).
@@ -68,9 +71,13 @@ class SolveConfig:
     pos_tol: float | None = None
     rot_tol: float | None = None
     time_limit: float | None = None
+    oversample: int | None = None
 
     def __post_init__(self) -> None:
         _count(self.samples, "samples", 0)
+        _count(self.oversample, "oversample", 1)
+        if self.strategy == "random" and self.oversample is not None:
+            raise ValueError("SolveConfig.oversample applies to model samples; the strategy 'random' uses no model")
         _count(self.random_starts, "random_starts", 1)
         if self.refine not in REFINE_METHODS:
             raise ValueError(f"SolveConfig.refine must be one of {REFINE_METHODS}, got {self.refine!r}")
@@ -123,6 +130,8 @@ class SolveConfig:
             raise ValueError(
                 f"path following refines with LM; SolveConfig.refine must be None or 'lm', got {self.refine!r}"
             )
+        if self.oversample is not None:
+            raise ValueError("SolveConfig.oversample applies to GGIK.solve, not to paths")
         if self.random_starts is not None:
             raise ValueError(
                 "SolveConfig.random_starts does not apply to paths; set PathConfig.starts (start seeds per "

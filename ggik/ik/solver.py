@@ -148,10 +148,13 @@ class GGIK:
         graph = self._graph(robot)
         goals = self._checked_goals(robot, T_goal, goal, graph)
         assert isinstance(goals, Goals)
+        over = config.oversample or 1
         if config.strategy == "samples":
-            return samples_strategy(self.model, graph, goals, samples, config.refine, cfg, self.dg_config, generator)
+            return samples_strategy(
+                self.model, graph, goals, samples, config.refine, cfg, self.dg_config, generator, over
+            )
         return model_first_strategy(
-            self.model, graph, goals, samples, config.starts, config.method, cfg, generator, generator
+            self.model, graph, goals, samples, config.starts, config.method, cfg, generator, generator, over
         ).result
 
     @staticmethod

@@ -64,11 +64,13 @@ def samples_strategy(
     cfg: RefineConfig,
     dg: DGConfig,
     generator: torch.Generator | None = None,
+    oversample: int = 1,
 ) -> IKResult:
-    """``samples`` model samples per goal (B goals, one batched pass), refined by ``refine`` (None, "lm", "slsqp",
-    "dg", "dg+lm"); ``cfg``: the tolerances and LM/SLSQP budgets, ``dg``: the budget of "dg". IKResult (B, samples)."""
+    """``samples`` model samples per goal (B goals, one batched pass; drawn ``oversample`` times over, the best kept:
+    :func:`sample_joint_angles`), refined by ``refine`` (None, "lm", "slsqp", "dg", "dg+lm"); ``cfg``: the tolerances
+    and LM/SLSQP budgets, ``dg``: the budget of "dg". IKResult (B, samples)."""
     robot = graph.robot
-    raw = sample_joint_angles(model, graph, goals, samples, generator=generator)
+    raw = sample_joint_angles(model, graph, goals, samples, generator=generator, oversample=oversample)
     q, pos, rot = raw.q, raw.pos_err, raw.rot_err
     if refine in ("dg", "dg+lm"):
         projected = dg_refine(graph, raw.points, goals, dg)
@@ -111,15 +113,17 @@ def model_first_strategy(
     cfg: RefineConfig,
     generator: torch.Generator | None = None,
     start_generator: torch.Generator | None = None,
+    oversample: int = 1,
 ) -> StrategyOutcome:
     """Refine ``samples`` model samples per goal (B goals; ``method`` "lm" or "slsqp"); the goals that none of them
     solves within the tolerances and the joint limits get ``random_starts`` random starts, refined the same way.
     Each goal keeps its best ``samples`` solutions: IKResult (B, samples).
 
     ``generator`` draws the model's sampling noise, ``start_generator`` the random starts (for the unsolved goals
-    only, in goal order, after the model's noise when both are the same generator)."""
+    only, in goal order, after the model's noise when both are the same generator); ``oversample`` as in
+    :func:`samples_strategy`."""
     robot = graph.robot
-    raw = sample_joint_angles(model, graph, goals, samples, generator=generator)
+    raw = sample_joint_angles(model, graph, goals, samples, generator=generator, oversample=oversample)
     q, info = refine_starts(robot, goals.in_base, goals.kind, raw.q, method, cfg)
     result = _ranked(robot, q, info.pos_err, info.rot_err, cfg)
     iterations = info.iterations.to(torch.float64).sum(-1)

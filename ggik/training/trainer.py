@@ -273,17 +273,17 @@ class Trainer:
             self._raise_nonfinite(int(self._first_nonfinite), stats)
 
     def train_step(self) -> dict:  # one optimiser step; its statistics as floats (one host sync)
-        lr = self.optimizer.param_groups[0]["lr"]
-        beta, rec_gain = beta_at(self.step, self.cfg.loss), rec_gain_at(self.step, self.cfg.loss)
+        step, lr = self.step, self.optimizer.param_groups[0]["lr"]
         stats = self._train_step_tensors()
         self._check_finite(stats)
-        return self._record(stats, lr, beta, rec_gain)
+        return self._record(stats, lr, step)
 
-    def _record(self, stats: dict, lr: float, beta: float, rec_gain: float) -> dict:
+    def _record(self, stats: dict, lr: float, step: int) -> dict:
+        """The statistics of the step that began at ``step`` with learning rate ``lr``, as floats."""
         out = {k: float(v) for k, v in stats.items()}
-        out.update(beta=beta, lr=lr)
+        out.update(beta=beta_at(step, self.cfg.loss), lr=lr)
         if self.cfg.loss.rec_gain_final > 0:
-            out["rec_gain"] = rec_gain
+            out["rec_gain"] = rec_gain_at(step, self.cfg.loss)
         return out
 
     # ----- validation
@@ -332,13 +332,12 @@ class Trainer:
         try:
             while self.step < cfg.steps and (cpu_budget is None or self.cpu_s < cpu_budget):
                 t0, c0 = time.perf_counter(), time.process_time()
-                lr = self.optimizer.param_groups[0]["lr"]
-                beta, rec_gain = beta_at(self.step, cfg.loss), rec_gain_at(self.step, cfg.loss)
+                step, lr = self.step, self.optimizer.param_groups[0]["lr"]
                 tensors = self._train_step_tensors()
                 logging = self.step % cfg.log_every == 0 or self.step == cfg.steps
                 if logging:  # the only host sync of a step on CUDA
                     self._check_finite(tensors)
-                    stats = self._record(tensors, lr, beta, rec_gain)
+                    stats = self._record(tensors, lr, step)
                 dt = time.perf_counter() - t0
                 self.cpu_s += time.process_time() - c0
                 self.wall_s += dt
@@ -354,6 +353,7 @@ class Trainer:
                         "examples_per_s": window_ex / window_t,
                         "wall_s": self.wall_s,
                         "cpu_s": self.cpu_s,
+                        "device": self.device.type,  # a run's budget per device: differences of wall_s, cpu_s
                     }
                     self.metrics.log(last)
                     bar.set_postfix(

@@ -17,15 +17,19 @@ def test_cascade_benchmark_rows(tiny_ckpt, tmp_path):
     table = run_cascade_benchmark(tiny_ckpt, opts, tmp_path / "c", "cmd")
     assert table.columns == COLUMNS
     rows = [dict(zip(table.columns, r)) for r in table.rows]
-    assert [(r["method"], r["model samples"]) for r in rows] == [
-        ("LM from random starts", 0),
-        ("cascade", 1),
-        ("cascade", 2),
+    assert [(r["method"], r["model samples"], r["random starts"]) for r in rows] == [
+        ("LM from random starts", 0, 4),
+        ("model-first cascade", 1, 4),
+        ("random-first cascade", 0, 5),
+        ("model-first cascade", 2, 4),
+        ("random-first cascade", 0, 6),
     ]
-    assert rows[0]["speed-up vs random starts"] == 1.0 and rows[0]["solved by the model [%]"] == 0.0
+    assert rows[0]["speed-up vs random starts"] == 1.0 and rows[0]["solved by the first stage [%]"] == 0.0
     assert all(0 <= r["strict success [%]"] <= 100 and r["time per goal [ms]"] > 0 for r in rows)
+    model_first = [r for r in rows if r["method"] == "model-first cascade"]
+    assert all(r["speed-up vs random-first, same S"] > 0 for r in model_first)
     with open(tmp_path / "c.csv") as f:
-        assert len(list(csv.DictReader(f))) == 3
+        assert len(list(csv.DictReader(f))) == 5
     assert "Command: `cmd`" in (tmp_path / "c.md").read_text()
     with pytest.raises(BenchmarkError, match="--samples"):
         run_cascade_benchmark(tiny_ckpt, CascadeBenchmark(samples=[0]), tmp_path / "d", "cmd")

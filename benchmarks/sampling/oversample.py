@@ -1,0 +1,79 @@
+"""Draw K x S samples, keep the S that best satisfy the known distances: raw accuracy and cost against K = 1.
+
+For each robot, the same goals (uniform random configurations within the limits, pose goals) and, for each K of
+``--oversample``, :func:`ggik.ik.sampling.sample_joint_angles` with ``oversample=K`` and ``-s`` samples kept per goal:
+best-of-S position error (mean over goals), raw success (the best of S within 1 cm and 1 deg, the GGIK paper's
+criterion), the mean error of all kept samples, and the sampling time per goal (one timed call over all goals, after
+a warm-up call). K = 1 is plain sampling.
+
+Usage: ``python -m benchmarks.sampling.oversample [--ckpt CKPT] [--robots panda ur10 lbr_iiwa kr16_2] [-n 100]
+[-s 32] [--oversample 1 2 4] [--threads 2] [--out FILE]``. Run it alone on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+
+import torch
+
+from benchmarks.common.robots import load_bench_model
+from benchmarks.common.scripts import positive_int, script_command
+from benchmarks.common.streams import SAMPLING_GOALS, SAMPLING_NOISE
+from ggik.evaluation.report import Table, model_stamp
+from ggik.graph.robot_graph import RobotGraph
+from ggik.ik.sampling import sample_joint_angles
+from ggik.kinematics.robot import Robot
+from ggik.rng import step_generator
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ckpt", default="ggik/weights/ggik_default.pt")
+    ap.add_argument("--robots", nargs="+", default=["panda", "ur10", "lbr_iiwa", "kr16_2"])
+    ap.add_argument("-n", "--goals", type=positive_int, default=100, help="goals per robot")
+    ap.add_argument("-s", "--samples", type=positive_int, default=32, help="samples kept per goal")
+    ap.add_argument("--oversample", type=positive_int, nargs="+", default=[1, 2, 4], help="values of K")
+    ap.add_argument("--threads", type=positive_int, default=None)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=None, help="write the table here (.md and .csv)")
+    args = ap.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    model, _ = load_bench_model(args.ckpt)
+    table = Table(
+        f"Oversampling: K x {args.samples} drawn, {args.samples} kept by known-distance cost ({args.goals} goals)",
+        ["robot", "K", "best of S [mm]", "raw success 1cm&1deg [%]", "mean of kept [mm]", "sampling ms per goal"],
+    )
+    for name in args.robots:
+        graph = RobotGraph.from_robot(Robot.from_name(name))
+        T = graph.robot.fk(graph.robot.sample_q(args.goals, step_generator(args.seed, SAMPLING_GOALS)))
+        sample_joint_angles(model, graph, T[:1], args.samples)  # warm-up
+        for k in args.oversample:
+            g = step_generator(args.seed, SAMPLING_NOISE, k)
+            t0 = time.perf_counter()
+            raw = sample_joint_angles(model, graph, T, args.samples, generator=g, oversample=k)
+            ms = 1e3 * (time.perf_counter() - t0) / args.goals
+            pos = raw.pos_err.min(1).values
+            ok = ((raw.pos_err < 0.01) & (raw.rot_err < math.radians(1.0))).any(1)
+            table.add(
+                name, k, 1e3 * float(pos.mean()), 100 * float(ok.double().mean()), 1e3 * float(raw.pos_err.mean()), ms
+            )
+            print(table.rows[-1], flush=True)
+    table.notes.append(
+        f"{torch.get_num_threads()} torch threads; goals: q uniform within the limits (stream SAMPLING_GOALS), pose "
+        "goals; raw success: any of the kept samples within 1 cm and 1 deg (the best by position need not be it)"
+    )
+    command = script_command(__file__, argv)
+    print(table.markdown(command, args.seed, model_stamp(args.ckpt)))
+    if args.out:
+        print("wrote", *table.write(args.out, command, args.seed, model_stamp(args.ckpt)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
