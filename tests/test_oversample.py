@@ -93,3 +93,20 @@ def test_cli_solve_oversample(capsys):
     assert "ur10" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["solve", "--robot", "ur10", "--position", "0.5", "0.2", "0.4", "--oversample", "0"])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_sampling_on_cuda_recovers_angles_there_and_matches_the_cpu(model, graph):
+    """With the model on CUDA, angles and errors are computed on the device (float64) and returned on the CPU; with
+    the same noise they equal the CPU's to float32 rounding of the network."""
+    from ggik.ik.sampling import shared_noise
+
+    T = goals(graph, 4, 8)
+    noise = shared_noise(model, graph, 3, torch.Generator().manual_seed(9))
+    cpu = sample_joint_angles(model, graph, T, 3, noise=noise, bf16=False)
+    gpu_model = GGIKModel(model.cfg).eval().to("cuda")
+    gpu_model.load_state_dict(model.state_dict())
+    gpu = sample_joint_angles(gpu_model, graph, T, 3, noise=noise, bf16=False)
+    assert gpu.q.device.type == "cpu" and gpu.q.dtype == torch.float64
+    assert torch.allclose(gpu.points, cpu.points, atol=1e-4)
+    assert torch.allclose(gpu.pos_err, cpu.pos_err, atol=1e-3)

@@ -62,7 +62,8 @@ def sample_joint_angles(
     Goals go through the network in chunks of about ``graphs_per_pass`` decoded graphs (goals x samples):
     on a CPU, passes whose edge tensors stay cache-sized ran 2-3x faster than one huge pass. ``bf16``:
     bfloat16 autocast for the network; None (default): where the model's device computes bf16 natively
-    (:func:`native_bf16`), float32 elsewhere. Angle recovery and FK errors are always float64. ``noise``:
+    (:func:`native_bf16`), float32 elsewhere. Angle recovery and FK errors are always float64, on the model's device
+    (a CUDA model's call then moves only the results to the CPU). ``noise``:
     ``{"u": (S, L), "eps": (S, L, Z)}`` (:func:`shared_noise`), the same
     sampling noise for every goal (sample s of every goal decodes the same latent draw: coherent samples along a
     path), instead of fresh noise from ``generator``. ``oversample`` K: draw K x ``num_samples`` per goal and keep the
@@ -74,8 +75,9 @@ def sample_joint_angles(
     if noise is not None and oversample != 1:
         raise ValueError("oversample takes fresh noise; shared noise fixes the samples (use oversample=1)")
     param = next(model.parameters())
+    device = param.device  # angle recovery and FK run where the model runs, in float64; results come back on the CPU
     goals = graph.goals(T_goal.to(torch.float64) if isinstance(T_goal, torch.Tensor) else T_goal).to(
-        torch.float64, "cpu"
+        torch.float64, device
     )
     drawn = int(num_samples) * oversample
     chunk = max(1, graphs_per_pass // max(1, drawn))
@@ -90,16 +92,16 @@ def sample_joint_angles(
         )
         with torch.autocast(param.device.type, dtype=torch.bfloat16, enabled=bf16):
             points = model.sample(batch, drawn, generator=generator, noise=shared)
-        points = points.to(device="cpu", dtype=torch.float64)
+        points = points.to(dtype=torch.float64)
         if oversample > 1:
-            cost = known_distance_cost(points, batch.known_distances.to("cpu", torch.float64), batch.known_mask.cpu())
+            cost = known_distance_cost(points, batch.known_distances.to(torch.float64), batch.known_mask)
             keep = cost.topk(int(num_samples), dim=1, largest=False).indices.sort(dim=1).values  # (chunk, S)
             points = points.gather(1, keep[..., None, None].expand(-1, -1, *points.shape[2:]))
         qs.append(graph.joint_angles(points, T[:, None]))
         pts.append(points)
     q = torch.cat(qs)
     pos, rot = goal_errors(graph.robot.fk(q), goals.in_base[:, None], goals.kind, graph.tool_axis)
-    return RawSamples(q=q, pos_err=pos, rot_err=rot, points=torch.cat(pts))
+    return RawSamples(q=q.cpu(), pos_err=pos.cpu(), rot_err=rot.cpu(), points=torch.cat(pts).cpu())
 
 
 def known_distance_cost(points: torch.Tensor, known_distances: torch.Tensor, known_mask: torch.Tensor) -> torch.Tensor:
