@@ -159,6 +159,20 @@ def test_step_equals_its_autograd_reference(solver, dof, damping):
     torch.testing.assert_close(got, want, rtol=0, atol=TOL)
 
 
+@pytest.mark.parametrize("dof", DOFS)
+def test_the_fixed_size_system_of_cuda_gives_the_same_step(dof):
+    """all_columns (the CUDA form: every node a column, no host sync) solves the same system as the reduced one."""
+    joint, _ = padded()
+    for batch in (solved(dof, seed=dof + 1), joint):
+        x = perturbed(batch, 0.03, seed=dof)
+        for max_step in (math.inf, 0.1):
+            reduced = step(x, batch, max_step=max_step, all_columns=False)
+            full = step(x, batch, max_step=max_step, all_columns=True)
+            assert reduced.abs().max() > 1e-4
+            torch.testing.assert_close(full, reduced, rtol=0, atol=TOL)
+    assert torch.equal(step(x, batch), step(x, batch, all_columns=False)), "on a CPU the reduced system by default"
+
+
 def test_step_is_zero_on_fixed_nodes_and_padding_and_padding_changes_nothing():
     joint, alone = padded()
     x = perturbed(joint, 0.05)

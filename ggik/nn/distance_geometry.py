@@ -51,6 +51,7 @@ def gauss_newton_step(
     movable: torch.Tensor,
     damping: float = 1e-2,
     max_step: float = 0.25,
+    all_columns: bool | None = None,
 ) -> torch.Tensor:
     """One damped Gauss-Newton step delta (B, N, 3) [m] on the known distances; zero on nodes that may not move.
 
@@ -63,14 +64,19 @@ def gauss_newton_step(
             ``inf``: no limit.
     The normal equations are assembled and solved over the M nodes that are movable in some row of the batch
     (3M unknowns: for one robot, its free nodes; a row's other nodes get a unit diagonal and a zero right-hand
-    side, so their step is exactly 0). The solve runs in float32 at least (the linear solve needs it under
-    bf16 autocast); the result has x's dtype.
+    side, so their step is exactly 0). With ``all_columns`` (None: on CUDA) all N nodes are columns: the same
+    solution from a fixed-size system without a host sync, so that CUDA graphs can capture the step. The solve runs
+    in float32 at least (the linear solve needs it under bf16 autocast); the result has x's dtype.
+        all_columns: see above (None: True on CUDA, False elsewhere).
     """
     dtype = x.dtype
     work = torch.promote_types(dtype, torch.float32)
     B, N, _ = x.shape
     step = torch.zeros(B, N, 3, dtype=work, device=x.device)
-    cols = movable.any(0).nonzero()[:, 0]  # (M,)
+    if x.device.type == "cuda" if all_columns is None else all_columns:  # fixed size, no host sync
+        cols = torch.arange(N, device=x.device)
+    else:  # the columns movable in some row (fewer unknowns; nonzero() waits for the device, free on a CPU)
+        cols = movable.any(0).nonzero()[:, 0]  # (M,)
     M = cols.numel()
     if M == 0:
         return step.to(dtype)
@@ -93,7 +99,7 @@ def gauss_newton_step(
         eye = torch.eye(3 * M, dtype=work, device=x.device)
         A = H + (lam[:, None] * mov3 + (1.0 - mov3))[..., None] * eye
         rhs = -(grad.reshape(B, 3 * M) * mov3)[..., None]
-        sub = torch.linalg.solve(A, rhs)[..., 0].reshape(B, M, 3) * mov[..., None]  # LU: also for a damping near 0
+        sub = torch.linalg.solve_ex(A, rhs)[0][..., 0].reshape(B, M, 3) * mov[..., None]  # LU, no error check sync
         sub = _clamp_step_length(sub, max_step)
         step = step.index_copy(1, cols, sub)
     return step.to(dtype)
