@@ -187,6 +187,18 @@ class Robot:
         return robot
 
     # ------------------------------------------------------------------ derived robots
+    def with_tool(self, tool, link: str = "tool") -> Robot:
+        """A new Robot whose end effector is ``link``, fixed at the rigid transform ``tool`` (4, 4) [m] in this robot's
+        EE frame (a tool, a flange adapter, another ``tool0`` convention). ``ValueError`` for a non-rigid transform,
+        :class:`ChainError` for a link name already on the chain."""
+        T = geo.check_pose(torch.as_tensor(tool, dtype=torch.float64), "tool")
+        if T.shape != (4, 4):
+            raise ValueError(f"tool must be one (4, 4) transform, got shape {tuple(T.shape)}")
+        if link in self.link_names:
+            raise ChainError(f"{self.name}: link {link!r} is already on the chain")
+        joint = JointSpec(f"{self.ee_link}_to_{link}", "fixed", self.ee_link, link, T.numpy(), np.array([1.0, 0, 0]))
+        return Robot(list(self.joints) + [joint], name=f"{self.name}+{link}", source=self.source)
+
     def lock(self, values: Mapping[str, float]) -> Robot:
         """A new Robot with the named independent joints fixed at the given values.
 
