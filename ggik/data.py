@@ -70,6 +70,9 @@ class DataConfig:
     #: and goal kind at a time on the CPU, :meth:`TrainingData.batch`; random robots need it) or "auto" (stacked
     #: unless random or randomised robots are drawn). The two draw different examples from the same seed.
     sampler: str = "auto"
+    #: r [m] > 0: each example's end effector is moved along its tool axis by U[-r, r] (a random tool offset, so that
+    #: a tool frame moved along the last axis is no new robot to the model; stacked sampler only). 0: off
+    tool_offset: float = 0.0
 
 
 def _pick(weights: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
@@ -114,12 +117,18 @@ class TrainingData:
                 "data.sampler 'stacked' draws named robots only; random or randomised robots "
                 f"(random_weight {cfg.random_weight}, randomized_weight {cfg.randomized_weight}) need 'per-robot'"
             )
+        if cfg.tool_offset < 0 or cfg.tool_offset != cfg.tool_offset:
+            raise GGIKError(f"data.tool_offset must be a length >= 0 [m], got {cfg.tool_offset}")
         self.cfg = cfg
         self.sampler = "stacked" if cfg.sampler == "auto" and named_only else cfg.sampler.replace("auto", "per-robot")
         self._kinds = {k: float(w) for k, w in cfg.goal_kinds.items() if w > 0}
         self.graphs = {name: RobotGraph.from_robot(Robot.from_name(name)) for name in cfg.robots}
         self._weights = weights
         self._stacks: dict[torch.device, StackedGraphs] = {}
+        if cfg.tool_offset > 0 and self.sampler != "stacked":
+            raise GGIKError(
+                "data.tool_offset needs the stacked sampler (named robots only, data.sampler auto or stacked)"
+            )
 
     def describe(self) -> dict:
         """What the model is trained on (stored in checkpoints): decides what counts as unseen."""
@@ -184,14 +193,15 @@ class TrainingData:
     ) -> GraphBatch:
         """The batch of ``step`` for ``rank``, all robots and goal kinds made in one vectorised pass on ``device``
         (:meth:`StackedGraphs.examples` of :meth:`stacked_draws`). Examples are interleaved, not grouped by robot."""
-        stack = self.stack(device)
-        return stack.examples(*self.stacked_draws(step, rank, device, batch_size))
+        robot, q, kind, offset = self.stacked_draws(step, rank, device, batch_size)
+        return self.stack(device).examples(robot, q, kind, offset)
 
     def stacked_draws(
         self, step: int, rank: int = 0, device: torch.device | str = "cpu", batch_size: int | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """What the batch of ``step`` for ``rank`` holds: robot (B,) (index into :meth:`stack`), q (B, n_max) and
-        goal kind (B,) (index into :data:`GOAL_KINDS`), on ``device``.
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """What the batch of ``step`` for ``rank`` holds: robot (B,) (index into :meth:`stack`), q (B, n_max), goal
+        kind (B,) (index into :data:`GOAL_KINDS`) and tool offset (B,) [m] (None when ``tool_offset`` is 0), on
+        ``device``.
 
         Per example, one row of uniforms drawn on the CPU from ``(seed, step, rank)`` (so the data are the same on
         every device) picks the robot (by ``robots`` weights), the goal kind (by ``goal_kinds`` weights among the
@@ -203,7 +213,10 @@ class TrainingData:
             raise GGIKError("the stacked sampler needs named robots (data.robots is empty)")
         stack = self.stack(device)
         B = batch_size or c.batch_size
-        u = torch.rand(B, 2 + stack.n_max, generator=step_generator(c.seed, step, rank), dtype=torch.float64)
+        g = step_generator(c.seed, step, rank)
+        u = torch.rand(B, 2 + stack.n_max, generator=g, dtype=torch.float64)
+        if c.tool_offset > 0:  # drawn after the rest: the other draws are those of a run without offsets
+            u = torch.cat([u, torch.rand(B, 1, generator=g, dtype=torch.float64)], dim=1)
         if stack.device.type == "cuda":
             u = u.pin_memory().to(stack.device, non_blocking=True)
         u = u.to(stack.device)
@@ -214,7 +227,8 @@ class TrainingData:
         pose_only[GOAL_KINDS.index("pose")] = 1.0
         per_robot = torch.where(stack.partial_ok[:, None], kind_w, pose_only)  # (R, kinds)
         kind = _pick(per_robot[robot], u[:, 1])
-        return robot, stack.sample_q(robot, u[:, 2:]), kind
+        offset = c.tool_offset * (2.0 * u[:, -1] - 1.0) if c.tool_offset > 0 else None
+        return robot, stack.sample_q(robot, u[:, 2 : 2 + stack.n_max]), kind, offset
 
     def _examples(self, graph: RobotGraph, q: torch.Tensor, g: torch.Generator) -> GraphBatch:
         """Solved examples of configurations ``q`` (k, dof), their goals split among the goal kinds.

@@ -216,5 +216,5 @@ def test_ggik_info_shows_each_file(name, capsys):
         assert predated in out and '"model.gn_solver": "full"' in out
     elif name in ("v5", "v6"):  # keys added after v6: how the data were drawn, torch.compile
         assert predated in out and '"data.sampler": "per-robot"' in out and '"compile": "eager"' in out
-    else:
-        assert predated not in out
+    else:  # v7 predates the random tool offsets
+        assert predated in out and '"data.tool_offset": 0.0' in out and '"data.sampler"' not in out

@@ -15,6 +15,7 @@ from ggik.data import DataConfig, TrainingData
 from ggik.graph.batch import GraphBatch
 from ggik.graph.goal_kinds import GOAL_KINDS
 from ggik.graph.stacked import StackedGraphs
+from ggik.kinematics import geometry as geo
 
 NAMED = ["panda", "ur10", "kr16_2", "puma560"]
 
@@ -117,7 +118,8 @@ def test_auto_sampler_is_stacked_for_named_robots_and_per_robot_with_random_ones
 
 def test_stacked_batches_follow_the_weights_and_limits_and_are_pure_functions_of_seed_step_rank():
     data = stacked_data()
-    robot, q, kind = data.stacked_draws(5, rank=1)
+    robot, q, kind, offset = data.stacked_draws(5, rank=1)
+    assert offset is None
     again = stacked_data().stacked_draws(5, rank=1)
     assert all(torch.equal(x, y) for x, y in zip((robot, q, kind), again))
     assert not torch.equal(q, stacked_data().stacked_draws(5, rank=0)[1])
@@ -140,14 +142,14 @@ def test_a_robot_off_its_last_axis_gets_pose_goals_only():
     data = stacked_data(robots={"panda": 1.0, "ur10": 1.0}, batch_size=200)
     stack = data.stack()
     stack.partial_ok[0] = False  # as for an EE link off the last joint axis
-    robot, _, kind = data.stacked_draws(1)
+    robot, _, kind, _ = data.stacked_draws(1)
     assert (kind[robot == 0] == 0).all() and (kind[robot == 1] != 0).any()
 
 
 def test_stacked_batches_match_the_per_robot_path():
     data = stacked_data(batch_size=48, robots={"panda": 1.0, "ur10": 1.0, "puma560": 1.0})
     batch = data.examples(3)
-    robot, q, kind = data.stacked_draws(3)
+    robot, q, kind, _ = data.stacked_draws(3)
     assert torch.equal(batch.q, torch.where(data.stack().joint_mask[robot], q, 0.0))
     assert_equal_to_per_robot(data.stack(), batch, robot, q, kind)
 
@@ -159,3 +161,41 @@ def test_stacked_batches_on_cuda_equal_the_cpu_ones():
     for f in fields(GraphBatch):
         a, b = getattr(cpu, f.name), getattr(gpu, f.name).cpu()
         assert torch.allclose(a, b, atol=1e-12) if a.is_floating_point() else torch.equal(a, b), f.name
+
+
+def test_tool_offsets_make_the_examples_of_the_robot_with_that_tool():
+    stack = StackedGraphs(mixed_graphs(7))
+    robot, q, kind = draw(stack, 40, 8)
+    offset = 0.2 * torch.rand(40, generator=torch.Generator().manual_seed(9), dtype=torch.float64) - 0.1
+    batch = stack.examples(robot, q, kind, offset)
+    for b in range(0, 40, 3):
+        graph = stack.graphs[int(robot[b])]
+        tooled = RobotGraph.from_robot(graph.robot.with_tool(geo.translation(float(offset[b]) * graph.tool_axis)))
+        single = StackedGraphs([tooled])
+        want = single.examples(torch.zeros(1, dtype=torch.long), q[b : b + 1, : tooled.n], kind[b : b + 1])
+        n, N = tooled.n, tooled.num_nodes
+        for f in fields(GraphBatch):
+            got, ref = getattr(batch, f.name)[b : b + 1], getattr(want, f.name)
+            if f.name == "q":
+                got = got[:, :n]
+            elif f.name in ("known_distances", "known_mask"):
+                got = got[:, :N, :N]
+            elif f.name not in ("goal", "T_goal", "num_joints"):
+                got = got[:, :N]
+            if got.is_floating_point():
+                assert torch.allclose(got, ref, rtol=0, atol=1e-12), (f.name, b)
+            else:
+                assert torch.equal(got, ref), (f.name, b)
+
+
+def test_the_tool_offset_option_draws_within_its_range_and_needs_the_stacked_sampler():
+    data = stacked_data(tool_offset=0.05, batch_size=500)
+    robot, q, kind, offset = data.stacked_draws(2)
+    assert offset is not None and offset.abs().max() <= 0.05 and offset.std() > 0.02
+    plain = stacked_data(batch_size=500).stacked_draws(2)
+    assert torch.equal(robot, plain[0]) and torch.equal(kind, plain[2])  # the other draws keep their columns
+    data.examples(2)
+    with pytest.raises(GGIKError, match="tool_offset must be"):
+        stacked_data(tool_offset=-0.1)
+    with pytest.raises(GGIKError, match="needs the stacked sampler"):
+        stacked_data(tool_offset=0.05, sampler="per-robot")

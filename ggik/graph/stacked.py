@@ -101,7 +101,9 @@ class StackedGraphs:
         lo, hi = self.lower[robot], self.upper[robot]
         return lo + (hi - lo) * u.to(self.dtype)
 
-    def examples(self, robot: torch.Tensor, q: torch.Tensor, kind: torch.Tensor) -> GraphBatch:
+    def examples(
+        self, robot: torch.Tensor, q: torch.Tensor, kind: torch.Tensor, tool_offset: torch.Tensor | None = None
+    ) -> GraphBatch:
         """Solved examples (a :class:`GraphBatch` of B problems, N nodes, on this device).
 
         Args:
@@ -109,6 +111,9 @@ class StackedGraphs:
             q: (B, n_max) its joint values [rad] (entries beyond the robot's DOF are ignored and stored as 0).
             kind: (B,) long, its goal kind as an index into :data:`ggik.graph.goal_kinds.GOAL_KINDS`; a partial kind
                 needs a robot with ``partial_ok`` (``GGIKError`` otherwise).
+            tool_offset: optional (B,) [m]: each example's robot gets its end effector moved this far along the tool
+                axis (``robot.with_tool(translation(offset * tool_axis))``): the last graph frame moves with it, and
+                the constant known distances are measured on the solution's points.
         """
         B, n_max, N = robot.shape[0], self.n_max, self.num_nodes
         if q.shape != (B, n_max) or kind.shape != (B,):
@@ -119,6 +124,11 @@ class StackedGraphs:
         dev, dt = self.device, self.dtype
         q = torch.where(self.joint_mask[robot], q.to(dev, dt), torch.zeros((), dtype=dt, device=dev))
         C = self.C[robot]
+        if tool_offset is not None:  # F_n' = F_n @ translation(offset e_z): the last C's translation moves along its z
+            last = self.num_joints[robot] - 1
+            rows = torch.arange(B, device=dev)
+            C = C.clone()
+            C[rows, last, :3, 3] += tool_offset.to(dev, dt)[:, None] * C[rows, last, :3, 2]
         T = torch.eye(4, dtype=dt, device=dev).expand(B, 4, 4)
         frames = [T]
         for i in range(n_max):
@@ -155,7 +165,9 @@ class StackedGraphs:
         known_mask[rows[:, None], base[None, :], qn[:, None]] &= keep
         known_mask[rows[:, None], qn[:, None], base[None, :]] &= keep
         goal_mask = known_mask & ~self.constant_mask[robot]
-        known_distances = torch.where(goal_mask, D_goal, self.D_const[robot])
+        constant = self.constant_mask[robot]
+        D_const = self.D_const[robot] if tool_offset is None else RobotGraph.distances(pos) * constant
+        known_distances = torch.where(goal_mask, D_goal, D_const)
         return GraphBatch(
             node_mask=node_mask,
             anchor_mask=anchor_mask,
