@@ -114,8 +114,7 @@ class Trainer:
         #: bf16 autocast only where the device computes it natively (emulated bf16 trained 7x slower than float32 on
         #: an AVX2 CPU: benchmarks/training_speed/README.md)
         self._bf16 = cfg.bf16 and native_bf16(self.device)
-        #: on CUDA, the first step with a non-finite loss (-1: none)
-        cuda = self.device.type == "cuda"
+        cuda = self.device.type == "cuda"  # _first_nonfinite: on CUDA, the first step with a non-finite loss (-1: none)
         self._first_nonfinite = torch.full((), -1, dtype=torch.long, device=self.device) if cuda else None
         if cfg.compile not in COMPILE_MODES:
             raise GGIKError(f"compile must be one of {COMPILE_MODES}, got {cfg.compile!r}")
@@ -385,6 +384,7 @@ class Trainer:
                     if self.world > 1:
                         dist.barrier()
                 if self.step % cfg.checkpoint_every == 0:
+                    self._check_finite(tensors)  # never a checkpoint after a bad step
                     self.save()
                 if self._stop_now(deadline):
                     break
