@@ -14,8 +14,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
 N=${N:-200}
-OUT=${OUT:-eval/results}
+DEST=${OUT:-eval/results}
 STEPS=${STEPS:-"accuracy seeding generalisation goals paths"}
+# The tables are written outside the checkout first, so that `git describe --dirty` in their headers sees the code
+# as committed (files of eval/results being rewritten would mark it dirty), then moved to DEST with the output
+# folder named as DEST in their commands.
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+publish() {  # publish STEP_FOLDER: DEST/STEP_FOLDER <- OUT/STEP_FOLDER
+  mkdir -p "$DEST/$1"
+  cp -r "$OUT/$1/." "$DEST/$1/"
+  grep -rl --include='*.md' "$OUT" "$DEST/$1" | xargs -r sed -i "s#$OUT#$DEST#g"
+}
 
 for step in $STEPS; do
   echo "== $step ($(date -u +%H:%M:%S))"
@@ -32,5 +42,11 @@ for step in $STEPS; do
              --no-progress ;;
     paths) "$BIN/ggik" eval paths --time-limit 5 --out-dir "$OUT/paths" --no-progress ;;
     *) echo "unknown step $step" >&2; exit 2 ;;
+  esac
+done
+for step in $STEPS; do  # after every table is written: a table published earlier would make the next one "dirty"
+  case $step in
+    accuracy|seeding|limits|generalisation|paths) publish "$step" ;;
+    goals) publish goal_kinds ;;
   esac
 done
