@@ -124,7 +124,7 @@ class TrainingData:
         self._kinds = {k: float(w) for k, w in cfg.goal_kinds.items() if w > 0}
         self.graphs = {name: RobotGraph.from_robot(Robot.from_name(name)) for name in cfg.robots}
         self._weights = weights
-        self._stacks: dict[torch.device, StackedGraphs] = {}
+        self._stacks: dict[torch.device, tuple[StackedGraphs, torch.Tensor, torch.Tensor]] = {}
         if cfg.tool_offset > 0 and self.sampler != "stacked":
             raise GGIKError(
                 "data.tool_offset needs the stacked sampler (named robots only, data.sampler auto or stacked)"
@@ -183,9 +183,18 @@ class TrainingData:
 
     def stack(self, device: torch.device | str = "cpu") -> StackedGraphs:
         """The named robots as one :class:`StackedGraphs` on ``device`` (built once per device)."""
+        return self._stacked(device)[0]
+
+    def _stacked(self, device: torch.device | str) -> tuple[StackedGraphs, torch.Tensor, torch.Tensor]:
+        """(the stack, robot weights (R,), goal-kind weights (kinds,) and pose-only weights (kinds,) stacked as
+        (2, kinds)) on ``device``, built once: no per-step tensor construction or host-to-device copy of constants."""
         device = torch.device(device)
         if device not in self._stacks:
-            self._stacks[device] = StackedGraphs(list(self.graphs.values()), device)
+            stack = StackedGraphs(list(self.graphs.values()), device)
+            robot_w = torch.tensor(list(self.cfg.robots.values()), dtype=torch.float64, device=device)
+            kind_w = torch.tensor([self._kinds.get(k, 0.0) for k in GOAL_KINDS], dtype=torch.float64, device=device)
+            pose_only = (torch.arange(len(GOAL_KINDS), device=device) == GOAL_KINDS.index("pose")).to(torch.float64)
+            self._stacks[device] = (stack, robot_w, torch.stack([kind_w, pose_only]))
         return self._stacks[device]
 
     def stacked_batch(
@@ -211,7 +220,7 @@ class TrainingData:
         c = self.cfg
         if not self.graphs:
             raise GGIKError("the stacked sampler needs named robots (data.robots is empty)")
-        stack = self.stack(device)
+        stack, robot_w, kind_w = self._stacked(device)
         B = batch_size or c.batch_size
         g = step_generator(c.seed, step, rank)
         u = torch.rand(B, 2 + stack.n_max, generator=g, dtype=torch.float64)
@@ -220,12 +229,8 @@ class TrainingData:
         if stack.device.type == "cuda":
             u = u.pin_memory().to(stack.device, non_blocking=True)
         u = u.to(stack.device)
-        robot_w = torch.tensor(list(c.robots.values()), dtype=torch.float64, device=stack.device)
         robot = _pick(robot_w.expand(B, -1), u[:, 0])
-        kind_w = torch.tensor([self._kinds.get(k, 0.0) for k in GOAL_KINDS], dtype=torch.float64, device=stack.device)
-        pose_only = torch.zeros_like(kind_w)
-        pose_only[GOAL_KINDS.index("pose")] = 1.0
-        per_robot = torch.where(stack.partial_ok[:, None], kind_w, pose_only)  # (R, kinds)
+        per_robot = torch.where(stack.partial_ok[:, None], kind_w[0], kind_w[1])  # (R, kinds): off-axis EE: poses
         kind = _pick(per_robot[robot], u[:, 1])
         offset = c.tool_offset * (2.0 * u[:, -1] - 1.0) if c.tool_offset > 0 else None
         return robot, stack.sample_q(robot, u[:, 2 : 2 + stack.n_max]), kind, offset

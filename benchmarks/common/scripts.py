@@ -46,18 +46,26 @@ def script_command(script: str, argv: list[str] | None) -> str:
 
 
 def run_table_script(
-    script: str, argv: list[str] | None, seed: int, run: Callable[[str], Table], ckpt: str | Path | None = None
+    script: str,
+    argv: list[str] | None,
+    seed: int | None,
+    run: Callable[[str], Table],
+    ckpt: str | Path | None = None,
+    out: str | Path | None = None,
 ) -> int:
     """The common end of the table-writing scripts: ``run(command)`` with the command that reproduces the run
     (:func:`script_command`), then its table printed as Markdown, headed by the stamp of the model file ``ckpt`` it
-    measured (:func:`ggik.evaluation.report.model_stamp`; None: a table of no model). A :class:`BenchmarkError`
-    exits with its message (status 1, no traceback). Returns 0."""
+    measured (:func:`ggik.evaluation.report.model_stamp`; None: a table of no model), and written to ``out``.md/.csv
+    when given. A :class:`BenchmarkError` exits with its message (status 1, no traceback). Returns 0."""
     command = script_command(script, argv)
     try:
         table = run(command)
     except BenchmarkError as exc:
         raise SystemExit(str(exc)) from None
-    print(table.markdown(command, seed, None if ckpt is None else model_stamp(ckpt)))
+    stamp = None if ckpt is None else model_stamp(ckpt)
+    print(table.markdown(command, seed, stamp))
+    if out is not None:
+        print("wrote", *table.write(out, command, seed, stamp))
     return 0
 
 

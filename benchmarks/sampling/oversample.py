@@ -13,22 +13,22 @@ Usage: ``python -m benchmarks.sampling.oversample [--ckpt CKPT] [--robots panda 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 
 import torch
 
 from benchmarks.common.robots import load_bench_model
-from benchmarks.common.scripts import positive_int, script_command
+from benchmarks.common.scripts import positive_int, run_table_script
 from benchmarks.common.streams import SAMPLING_GOALS, SAMPLING_NOISE
-from ggik.evaluation.report import Table, model_stamp
+from ggik.evaluation.report import Table
 from ggik.graph.robot_graph import RobotGraph
+from ggik.ik.metrics import success_rate
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics.robot import Robot
 from ggik.rng import step_generator
 
-__all__ = ["main"]
+__all__ = ["main", "oversample_table"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,6 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    return run_table_script(__file__, argv, args.seed, lambda _: oversample_table(args), args.ckpt, args.out)
+
+
+def oversample_table(args: argparse.Namespace) -> Table:
+    """The table of ``main``'s options ``args``, measured."""
     model, _ = load_bench_model(args.ckpt)
     table = Table(
         f"Oversampling: K x {args.samples} drawn, {args.samples} kept by known-distance cost ({args.goals} goals)",
@@ -58,21 +63,15 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             raw = sample_joint_angles(model, graph, T, args.samples, generator=g, oversample=k)
             ms = 1e3 * (time.perf_counter() - t0) / args.goals
-            pos = raw.pos_err.min(1).values
-            ok = ((raw.pos_err < 0.01) & (raw.rot_err < math.radians(1.0))).any(1)
-            table.add(
-                name, k, 1e3 * float(pos.mean()), 100 * float(ok.double().mean()), 1e3 * float(raw.pos_err.mean()), ms
-            )
+            best, mean = raw.pos_err.min(1).values.mean(), raw.pos_err.mean()
+            ok = 100 * success_rate(raw.pos_err, raw.rot_err)
+            table.add(name, k, 1e3 * float(best), ok, 1e3 * float(mean), ms)
             print(table.rows[-1], flush=True)
     table.notes.append(
         f"{torch.get_num_threads()} torch threads; goals: q uniform within the limits (stream SAMPLING_GOALS), pose "
         "goals; raw success: any of the kept samples within 1 cm and 1 deg (the best by position need not be it)"
     )
-    command = script_command(__file__, argv)
-    print(table.markdown(command, args.seed, model_stamp(args.ckpt)))
-    if args.out:
-        print("wrote", *table.write(args.out, command, args.seed, model_stamp(args.ckpt)))
-    return 0
+    return table
 
 
 if __name__ == "__main__":

@@ -21,16 +21,17 @@ import sys
 import torch
 
 from benchmarks.common.robots import load_bench_model
-from benchmarks.common.scripts import positive_int, script_command
+from benchmarks.common.scripts import positive_int, run_table_script
 from benchmarks.common.streams import SAMPLING_GOALS, SAMPLING_NOISE
-from ggik.evaluation.report import Table, model_stamp
+from ggik.evaluation.report import Table
 from ggik.graph.robot_graph import RobotGraph
+from ggik.ik.metrics import success_rate
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import geometry as geo
 from ggik.kinematics.robot import Robot
 from ggik.rng import step_generator
 
-__all__ = ["same_graph", "tools", "main"]
+__all__ = ["same_graph", "tools", "tool_frame_table", "main"]
 
 
 def same_graph(a: RobotGraph, b: RobotGraph, tol: float = 1e-9) -> bool:
@@ -83,6 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    return run_table_script(__file__, argv, args.seed, lambda _: tool_frame_table(args), args.ckpt, args.out)
+
+
+def tool_frame_table(args: argparse.Namespace) -> Table:
+    """The table of ``main``'s options ``args``, measured."""
     model, _ = load_bench_model(args.ckpt)
     table = Table(
         f"Tool frames: the same arm with its EE moved or turned ({args.goals} pose goals, {args.samples} samples)",
@@ -99,19 +105,15 @@ def main(argv: list[str] | None = None) -> int:
             raw = sample_joint_angles(
                 model, graph, T, args.samples, generator=step_generator(args.seed, SAMPLING_NOISE)
             )
-            ok = ((raw.pos_err < 0.01) & (raw.rot_err < math.radians(1.0))).any(1)
             best = 1e3 * float(raw.pos_err.min(1).values.mean())
-            table.add(name, label, "yes" if same_graph(own, graph) else "no", best, 100 * float(ok.double().mean()))
+            ok = 100 * success_rate(raw.pos_err, raw.rot_err)
+            table.add(name, label, "yes" if same_graph(own, graph) else "no", best, ok)
             print(table.rows[-1], flush=True)
     table.notes.append(
         f"{torch.get_num_threads()} torch threads; the same configurations (stream SAMPLING_GOALS) and noise stream "
         "for every tool; position errors are of the new EE's origin"
     )
-    command = script_command(__file__, argv)
-    print(table.markdown(command, args.seed, model_stamp(args.ckpt)))
-    if args.out:
-        print("wrote", *table.write(args.out, command, args.seed, model_stamp(args.ckpt)))
-    return 0
+    return table
 
 
 if __name__ == "__main__":

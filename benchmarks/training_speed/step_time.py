@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from benchmarks.common.scripts import nonnegative_int, positive_int, script_command
+from benchmarks.common.scripts import nonnegative_int, positive_int, run_table_script
 from ggik.data import SAMPLERS
 from ggik.evaluation.report import Table
 from ggik.training.config import TrainConfig
@@ -92,11 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         f"device {args.device} ({where}), {torch.get_num_threads()} torch CPU threads, bf16 {args.bf16}, "
         f"{args.warmup} warm-up + {args.steps} timed steps per row; data alone timed separately over as many batches"
     )
-    command = script_command(__file__, argv)
-    print(table.markdown(command))
-    if args.out:
-        print("wrote", *table.write(args.out, command))
-    return 0
+    return run_table_script(__file__, argv, None, lambda _: table, out=args.out)
 
 
 if __name__ == "__main__":

@@ -110,7 +110,8 @@ class StackedGraphs:
             robot: (B,) long, index of each example's robot in ``graphs``.
             q: (B, n_max) its joint values [rad] (entries beyond the robot's DOF are ignored and stored as 0).
             kind: (B,) long, its goal kind as an index into :data:`ggik.graph.goal_kinds.GOAL_KINDS`; a partial kind
-                needs a robot with ``partial_ok`` (``GGIKError`` otherwise).
+                needs a robot with ``partial_ok``. Not checked here (a check waits for the device): the sampler never
+                draws one for another robot; other callers check with :meth:`check_kinds`.
             tool_offset: optional (B,) [m]: each example's robot gets its end effector moved this far along the tool
                 axis (``robot.with_tool(translation(offset * tool_axis))``): the last graph frame moves with it, and
                 the constant known distances are measured on the solution's points.

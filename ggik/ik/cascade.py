@@ -16,7 +16,7 @@ import torch
 
 from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.refine import RefineConfig
-from ggik.ik.strategies import StrategyOutcome, model_first_strategy, random_strategy
+from ggik.ik.strategies import StrategyOutcome, model_first_strategy, random_strategy, starts_then_restarts
 from ggik.kinematics import Robot
 from ggik.kinematics.geometry import check_pose
 from ggik.nn.cvae import GGIKModel
@@ -126,18 +126,5 @@ def lm_random_first(
     T = _check_poses(T_goal)
     S = _check_count(first_starts, "first_starts")
     R = _check_count(random_starts, "random_starts")
-    cfg = cfg or RefineConfig()
-    first = _best_per_goal(random_strategy(robot, T, "pose", S, "lm", cfg, generator))
-    todo = (~first.success).nonzero()[:, 0]
-    out = CascadeResult(**{k: v.clone() for k, v in vars(first).items()})
-    out.first_stage = first.success.clone()
-    if todo.numel():
-        second = _best_per_goal(random_strategy(robot, T[todo], "pose", R, "lm", cfg, generator))
-        score = lambda r, rows: r.pos_err[rows] / cfg.pos_tol + r.rot_err[rows] / cfg.rot_tol  # noqa: E731
-        every = torch.arange(todo.numel())
-        better = second.success | (score(second, every) < score(first, todo))
-        rows = todo[better]
-        for name in ("q", "pos_err", "rot_err", "success"):
-            getattr(out, name)[rows] = getattr(second, name)[better]
-        out.iterations[todo] += second.iterations
-    return out
+    q0 = robot.sample_q(T.shape[0] * S, generator).view(T.shape[0], S, robot.dof)
+    return _best_per_goal(starts_then_restarts(robot, T, "pose", q0, R, "lm", cfg or RefineConfig(), generator))

@@ -122,16 +122,36 @@ def model_first_strategy(
     ``generator`` draws the model's sampling noise, ``start_generator`` the random starts (for the unsolved goals
     only, in goal order, after the model's noise when both are the same generator); ``oversample`` as in
     :func:`samples_strategy`."""
-    robot = graph.robot
     raw = sample_joint_angles(model, graph, goals, samples, generator=generator, oversample=oversample)
-    q, info = refine_starts(robot, goals.in_base, goals.kind, raw.q, method, cfg)
+    return starts_then_restarts(
+        graph.robot, goals.in_base, goals.kind, raw.q, random_starts, method, cfg, start_generator
+    )
+
+
+def starts_then_restarts(
+    robot: Robot,
+    T: torch.Tensor,
+    kind: str,
+    q_first: torch.Tensor,
+    random_starts: int,
+    method: str | None,
+    cfg: RefineConfig,
+    start_generator: torch.Generator | None = None,
+) -> StrategyOutcome:
+    """The restart policy of the cascades: refine the first-stage starts ``q_first`` (B, S, dof) towards the checked
+    canonical goals ``T`` (B, 4, 4) of ``kind`` by ``method``; the goals that none of them solves within the tolerances
+    and the joint limits get ``random_starts`` uniform random starts (from ``start_generator``, for those goals only,
+    in goal order), refined the same way. Each goal keeps its best S solutions: IKResult (B, S). The model-first
+    cascade starts from model samples, its control (:func:`ggik.ik.cascade.lm_random_first`) from random starts."""
+    samples = q_first.shape[1]
+    q, info = refine_starts(robot, T, kind, q_first, method, cfg)
     result = _ranked(robot, q, info.pos_err, info.rot_err, cfg)
     iterations = info.iterations.to(torch.float64).sum(-1)
     first_stage = (result.success & result.within_limits)[:, 0]  # the best is strict-valid if any is
     todo = (~first_stage).nonzero()[:, 0]
     if todo.numel():
         q0 = robot.sample_q(todo.numel() * random_starts, start_generator).view(todo.numel(), random_starts, robot.dof)
-        q2, info2 = refine_starts(robot, goals.in_base[todo], goals.kind, q0, method, cfg)
+        q2, info2 = refine_starts(robot, T[todo], kind, q0, method, cfg)
         iterations[todo] = iterations[todo] + info2.iterations.to(torch.float64).sum(-1)
 
         def both(name: str, new: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,30 @@
+"""The oversampling study (benchmarks/sampling/oversample.py) and the training-step study
+(benchmarks/training_speed/step_time.py): rows, files, bad options."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.sampling import oversample
+from benchmarks.training_speed import step_time
+
+pytestmark = pytest.mark.slow
+
+
+def test_oversample_study_rows(tiny_ckpt, tmp_path):
+    argv = ["--ckpt", str(tiny_ckpt), "--robots", "ur10", "-n", "2", "-s", "2", "--oversample", "1", "3"]
+    assert oversample.main(argv + ["--out", str(tmp_path / "o")]) == 0
+    rows = [line for line in (tmp_path / "o.md").read_text().splitlines() if line.startswith("| ur10 |")]
+    assert [r.split(" | ")[1] for r in rows] == ["1", "3"]
+    with pytest.raises(SystemExit):
+        oversample.main(["--oversample", "0"])
+
+
+def test_step_time_study_rows(tmp_path):
+    argv = ["--batch", "4", "--steps", "1", "--warmup", "0", "--bf16", "off", "--threads", "1"]
+    assert step_time.main(argv + ["--out", str(tmp_path / "s")]) == 0
+    text = (tmp_path / "s.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| stacked |") or line.startswith("| per-robot |")]
+    assert len(rows) == 2 and "Command: `python -m benchmarks.training_speed.step_time" in text
+    with pytest.raises(SystemExit):
+        step_time.main(["--samplers", "auto"])
