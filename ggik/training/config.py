@@ -67,7 +67,7 @@ class TrainConfig:
     checkpoint_every: int = 200
     log_every: int = 10
     #: bfloat16 autocast for the matrix work where the device computes bf16 natively (CUDA, CPUs with AVX512-BF16 or
-    #: AMX: measured ~1.5x faster); ignored elsewhere (emulated bf16 trained 7x slower than float32 on an AVX2 CPU)
+    #: AMX: measured ~1.5x faster); ignored elsewhere (emulated bf16 sampled 1.9-5.7x slower than float32, AVX2 CPU)
     bf16: bool = True
     threads: int = 0  #: torch CPU threads (0 = torch's default)
     #: torch.compile of the model for training: "eager" (none) or a torch.compile mode ("default", "reduce-overhead":

@@ -111,8 +111,8 @@ class Trainer:
         self.init_source: dict | None = None  #: where the initial weights came from (init_from), else None
         #: what the weights saw before this trainer's data (a resumed run's or an init source's training_robots)
         self.trained_before: dict | None = None
-        #: bf16 autocast only where the device computes it natively (emulated bf16 trained 7x slower than float32 on
-        #: an AVX2 CPU: benchmarks/training_speed/README.md)
+        #: bf16 autocast only where the device computes it natively (emulated bf16 sampled 1.9-5.7x slower than
+        #: float32 on an AVX2 CPU: benchmarks/sampling/README.md)
         self._bf16 = cfg.bf16 and native_bf16(self.device)
         cuda = self.device.type == "cuda"  # _first_nonfinite: on CUDA, the first step with a non-finite loss (-1: none)
         self._first_nonfinite = torch.full((), -1, dtype=torch.long, device=self.device) if cuda else None
