@@ -95,6 +95,7 @@ _FORMAT_1_IMPLIED: dict = {
     "val": {"every": 500, "problems_per_robot": 50, "samples": 32, "random_robots": 0, "seed": 12345,
             "goal_kinds": ["pose"]},
     "steps": 10000, "checkpoint_every": 200, "log_every": 10, "bf16": True, "threads": 0, "seed": 0, "compile": "eager",
+    "cpu_micro_batch": 0,
 }
 # fmt: on
 

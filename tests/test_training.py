@@ -82,11 +82,11 @@ def test_beta_warmup():
 
 # ---------------------------------------------------------------------------------------------- resume
 @pytest.mark.parametrize(
-    "prior_gain, sampler",
-    [(0.0, "per-robot"), (100.0, "per-robot"), (0.0, "stacked")],
-    ids=["elbo", "elbo+prior-distances", "elbo-stacked-sampler"],
+    "prior_gain, sampler, micro",
+    [(0.0, "per-robot", 0), (100.0, "per-robot", 0), (0.0, "stacked", 0), (0.0, "stacked", 3)],
+    ids=["elbo", "elbo+prior-distances", "elbo-stacked-sampler", "stacked-in-micro-batches"],
 )
-def test_resume_is_exact(tmp_path, prior_gain, sampler):
+def test_resume_is_exact(tmp_path, prior_gain, sampler, micro):
     """2k steps in one run == k steps, resume, k more: same weights bit for bit, same metrics.
 
     The warm-up (8 steps) straddles the interruption at k = 6, so the scheduler state matters; the
@@ -101,6 +101,7 @@ def test_resume_is_exact(tmp_path, prior_gain, sampler):
         "optim.warmup_steps=8",
         f"loss.prior_gain={prior_gain}",
         f"data.sampler={sampler}",
+        f"cpu_micro_batch={micro}",
         *(["data.random_weight=0", "data.goal_kinds={pose: 0.5, position: 0.5}"] if sampler == "stacked" else []),
     )
     one = Trainer(tiny_cfg(f"steps={2 * k}", *common), tmp_path / "one", progress=False)

@@ -8,7 +8,8 @@ end only, as the loop does between log steps) and, separately, the same number o
 share is data time / step time.
 
 Usage: ``python -m benchmarks.training_speed.step_time [--device cuda] [--batch 512] [--steps 30] [--warmup 10]
-[--samplers stacked per-robot] [--compile eager reduce-overhead] [--out FILE]``. Run it alone on the machine.
+[--samplers stacked per-robot] [--compile eager reduce-overhead] [--micro-batches 0 64] [--out FILE]``.
+Run it alone on the machine.
 """
 
 from __future__ import annotations
@@ -35,11 +36,13 @@ def _sync(device: torch.device) -> None:
 
 
 def measure(
-    device: str, batch: int, steps: int, warmup: int, sampler: str, compile_mode: str, bf16: bool
+    device: str, batch: int, steps: int, warmup: int, sampler: str, compile_mode: str, bf16: bool, micro: int = 0
 ) -> dict[str, float]:
-    """Examples/s of ``steps`` training steps and ms per batch of data alone, for one configuration."""
+    """Examples/s of ``steps`` training steps and ms per batch of data alone, for one configuration (``micro``: the
+    trainer's ``cpu_micro_batch``, passes of at most that many examples on a CPU; 0 = one pass)."""
     cfg = TrainConfig()
     cfg.data.batch_size, cfg.data.sampler, cfg.compile, cfg.bf16 = batch, sampler, compile_mode, bf16
+    cfg.cpu_micro_batch = micro
     cfg.val.every, cfg.steps = 0, warmup + steps
     with tempfile.TemporaryDirectory() as run_dir:
         trainer = Trainer(cfg, run_dir, device=device, progress=False)
@@ -72,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         "--samplers", nargs="+", default=["stacked", "per-robot"], choices=[s for s in SAMPLERS if s != "auto"]
     )
     ap.add_argument("--compile", nargs="+", default=["eager"], choices=list(COMPILE_MODES), help="torch.compile modes")
+    ap.add_argument(
+        "--micro-batches", nargs="+", type=nonnegative_int, default=[0], help="cpu_micro_batch values (0: one pass)"
+    )
     ap.add_argument("--bf16", choices=["on", "off"], default="on", help="bf16 autocast (TrainConfig.bf16)")
     ap.add_argument("--threads", type=positive_int, default=None, help="torch CPU threads (default: torch's)")
     ap.add_argument("--out", default=None, help="write the table here (.md and .csv)")
@@ -81,13 +87,16 @@ def main(argv: list[str] | None = None) -> int:
     where = torch.cuda.get_device_name(args.device) if args.device.startswith("cuda") else "CPU"
     table = Table(
         f"Training throughput, default recipe, batch {args.batch}, {where}",
-        ["sampler", "compile", "examples/s", "ms per step", "ms of data per step", "data share"],
+        ["sampler", "compile", "CPU micro-batch", "examples/s", "ms per step", "ms of data per step", "data share"],
     )
     for sampler in args.samplers:
         for mode in args.compile:
-            r = measure(args.device, args.batch, args.steps, args.warmup, sampler, mode, args.bf16 == "on")
-            table.add(sampler, mode, r["examples_per_s"], r["step_ms"], r["data_ms"], r["data_ms"] / r["step_ms"])
-            print(table.rows[-1], flush=True)
+            for micro in args.micro_batches if args.device == "cpu" else [0]:
+                r = measure(args.device, args.batch, args.steps, args.warmup, sampler, mode, args.bf16 == "on", micro)
+                share = r["data_ms"] / r["step_ms"]
+                label = (micro or "one pass") if args.device == "cpu" else "-"
+                table.add(sampler, mode, label, r["examples_per_s"], r["step_ms"], r["data_ms"], share)
+                print(table.rows[-1], flush=True)
     table.notes.append(
         f"device {args.device} ({where}), {torch.get_num_threads()} torch CPU threads, bf16 {args.bf16}, "
         f"{args.warmup} warm-up + {args.steps} timed steps per row; data alone timed separately over as many batches"

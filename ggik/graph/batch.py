@@ -156,3 +156,15 @@ class GraphBatch:
         parts: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
         parts = {k: None if t is None else t[index] for k, t in parts.items()}
         return replace(self, **parts)
+
+    def trimmed(self) -> GraphBatch:
+        """The same problems without the node columns that are padding in every problem (a sub-batch of small robots
+        taken from a batch padded for larger ones). Returns ``self`` when no column can go: none is padding everywhere,
+        or the padding is not at the end of each problem's nodes. One host sync (the largest real node count)."""
+        n = int(self.node_mask.sum(1).max())
+        if n == self.num_nodes or bool(self.node_mask[:, n:].any()):
+            return self
+        per_node = ("node_mask", "anchor_mask", "node_type", "node_kind", "node_frame", "known_positions", "pos")
+        changes: dict[str, Any] = {k: getattr(self, k)[:, :n] for k in per_node if getattr(self, k) is not None}
+        changes.update({k: getattr(self, k)[:, :n, :n] for k in ("known_distances", "known_mask")})
+        return replace(self, **changes)

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -35,6 +36,7 @@ from ggik.nn.cvae import GGIKModel
 from ggik.training.config import TrainConfig
 from ggik.training.fine_tune import load_initial_weights
 from ggik.training.metrics_log import MetricsLog
+from ggik.training.objective import micro_batches, step_objective
 from ggik.training.schedules import beta_at, lr_factor, rec_gain_at
 from ggik.training.signals import install_stop_handlers, restore_handlers
 from ggik.training.validation import ValidationGroup, validate, validation_groups, validation_problems
@@ -118,6 +120,8 @@ class Trainer:
         self._first_nonfinite = torch.full((), -1, dtype=torch.long, device=self.device) if cuda else None
         if cfg.compile not in COMPILE_MODES:
             raise GGIKError(f"compile must be one of {COMPILE_MODES}, got {cfg.compile!r}")
+        if cfg.cpu_micro_batch < 0:
+            raise GGIKError(f"cpu_micro_batch must be >= 0 (0: one pass), got {cfg.cpu_micro_batch}")
         self._compiled = torch.compile(self.model, mode=cfg.compile) if cfg.compile != "eager" else None
 
     # ----- state
@@ -221,33 +225,30 @@ class Trainer:
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self._bf16)
 
     def _train_step_tensors(self) -> dict[str, torch.Tensor]:
-        """One optimiser step; the step's statistics as 0-d tensors on the training device (no host sync).
-
-        The loss is checked before the update on the CPU, at every step (the check costs nothing there). On CUDA the
-        first step with a non-finite loss is recorded on the device and reported at the next log step (a step never
-        waits for the GPU); the run then stops without writing a checkpoint, so ``last.pt`` stays the last periodic
-        one, from before the bad step.
-        """
+        """One optimiser step (on a CPU in passes of ``cpu_micro_batch`` examples); the step's statistics as 0-d
+        tensors on the training device (no host sync). The loss is checked before the update on the CPU, at every pass.
+        On CUDA the first step with a non-finite loss is recorded on the device and reported at the next log step (a
+        step never waits for the GPU); the run then stops without writing a checkpoint, so ``last.pt`` stays the last
+        periodic one, from before the bad step."""
         cfg = self.cfg
         batch = self.data.examples(self.step, self.rank, self.device).to(self.device, torch.float32)
         net = next(m for m in (self.ddp, self._compiled, self.model) if m is not None)  # no truthiness: len()
         self.model.train()
-        with self._autocast():
-            out = net(batch, kl_samples=cfg.loss.kl_samples, prior_samples=cfg.loss.prior_gain > 0)
-        anchor, free, kl = out["anchor_se"].float().mean(), out["free_se"].float().mean(), out["kl"].float().mean()
-        beta, rec_gain = beta_at(self.step, cfg.loss), rec_gain_at(self.step, cfg.loss)
-        kl_term = out["kl"].float().clamp(min=cfg.loss.kl_free_nats).mean() if cfg.loss.kl_free_nats > 0 else kl
-        loss = cfg.loss.anchor_gain * anchor + rec_gain * free + beta * kl_term
-        stats = {"loss": loss, "anchor_se": anchor, "free_se": free, "kl": kl}
-        if cfg.loss.prior_gain > 0:
-            prior_dist = out["prior_dist_se"].float().mean()
-            loss = loss + cfg.loss.prior_gain * prior_dist
-            stats["loss"], stats["prior_dist_se"] = loss, prior_dist
-        finite = torch.isfinite(loss)
-        if self.device.type != "cuda" and not bool(finite):
-            self._raise_nonfinite(self.step, {k: v.detach() for k, v in stats.items()})
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        parts = micro_batches(batch, cfg.cpu_micro_batch if self.device.type == "cpu" else 0)
+        stats: dict[str, torch.Tensor] = {}
+        for k, (part, share) in enumerate(parts):
+            last = k == len(parts) - 1  # DDP averages the gradients across processes once, after the last pass
+            with self.ddp.no_sync() if self.ddp is not None and not last else contextlib.nullcontext():
+                with self._autocast():
+                    out = net(part, kl_samples=cfg.loss.kl_samples, prior_samples=cfg.loss.prior_gain > 0)
+                part_stats = step_objective(out, self.step, cfg.loss)
+                if self.device.type != "cuda" and not bool(torch.isfinite(part_stats["loss"])):
+                    self._raise_nonfinite(self.step, {n: v.detach() for n, v in part_stats.items()})
+                (part_stats["loss"] * share).backward()
+            for name, v in part_stats.items():
+                stats[name] = v.detach() * share + stats.get(name, 0.0)
+        finite = torch.isfinite(stats["loss"])
         grad_norm = torch.nn.utils.clip_grad_norm_(
             self.model.parameters(), cfg.optim.grad_clip if cfg.optim.grad_clip > 0 else float("inf")
         )
@@ -257,7 +258,7 @@ class Trainer:
         self.scheduler.step()
         self.step += 1
         self.examples += batch.batch_size * self.world
-        return {**{k: v.detach() for k, v in stats.items()}, "grad_norm": grad_norm}
+        return {**stats, "grad_norm": grad_norm}
 
     def _raise_nonfinite(self, step: int, stats: dict) -> None:
         terms = ", ".join(f"{k} {float(v)}" for k, v in stats.items() if k in ("prior_dist_se",))
@@ -372,12 +373,8 @@ class Trainer:
                         rec["val_s"] = time.perf_counter() - t1
                         self.cpu_s += time.process_time() - c1
                         self.metrics.log(rec)
-                        kinds = {
-                            k.removeprefix("val/").removesuffix("success_mean").rstrip("/")
-                            or "pose": v  # val/<kind>/...
-                            for k, v in rec.items()
-                            if k.endswith("success_mean")
-                        }
+                        kind_of = {k: k.removeprefix("val/").removesuffix("success_mean").rstrip("/") for k in rec}
+                        kinds = {kind_of[k] or "pose": v for k, v in rec.items() if k.endswith("success_mean")}
                         bar.write(
                             f"step {self.step}: val success " + ", ".join(f"{k} {v:.3f}" for k, v in kinds.items())
                         )

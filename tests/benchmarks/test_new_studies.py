@@ -22,9 +22,12 @@ def test_oversample_study_rows(tiny_ckpt, tmp_path):
 
 def test_step_time_study_rows(tmp_path):
     argv = ["--batch", "4", "--steps", "1", "--warmup", "0", "--bf16", "off", "--threads", "1"]
-    assert step_time.main(argv + ["--out", str(tmp_path / "s")]) == 0
+    assert step_time.main(argv + ["--micro-batches", "0", "3", "--out", str(tmp_path / "s")]) == 0
     text = (tmp_path / "s.md").read_text()
     rows = [line for line in text.splitlines() if line.startswith("| stacked |") or line.startswith("| per-robot |")]
-    assert len(rows) == 2 and "Command: `python -m benchmarks.training_speed.step_time" in text
+    assert len(rows) == 4 and "Command: `python -m benchmarks.training_speed.step_time" in text
+    assert [r.split(" | ")[2] for r in rows] == ["one pass", "3"] * 2
     with pytest.raises(SystemExit):
         step_time.main(["--samplers", "auto"])
+    with pytest.raises(SystemExit):
+        step_time.main(["--micro-batches", "-1"])
