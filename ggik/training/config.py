@@ -71,9 +71,9 @@ class TrainConfig:
     bf16: bool = True
     threads: int = 0  #: torch CPU threads (0 = torch's default)
     #: on a CPU, forward and backward passes of at most this many examples, their gradients accumulated into the
-    #: batch's one step (:func:`ggik.training.objective.micro_batches`; 0 = one pass). 64 ran twice the examples/s of
+    #: batch's one step (:func:`ggik.training.objective.micro_batches`; 0 = one pass). 32 ran 2.4x the examples/s of
     #: one pass of 512 on 2 cores (benchmarks/training_speed). Ignored on CUDA, where one pass is fastest.
-    cpu_micro_batch: int = 64
+    cpu_micro_batch: int = 32
     #: torch.compile of the model for training: "eager" (none) or a torch.compile mode ("default", "reduce-overhead":
     #: CUDA graphs, "max-autotune"); the stacked sampler keeps every batch's shapes fixed, so it compiles once
     compile: str = "eager"

@@ -3,7 +3,7 @@
 The loss is a mean over examples of per-example terms, so a batch split into micro-batches, each pass's loss weighted
 by its share of the batch and the gradients accumulated, takes the same step up to float rounding (the model's noise
 is drawn per pass, so not the same draws). On a CPU that is faster: a pass over 512 small dense graphs runs out of
-cache (training-speed study: 2 cores ran 50 examples/s in passes of 512, 100 in passes of 64).
+cache (training-speed study: 2 cores ran 50 examples/s in passes of 512, 122 in passes of 32).
 """
 
 from __future__ import annotations
