@@ -36,6 +36,7 @@ __all__ = [
     "pose_residual",
     "goal_residual",
     "residual_rows",
+    "residual_errors",
 ]
 
 
@@ -48,6 +49,9 @@ class RefineConfig:
     max_iters: int = 30  #: LM iterations (each a batched linear solve)
     rot_weight: float = 0.1  #: [m/rad] length that makes rotation errors comparable to positions
     damping: float = 1e-3  #: initial LM damping (relative to the diagonal of J^T J)
+    #: LM: the starts of one goal (the last batch dimension) stop as soon as one of them converges, the others keeping
+    #: their unconverged values (a caller that needs one solution per goal; within the limits, LM clamps to them)
+    stop_at_first: bool = False
     slsqp_max_iters: int = 100  #: as in the GGIK paper
     slsqp_ftol: float = 1e-10  #: scipy's default 1e-6 stops far above a 1 mm criterion
 
@@ -133,6 +137,17 @@ def residual_rows(
     return torch.cat([J[..., :3, :], rot_weight * (B.transpose(-1, -2) @ J[..., 3:, :])], -2)
 
 
+def residual_errors(e: torch.Tensor, kind: str, rot_weight: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """The (position [m], rotation [rad]) errors of :func:`ggik.graph.goal_kinds.goal_errors`, read off a residual
+    e (..., 3|5|6) of :func:`goal_residual` (same values up to float rounding): the position rows' length, and the
+    rotation rows' length / ``rot_weight`` (a rotation vector's length is its angle; for "position+axis", rho lies in
+    the plane of B, so ``|B^T rho| = |rho|``, the angle between the axes)."""
+    pos = torch.linalg.vector_norm(e[..., :3], dim=-1)
+    if kind == "position":
+        return pos, torch.zeros_like(pos)
+    return pos, torch.linalg.vector_norm(e[..., 3:], dim=-1) / rot_weight
+
+
 def _goal_input(robot: Robot, T_goal, kind: str | None) -> tuple[torch.Tensor, str, torch.Tensor]:
     """(canonical goal poses, kind, tool axis in the EE frame) from a pose/position/pair or :class:`Goals`."""
     if isinstance(T_goal, Goals):
@@ -210,11 +225,16 @@ def lm_refine_checked(
     eye = torch.eye(robot.dof, dtype=q.dtype, device=q.device)
 
     F, T = robot.joint_frames(q)  # the joint frames give the Jacobian without a second FK pass
-    pos, rot = goal_errors(T, goal, kind, axis)
+    e = goal_residual(T, goal, cfg.rot_weight, kind, axis)
+    pos, rot = residual_errors(e, kind, cfg.rot_weight)
     iters = torch.zeros(n, dtype=torch.long, device=q.device)
-    active = ((pos >= cfg.pos_tol) | (rot >= cfg.rot_tol)).nonzero()[:, 0]  # the working set: indices into the batch
-    qa, Fa, Ta, Tg, pos_a, rot_a = q[active], F[active], T[active], goal[active], pos[active], rot[active]
-    e = goal_residual(Ta, Tg, cfg.rot_weight, kind, axis)
+    starts = batch[-1] if cfg.stop_at_first and len(batch) else 0  # the starts of one goal (consecutive elements)
+    running = (pos >= cfg.pos_tol) | (rot >= cfg.rot_tol)
+    solved = (~running).view(-1, starts).any(-1) if starts else None  # (goals,) one start converged
+    if solved is not None:
+        running &= ~solved.repeat_interleave(starts)
+    active = running.nonzero()[:, 0]  # the working set: indices into the batch
+    qa, Fa, Ta, Tg, pos_a, rot_a, e = (t[active] for t in (q, F, T, goal, pos, rot, e))
     cost = (e * e).sum(-1)
     lam = torch.full(active.shape, cfg.damping, dtype=q.dtype, device=q.device)
     for _ in range(cfg.max_iters):
@@ -227,7 +247,7 @@ def lm_refine_checked(
         J = J * (~held)[..., None, :].to(J.dtype)
         JtJ = J.transpose(-1, -2) @ J
         A = JtJ + lam[..., None, None] * (torch.diag_embed(torch.diagonal(JtJ, dim1=-2, dim2=-1)) + eye)
-        dq = torch.linalg.solve(A, torch.where(held, 0.0, g)[..., None])[..., 0]  # J^T e of the held-out J
+        dq = torch.linalg.solve_ex(A, torch.where(held, 0.0, g)[..., None])[0][..., 0]  # A is positive definite
         q_new = torch.maximum(torch.minimum(qa + dq, hi), lo)
         F_new, T_new = robot.joint_frames(q_new)
         e_new = goal_residual(T_new, Tg, cfg.rot_weight, kind, axis)
@@ -240,8 +260,11 @@ def lm_refine_checked(
         cost = torch.where(better, cost_new, cost)
         lam = torch.where(better, lam / 3.0, lam * 4.0).clamp(1e-9, 1e6)
         iters[active] += 1
-        pos_a, rot_a = goal_errors(Ta, Tg, kind, axis)
+        pos_a, rot_a = residual_errors(e, kind, cfg.rot_weight)
         keep = (pos_a >= cfg.pos_tol) | (rot_a >= cfg.rot_tol)
+        if solved is not None:  # a goal's other starts stop with its first converged one
+            solved[active[~keep] // starts] = True
+            keep &= ~solved[active // starts]
         if not bool(keep.all()):  # converged elements leave the working set
             out = ~keep
             q[active[out]], pos[active[out]], rot[active[out]] = qa[out], pos_a[out], rot_a[out]

@@ -202,55 +202,46 @@ def quat_to_matrix(q: torch.Tensor) -> torch.Tensor:
     )
 
 
+def _quat_candidate_map() -> tuple[torch.Tensor, torch.Tensor]:
+    """(16, 9) weights and (16,) constants of Shepperd's 4 x 4 matrix, ``K = 1 + (terms linear in R)``, row k = 4 q_k q:
+    ``K[0] = (1 + tr, r21 - r12, r02 - r20, r10 - r01)``, ``K[1] = (r21 - r12, 1 + r00 - r11 - r22, r01 + r10,
+    r02 + r20)``, ``K[2] = (r02 - r20, r01 + r10, 1 - r00 + r11 - r22, r12 + r21)``, ``K[3] = (r10 - r01, r02 + r20,
+    r12 + r21, 1 - r00 - r11 + r22)``."""
+    W = torch.zeros(4, 4, 3, 3, dtype=torch.float64)
+    diag_signs = [(1, 1, 1), (1, -1, -1), (-1, 1, -1), (-1, -1, 1)]
+    for k, signs in enumerate(diag_signs):
+        for i in range(3):
+            W[k, k, i, i] = signs[i]
+    skew = {1: (2, 1), 2: (0, 2), 3: (1, 0)}  # q_k (k = x, y, z) * 4 w: r_ab - r_ba
+    for k, (a, b) in skew.items():
+        W[0, k, a, b] = W[k, 0, a, b] = 1.0
+        W[0, k, b, a] = W[k, 0, b, a] = -1.0
+    for k, m, (a, b) in ((1, 2, (0, 1)), (1, 3, (0, 2)), (2, 3, (1, 2))):  # 4 q_k q_m: r_ab + r_ba
+        for x, y in ((k, m), (m, k)):
+            W[x, y, a, b] = W[x, y, b, a] = 1.0
+    return W.reshape(16, 9), torch.eye(4, dtype=torch.float64).reshape(16)
+
+
+_QUAT_MAP = _quat_candidate_map()
+_quat_map_cache: dict[tuple[torch.dtype, torch.device], tuple[torch.Tensor, torch.Tensor]] = {}
+
+
 def matrix_to_quat(R: torch.Tensor) -> torch.Tensor:
     """Rotation (..., 3, 3) -> unit quaternion (w, x, y, z) (..., 4) with w >= 0.
 
     Shepperd's method: the largest of the four squared components is computed first, so the result
-    is accurate for every rotation.
+    is accurate for every rotation. The 4 x 4 matrix of candidates (row k = 4 q_k q) is one linear map of R's
+    entries (:func:`_quat_candidate_map`): a few tensor operations whatever the batch.
     """
-    m = R
-    tr = m[..., 0, 0] + m[..., 1, 1] + m[..., 2, 2]
-    cands = torch.stack(
-        [
-            torch.stack(
-                [1 + tr, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], -1
-            ),
-            torch.stack(
-                [
-                    m[..., 2, 1] - m[..., 1, 2],
-                    1 + 2 * m[..., 0, 0] - tr,
-                    m[..., 0, 1] + m[..., 1, 0],
-                    m[..., 0, 2] + m[..., 2, 0],
-                ],
-                -1,
-            ),
-            torch.stack(
-                [
-                    m[..., 0, 2] - m[..., 2, 0],
-                    m[..., 0, 1] + m[..., 1, 0],
-                    1 + 2 * m[..., 1, 1] - tr,
-                    m[..., 1, 2] + m[..., 2, 1],
-                ],
-                -1,
-            ),
-            torch.stack(
-                [
-                    m[..., 1, 0] - m[..., 0, 1],
-                    m[..., 0, 2] + m[..., 2, 0],
-                    m[..., 1, 2] + m[..., 2, 1],
-                    1 + 2 * m[..., 2, 2] - tr,
-                ],
-                -1,
-            ),
-        ],
-        dim=-2,
-    )  # (..., 4, 4): row k is 4 * q_k * q
-    diag = torch.stack([1 + tr, 1 + 2 * m[..., 0, 0] - tr, 1 + 2 * m[..., 1, 1] - tr, 1 + 2 * m[..., 2, 2] - tr], -1)
-    best = diag.argmax(-1)
+    key = (R.dtype, R.device)
+    if key not in _quat_map_cache:
+        _quat_map_cache[key] = (_QUAT_MAP[0].to(R), _QUAT_MAP[1].to(R))
+    W, c = _quat_map_cache[key]
+    cands = torch.addmm(c, R.reshape(-1, 9), W.T).reshape(R.shape[:-2] + (4, 4))
+    best = torch.diagonal(cands, dim1=-2, dim2=-1).argmax(-1)
     row = torch.gather(cands, -2, best[..., None, None].expand(best.shape + (1, 4)))[..., 0, :]
     q = row / torch.linalg.vector_norm(row, dim=-1, keepdim=True)
-    sign = torch.where(q[..., :1] < 0, -1.0, 1.0).to(q.dtype)
-    return q * sign
+    return torch.where(q[..., :1] < 0, -q, q)
 
 
 def matrix_to_rotvec(R: torch.Tensor) -> torch.Tensor:

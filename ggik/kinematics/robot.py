@@ -19,6 +19,7 @@ import torch
 
 from ggik.errors import ChainError
 from ggik.kinematics import geometry as geo
+from ggik.kinematics.chain_fk import chain_constants, chain_frames
 from ggik.kinematics.chains import dh_chain, np_transform, serial_chain
 from ggik.kinematics.consts import ConstCache
 from ggik.kinematics.urdf import SUPPORTED_JOINT_TYPES, JointSpec, read_urdf, write_urdf
@@ -125,7 +126,7 @@ class Robot:
             A=A,
             b=b,
         )
-        self._consts = ConstCache(self._np, derive=_skew_terms)
+        self._consts = ConstCache(self._np, derive=chain_constants)
         self.moving_joint_names = tuple(j.name for j in moving)
         self.joint_names = tuple(j.name for j in independent)
         self.joint_types = tuple(j.type for j in independent)
@@ -277,16 +278,7 @@ class Robot:
 
     def _joint_frames(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Frames of the moving joints before their motion (..., n_moving, 4, 4) and the EE pose."""
-        c = self._const(q.dtype, q.device)
-        M = self._motions(q)
-        F = c["pre"][0]
-        frames = [F.expand(q.shape[:-1] + (4, 4))]
-        T = F @ M[..., 0, :, :]
-        for k in range(1, M.shape[-3]):
-            F = T @ c["pre"][k]
-            frames.append(F)
-            T = F @ M[..., k, :, :]
-        return torch.stack(frames, dim=-3), T @ c["tool"]
+        return chain_frames(self._const(q.dtype, q.device), q)
 
     def joint_frames(self, q) -> tuple[torch.Tensor, torch.Tensor]:
         """Frames of the moving joints *before* their own motion (..., n_moving, 4, 4) and the EE pose (..., 4, 4),
@@ -396,11 +388,6 @@ class Robot:
 
     def __repr__(self) -> str:
         return f"Robot(name={self.name!r}, dof={self.dof}, base_link={self.base_link!r}, ee_link={self.ee_link!r})"
-
-
-def _skew_terms(c: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    K = geo.skew(c["axes"])
-    return {"K": K, "K2": K @ K}
 
 
 def _registry() -> dict[str, dict]:

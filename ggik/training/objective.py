@@ -19,8 +19,8 @@ __all__ = ["step_objective", "micro_batches"]
 
 def step_objective(out: dict[str, torch.Tensor], step: int, cfg: LossConfig) -> dict[str, torch.Tensor]:
     """The loss at ``step`` of a training pass's output (:meth:`GGIKModel.forward`) and its terms, each a 0-d float32
-    tensor (float64 for a float64 model) and a mean over the pass's examples: ``loss``, ``anchor_se``, ``free_se`` [m^2], ``kl`` [nats], and
-    ``prior_dist_se`` [m^2] when ``cfg.prior_gain`` > 0."""
+    tensor (float64 for a float64 model) and a mean over the pass's examples: ``loss``, ``anchor_se``, ``free_se``
+    [m^2], ``kl`` [nats], and ``prior_dist_se`` [m^2] when ``cfg.prior_gain`` > 0."""
     terms = {k: v if v.dtype == torch.float64 else v.float() for k, v in out.items() if k != "x"}  # bf16 -> float32
     anchor, free, kl = terms["anchor_se"].mean(), terms["free_se"].mean(), terms["kl"].mean()
     kl_term = terms["kl"].clamp(min=cfg.kl_free_nats).mean() if cfg.kl_free_nats > 0 else kl

@@ -1,0 +1,79 @@
+"""The LM solver's lean paths: errors read off the residual, and a one-solution caller's early stop per goal
+(``RefineConfig.stop_at_first``). Float64, seeded, over shipped and random robots and every goal kind."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from ggik import Robot, random_robot
+from ggik.graph.goal_kinds import GOAL_KINDS, goal_errors, goal_poses, tool_axis
+from ggik.ik.refine import RefineConfig, goal_residual, lm_refine_checked, residual_errors
+
+ROBOTS = ("ur10", "panda", "kr16_2", "random5", "random9")
+
+
+def make_robot(robot_id: str) -> Robot:
+    if robot_id.startswith("random"):
+        dof = int(robot_id[6:])
+        return random_robot(dof, torch.Generator().manual_seed(dof), name=robot_id)
+    return Robot.from_name(robot_id)
+
+
+def goals_and_starts(robot: Robot, goals: int, starts: int, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    T = robot.fk(robot.sample_q(goals, g))
+    return T, robot.sample_q(goals * starts, g).view(goals, starts, robot.dof)
+
+
+@pytest.mark.parametrize("kind", GOAL_KINDS)
+@pytest.mark.parametrize("robot_id", ROBOTS)
+def test_errors_read_off_the_residual_equal_goal_errors(robot_id, kind):
+    robot = make_robot(robot_id)
+    axis = tool_axis(robot)
+    T_goal, q = goals_and_starts(robot, 64, 1, seed=1)
+    goal = goal_poses(T_goal, kind, axis)
+    T = robot.fk(q[:, 0])
+    T[:4] = goal[:4]  # exact hits too (zero errors)
+    pos, rot = residual_errors(goal_residual(T, goal, 0.1, kind, axis), kind, 0.1)
+    pos_ref, rot_ref = goal_errors(T, goal, kind, axis)
+    torch.testing.assert_close(pos, pos_ref, rtol=0, atol=1e-12)
+    torch.testing.assert_close(rot, rot_ref, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("kind", GOAL_KINDS)
+@pytest.mark.parametrize("robot_id", ROBOTS)
+def test_stop_at_first_solves_the_same_goals_with_fewer_iterations(robot_id, kind):
+    robot = make_robot(robot_id)
+    axis = tool_axis(robot)
+    T_goal, q0 = goals_and_starts(robot, 24, 4, seed=2)
+    goal = goal_poses(T_goal, kind, axis)[:, None]
+    q_all, all_info = lm_refine_checked(robot, goal, q0, RefineConfig(), kind, axis)
+    q_one, one_info = lm_refine_checked(robot, goal, q0, RefineConfig(stop_at_first=True), kind, axis)
+    solved = all_info.converged.any(-1)
+    assert solved.float().mean() > 0.5, "the test needs solved goals"
+    # starts are independent: a goal's first converged start follows the same path in both runs
+    assert torch.equal(one_info.converged.any(-1), solved)
+    assert (one_info.iterations <= all_info.iterations).all()
+    assert one_info.iterations.sum() < all_info.iterations.sum()
+    both = one_info.converged & all_info.converged
+    assert both.any(-1).equal(solved)
+    torch.testing.assert_close(q_one[both], q_all[both], rtol=0, atol=1e-10)
+    # after a goal's first solution its other starts stopped: no goal runs past its quickest converged start
+    first = torch.where(one_info.converged, one_info.iterations, 10**6).min(-1).values
+    assert (one_info.iterations.max(-1).values[solved] <= first[solved]).all()
+    # what is reported is what the returned joint values give
+    pos, rot = goal_errors(robot.fk(q_one), goal, kind, axis)
+    torch.testing.assert_close(pos, one_info.pos_err, rtol=0, atol=1e-12)
+    torch.testing.assert_close(rot, one_info.rot_err, rtol=0, atol=1e-9)
+
+
+def test_stop_at_first_with_one_start_and_an_unbatched_goal_is_plain_lm():
+    robot = Robot.from_name("panda")
+    T_goal, q0 = goals_and_starts(robot, 1, 1, seed=3)
+    axis = tool_axis(robot)
+    for shape in ((1, 1), (1,), ()):
+        q = q0.reshape(shape + (robot.dof,))
+        out, info = lm_refine_checked(robot, T_goal[0], q, RefineConfig(stop_at_first=True), "pose", axis)
+        ref, ref_info = lm_refine_checked(robot, T_goal[0], q, RefineConfig(), "pose", axis)
+        assert torch.equal(out, ref) and torch.equal(info.iterations, ref_info.iterations)
