@@ -10,11 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from ggik.cli import main
 from ggik.cli.robots import resolve_robot, resolve_robots
 from ggik.errors import GGIKError
 from ggik.kinematics import Robot, available_robots
+from ggik.kinematics.geometry import matrix_to_quat
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -566,3 +568,16 @@ def test_eval_paths_old_n_is_samples_with_a_warning(capsys):
         assert args.samples == 3
         warn_deprecated(deprecation_notes(args), sys.stderr)
     assert parser.parse_args(["-s", "3"]).samples == 3
+
+
+def test_solve_first_solution(tiny_ckpt, capsys):
+    robot = Robot.from_name("panda")
+    T = robot.fk(robot.sample_q(1, torch.Generator().manual_seed(2)))[0]
+    quat = matrix_to_quat(T[:3, :3]).tolist()
+    pose = [str(v) for v in T[:3, 3].tolist() + quat]
+    argv = ["solve", "--robot", "panda", "--pose", *pose, "--ckpt", tiny_ckpt, "--json"]
+    assert main(argv + ["--strategy", "random", "--random-starts", "8", "--first-solution"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["solutions"]) == 8 and out["solutions"][0]["success"]
+    assert main(argv + ["--first-solution"]) == 2
+    assert "first_solution stops LM early" in capsys.readouterr().err

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -560,3 +561,40 @@ def test_cli_info(ckpt, solver, capsys):
     assert "format ggik-checkpoint/1" in out and "step 3, examples 24," in out
     assert f"  parameters {solver.model.num_parameters():,}\n" in out
     assert '"named": {"panda": 1.0}' in out and '"dim": 16' in out
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        SolveConfig(strategy="random", random_starts=8),
+        SolveConfig(samples=3, strategy="model-first", random_starts=8),
+        SolveConfig(samples=4, refine="lm"),
+    ],
+    ids=["random", "model-first", "samples+lm"],
+)
+def test_first_solution_solves_the_same_goals(solver, panda, config):
+    """SolveConfig.first_solution stops a goal's LM starts at its first converged one: the same goals solved, the best
+    solution of each a converged start, the result's shape and order kept."""
+    T = goals(panda, 10, 21)
+    every = solver.solve(panda, T, config, generator=gen(3))
+    first = solver.solve(panda, T, replace(config, first_solution=True), generator=gen(3))
+    assert first.q.shape == every.q.shape
+    check_result(first, panda, T, 10, every.q.shape[1])
+    strict = lambda r: (r.success & r.within_limits)[:, 0]  # noqa: E731
+    assert torch.equal(strict(first), strict(every)) and strict(every).any()
+    assert first.success.sum() <= every.success.sum()
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (dict(), "first_solution stops LM early; the refinement here is None"),
+        (dict(refine="dg"), "the refinement here is 'dg'"),
+        (dict(strategy="random", refine="slsqp"), "the refinement here is 'slsqp'"),
+    ],
+)
+def test_first_solution_needs_lm(config, message):
+    with pytest.raises(ValueError, match=message):
+        SolveConfig(first_solution=True, **config)
+    with pytest.raises(ValueError, match="not to paths"):
+        SolveConfig(first_solution=True, strategy="random").path_config()

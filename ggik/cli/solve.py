@@ -46,6 +46,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         pos_tol=args.pos_tol,
         rot_tol=args.rot_tol,
         oversample=args.oversample,
+        first_solution=args.first_solution,
     )
     if args.axis is not None and args.position is None:
         raise GGIKError("--axis needs --position (a position + tool axis goal)")
@@ -176,6 +177,11 @@ def add_solve_parser(sub: Any) -> None:
         type=positive_int,
         metavar="K",
         help="draw K times the samples and keep those that best satisfy the known distances (default 1)",
+    )
+    p.add_argument(
+        "--first-solution",
+        action="store_true",
+        help="one solution per goal: LM stops a goal's starts at its first converged one (faster)",
     )
     p.add_argument(
         "--pos-tol",

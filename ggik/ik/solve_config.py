@@ -59,6 +59,10 @@ class SolveConfig:
         oversample: K >= 1 (None: 1): ``solve`` draws K x ``samples`` model samples per goal and keeps the
             ``samples`` that best satisfy the problem's known distances
             (:func:`ggik.ik.sampling.known_distance_cost`): about K times the sampling cost, fewer bad samples.
+        first_solution: one solution per goal is enough: LM stops a goal's other starts as soon as one of them
+            converges (:attr:`ggik.ik.refine.RefineConfig.stop_at_first`), so a solved goal costs the iterations of its
+            quickest start. The result keeps its S columns, best first; the stopped starts are unconverged. LM only
+            (``refine`` "lm" or "dg+lm", or the strategies "model-first" and "random"); not for paths.
 
     Raises ValueError, naming the field, for a value out of range or a combination that means nothing (e.g.
     ``samples`` with the strategy "random", which uses no model).
@@ -72,6 +76,7 @@ class SolveConfig:
     rot_tol: float | None = None
     time_limit: float | None = None
     oversample: int | None = None
+    first_solution: bool = False
 
     def __post_init__(self) -> None:
         _count(self.samples, "samples", 0)
@@ -99,6 +104,9 @@ class SolveConfig:
                 f"SolveConfig: the strategy {self.strategy!r} refines its starts with one of "
                 f"{START_REFINERS}, got refine={self.refine!r}"
             )
+
+        if self.first_solution and self.method not in ("lm", "dg+lm"):
+            raise ValueError(f"SolveConfig.first_solution stops LM early; the refinement here is {self.method!r}")
 
     @property
     def method(self) -> str | None:
@@ -130,8 +138,8 @@ class SolveConfig:
             raise ValueError(
                 f"path following refines with LM; SolveConfig.refine must be None or 'lm', got {self.refine!r}"
             )
-        if self.oversample is not None:
-            raise ValueError("SolveConfig.oversample applies to GGIK.solve, not to paths")
+        if self.oversample is not None or self.first_solution:
+            raise ValueError("SolveConfig.oversample and first_solution apply to GGIK.solve, not to paths")
         if self.random_starts is not None:
             raise ValueError(
                 "SolveConfig.random_starts does not apply to paths; set PathConfig.starts (start seeds per "

@@ -182,9 +182,11 @@ class GGIK:
         return (goals[None] if len(shape) == 0 else goals).to(torch.float64)
 
     def _refine_config(self, config: SolveConfig) -> RefineConfig:
-        """The solver's :class:`RefineConfig` with the tolerances of ``config`` where it sets them."""
+        """The solver's :class:`RefineConfig` with the tolerances of ``config`` where it sets them, stopping each goal
+        at its first solution with ``config.first_solution``."""
         tol = config.tolerances(self.config.tolerances)
-        return replace(self.config, pos_tol=tol.pos_tol, rot_tol=tol.rot_tol)
+        stop = config.first_solution or self.config.stop_at_first
+        return replace(self.config, pos_tol=tol.pos_tol, rot_tol=tol.rot_tol, stop_at_first=stop)
 
     def solve_path(
         self,
