@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -67,7 +67,9 @@ COLUMNS = [
     "first strict solution [ms]",
     "mean iterations",
 ]
-METHODS = ("GGIK + LM", "LM (random starts)", "SLSQP (random starts)", "TRAC-IK")
+#: "first solution": LM from the same random starts, each goal's starts stopped at its first converged one
+#: (``RefineConfig.stop_at_first``, ``SolveConfig.first_solution``)
+METHODS = ("GGIK + LM", "LM (random starts)", "LM (random starts, first solution)", "SLSQP (random starts)", "TRAC-IK")
 
 
 @dataclass
@@ -240,14 +242,15 @@ def run_solver_benchmark(ckpt_path: str | Path, opts: SolverBenchmark, out_dir: 
 
                     run_lm(robot, Tn[:1], starts, cfg, True)  # warm-up: first calls pay one-off costs
                     out = run_lm(robot, Tn, starts, cfg, single)
-                elif method == "LM (random starts)":
+                elif method.startswith("LM (random starts"):
 
                     def starts(i: int, count: int, _single=single, _r=r_index, _robot=robot) -> torch.Tensor:
                         gen = step_generator(opts.seed, SOLVERS_SINGLE_START, _r, int(_single), i)
                         return _robot.sample_q(count * S, gen).view(count, S, _robot.dof)
 
-                    run_lm(robot, Tn[:1], starts, cfg, True)
-                    out = run_lm(robot, Tn, starts, cfg, single)
+                    lm_cfg = replace(cfg, stop_at_first=method.endswith("first solution)"))
+                    run_lm(robot, Tn[:1], starts, lm_cfg, True)
+                    out = run_lm(robot, Tn, starts, lm_cfg, single)
                 elif method == "SLSQP (random starts)":
                     run_slsqp(robot, Tn[:1], q_rand[:1, :1], cfg, True)
                     out = run_slsqp(robot, Tn, q_rand[:n], cfg, single)

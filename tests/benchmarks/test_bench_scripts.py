@@ -246,7 +246,7 @@ def test_bench_solvers(tiny_ckpt, tmp_path):
     columns, rows = read_csv(tmp_path / "solvers.csv")
     assert columns == SOLVER_COLUMNS
     got = {(r["method"], r["mode"]): r for r in rows}
-    expected = {"GGIK + LM", "LM (random starts)", "SLSQP (random starts)"}
+    expected = {"GGIK + LM", "LM (random starts)", "LM (random starts, first solution)", "SLSQP (random starts)"}
     try:
         importlib.import_module("pytracik")
         expected.add("TRAC-IK")
@@ -287,6 +287,10 @@ def test_bench_solvers(tiny_ckpt, tmp_path):
         else:
             assert math.isnan(float(r["first strict solution [ms]"]))
     assert "| panda | 7 | LM (random starts) | batch | 3 | 4 |" in table.markdown("cmd", 0)
+    # the same starts stopped at a goal's first solution: the same goals solved, never more iterations
+    every, first = (got[("LM (random starts" + tail, "batch")] for tail in (")", ", first solution)"))
+    assert first["success [%]"] == every["success [%]"]
+    assert float(first["mean iterations"]) <= float(every["mean iterations"])
 
 
 def test_bench_solvers_without_pytracik_says_so(tiny_ckpt, tmp_path, monkeypatch):
