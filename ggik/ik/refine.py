@@ -37,6 +37,7 @@ __all__ = [
     "goal_residual",
     "residual_rows",
     "residual_errors",
+    "goal_axis_basis",
 ]
 
 
@@ -84,6 +85,12 @@ def pose_residual(T: torch.Tensor, T_goal: torch.Tensor, rot_weight: float) -> t
     return torch.cat([dp, rot_weight * rotvec], -1)
 
 
+def goal_axis_basis(T_goal: torch.Tensor, axis_in_ee: torch.Tensor) -> torch.Tensor:
+    """(..., 3, 2) the basis B of :func:`goal_residual` for ``"position+axis"`` goals ``T_goal`` (..., 4, 4): constant
+    per goal, so a solver computes it once."""
+    return _axis_basis(T_goal[..., :3, :3] @ axis_in_ee.to(T_goal))
+
+
 def _axis_basis(g: torch.Tensor) -> torch.Tensor:
     """(..., 3, 2) an orthonormal basis of the plane perpendicular to unit vectors g (..., 3)."""
     u = perpendicular_unit(g)
@@ -91,13 +98,19 @@ def _axis_basis(g: torch.Tensor) -> torch.Tensor:
 
 
 def goal_residual(
-    T: torch.Tensor, T_goal: torch.Tensor, rot_weight: float, kind: str = "pose", axis_in_ee: torch.Tensor | None = None
+    T: torch.Tensor,
+    T_goal: torch.Tensor,
+    rot_weight: float,
+    kind: str = "pose",
+    axis_in_ee: torch.Tensor | None = None,
+    basis: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The residual of ``kind``: (..., 6) :func:`pose_residual`, (..., 3) ``p_goal - p``, or (..., 5) for
     ``"position+axis"``: ``[p_goal - p; w * B^T rho]`` with rho the rotation vector of the shortest rotation taking
     the tool axis ``a = R axis_in_ee`` onto the goal axis ``g = R_goal axis_in_ee`` (angle * unit(a x g); a half
     turn about an axis of B when opposite) and B (3, 2) a basis of the plane perpendicular to g (rho lies in it,
-    so both rows keep its whole length). ``T``, ``T_goal``: (..., 4, 4) EE and canonical goal poses."""
+    so both rows keep its whole length). ``T``, ``T_goal``: (..., 4, 4) EE and canonical goal poses; ``basis``: B when
+    the caller computed it once (:func:`goal_axis_basis`)."""
     kind = check_goal_kind(kind)
     if kind == "pose":
         return pose_residual(T, T_goal, rot_weight)
@@ -108,7 +121,7 @@ def goal_residual(
         raise ValueError("a position+axis residual needs the tool axis (axis_in_ee)")
     ax = axis_in_ee.to(T)
     a, g = T[..., :3, :3] @ ax, T_goal[..., :3, :3] @ ax
-    B = _axis_basis(g)
+    B = _axis_basis(g) if basis is None else basis
     c = torch.linalg.cross(a, g, dim=-1)
     s, d = torch.linalg.vector_norm(c, dim=-1), (a * g).sum(-1)
     small = s < 1e-12
@@ -126,14 +139,27 @@ def residual_rows(
     (base frame): the weighted rows for ``"pose"``, the linear rows for ``"position"``, and the linear rows and
     ``w B^T J_w`` for ``"position+axis"`` (a turn about the goal axis does not move it)."""
     kind = check_goal_kind(kind)
-    if kind == "pose":
-        w = torch.tensor([1.0] * 3 + [rot_weight] * 3, dtype=J.dtype, device=J.device)
-        return J * w[:, None]
-    if kind == "position":
-        return J[..., :3, :]
-    if axis_in_ee is None:
+    if kind == "position+axis" and axis_in_ee is None:
         raise ValueError("position+axis residual rows need the tool axis (axis_in_ee)")
-    B = _axis_basis(T_goal[..., :3, :3] @ axis_in_ee.to(J))
+    B = goal_axis_basis(T_goal, axis_in_ee) if kind == "position+axis" else None  # type: ignore[arg-type]
+    return _rows(J, kind, rot_weight, B, _row_weights(kind, rot_weight, J))
+
+
+def _row_weights(kind: str, rot_weight: float, like: torch.Tensor) -> torch.Tensor | None:
+    """(6, 1) the weights of the pose rows (None for the other kinds)."""
+    if kind != "pose":
+        return None
+    return torch.tensor([1.0] * 3 + [rot_weight] * 3, dtype=like.dtype, device=like.device)[:, None]
+
+
+def _rows(
+    J: torch.Tensor, kind: str, rot_weight: float, B: torch.Tensor | None, w: torch.Tensor | None
+) -> torch.Tensor:
+    """:func:`residual_rows` from the goals' constants computed once: B (position+axis) and the pose row weights w."""
+    if w is not None:
+        return J * w
+    if B is None:
+        return J[..., :3, :]
     return torch.cat([J[..., :3, :], rot_weight * (B.transpose(-1, -2) @ J[..., 3:, :])], -2)
 
 
@@ -224,8 +250,11 @@ def lm_refine_checked(
     q = torch.maximum(torch.minimum(q, hi), lo)
     eye = torch.eye(robot.dof, dtype=q.dtype, device=q.device)
 
-    F, T = robot.joint_frames(q)  # the joint frames give the Jacobian without a second FK pass
-    e = goal_residual(T, goal, cfg.rot_weight, kind, axis)
+    # per-goal constants, computed once: the basis of position+axis goals, the pose rows' weights
+    basis = goal_axis_basis(goal, axis) if kind == "position+axis" else goal[:, :0, :0]
+    row_w = _row_weights(kind, cfg.rot_weight, q)
+    F, T = robot.joint_frames(q, trusted=True)  # the joint frames give the Jacobian without a second FK pass
+    e = goal_residual(T, goal, cfg.rot_weight, kind, axis, basis)
     pos, rot = residual_errors(e, kind, cfg.rot_weight)
     iters = torch.zeros(n, dtype=torch.long, device=q.device)
     starts = batch[-1] if cfg.stop_at_first and len(batch) else 0  # the starts of one goal (consecutive elements)
@@ -234,13 +263,14 @@ def lm_refine_checked(
     if solved is not None:
         running &= ~solved.repeat_interleave(starts)
     active = running.nonzero()[:, 0]  # the working set: indices into the batch
-    qa, Fa, Ta, Tg, pos_a, rot_a, e = (t[active] for t in (q, F, T, goal, pos, rot, e))
+    qa, Fa, Ta, Tg, Ba, pos_a, rot_a, e = (t[active] for t in (q, F, T, goal, basis, pos, rot, e))
     cost = (e * e).sum(-1)
     lam = torch.full(active.shape, cfg.damping, dtype=q.dtype, device=q.device)
     for _ in range(cfg.max_iters):
         if active.numel() == 0:
             break
-        J = residual_rows(robot.jacobian_at(Fa, Ta), Tg, cfg.rot_weight, kind, axis)  # rows matching the residual
+        B = Ba if kind == "position+axis" else None
+        J = _rows(robot.jacobian_at(Fa, Ta), kind, cfg.rot_weight, B, row_w)  # rows matching the residual
         # Active set: a joint on a limit whose descent direction points outward is held for this step.
         g = (J.transpose(-1, -2) @ e[..., None])[..., 0]
         held = ((qa <= lo) & (g < 0)) | ((qa >= hi) & (g > 0))
@@ -249,8 +279,8 @@ def lm_refine_checked(
         A = JtJ + lam[..., None, None] * (torch.diag_embed(torch.diagonal(JtJ, dim1=-2, dim2=-1)) + eye)
         dq = torch.linalg.solve_ex(A, torch.where(held, 0.0, g)[..., None])[0][..., 0]  # A is positive definite
         q_new = torch.maximum(torch.minimum(qa + dq, hi), lo)
-        F_new, T_new = robot.joint_frames(q_new)
-        e_new = goal_residual(T_new, Tg, cfg.rot_weight, kind, axis)
+        F_new, T_new = robot.joint_frames(q_new, trusted=True)
+        e_new = goal_residual(T_new, Tg, cfg.rot_weight, kind, axis, B)
         cost_new = (e_new * e_new).sum(-1)
         better = cost_new < cost
         qa = torch.where(better[:, None], q_new, qa)
@@ -268,8 +298,8 @@ def lm_refine_checked(
         if not bool(keep.all()):  # converged elements leave the working set
             out = ~keep
             q[active[out]], pos[active[out]], rot[active[out]] = qa[out], pos_a[out], rot_a[out]
-            active, qa, Fa, Ta, Tg, e, cost, lam, pos_a, rot_a = (
-                t[keep] for t in (active, qa, Fa, Ta, Tg, e, cost, lam, pos_a, rot_a)
+            active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a = (
+                t[keep] for t in (active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a)
             )
     q[active], pos[active], rot[active] = qa, pos_a, rot_a  # those still running at the budget's end
     done = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)

@@ -127,6 +127,9 @@ class Robot:
             b=b,
         )
         self._consts = ConstCache(self._np, derive=chain_constants)
+        #: revolute joints only, each its own independent joint: the Jacobian needs no type mask and no joint map
+        plain_map = np.array_equal(A, np.eye(A.shape[0])) and not b.any()
+        self._plain = plain_map and not self._np["prismatic"].any()
         self.moving_joint_names = tuple(j.name for j in moving)
         self.joint_names = tuple(j.name for j in independent)
         self.joint_types = tuple(j.type for j in independent)
@@ -280,11 +283,12 @@ class Robot:
         """Frames of the moving joints before their motion (..., n_moving, 4, 4) and the EE pose."""
         return chain_frames(self._const(q.dtype, q.device), q)
 
-    def joint_frames(self, q) -> tuple[torch.Tensor, torch.Tensor]:
+    def joint_frames(self, q, trusted: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         """Frames of the moving joints *before* their own motion (..., n_moving, 4, 4) and the EE pose (..., 4, 4),
         both in the base-link frame, for joint values q (..., dof). Joint k turns about :attr:`joint_axes` [k]
-        expressed in its frame."""
-        return self._joint_frames(self.check_q(q))
+        expressed in its frame. ``trusted``: q is a floating tensor its caller checked (:meth:`check_q`) and kept
+        finite; it is not checked again (the solvers' inner loops)."""
+        return self._joint_frames(q if trusted else self.check_q(q))
 
     @property
     def joint_axes(self) -> torch.Tensor:
@@ -342,10 +346,10 @@ class Robot:
     def jacobian_at(self, frames: torch.Tensor, T: torch.Tensor) -> torch.Tensor:
         """:meth:`jacobian` from the (frames, EE pose) that :meth:`joint_frames` returned: no second FK pass."""
         c = self._const(frames.dtype, frames.device)
-        w = (frames[..., :3, :3] @ c["axes"][..., None])[..., 0]  # (..., n_moving, 3)
-        o = frames[..., :3, 3]
-        p = T[..., None, :3, 3]
-        rot_v = torch.linalg.cross(w, p - o)
+        w = (frames[..., :3, :3] * c["axes"][:, None, :]).sum(-1)  # (..., n_moving, 3) the axes in the base frame
+        rot_v = torch.linalg.cross(w, T[..., None, :3, 3] - frames[..., :3, 3])
+        if self._plain:
+            return torch.cat([rot_v, w], dim=-1).transpose(-1, -2)  # (..., 6, dof)
         pris = c["prismatic"][:, None]
         v = torch.where(pris, w, rot_v)
         om = torch.where(pris, torch.zeros_like(w), w)
