@@ -21,6 +21,7 @@ import torch
 from ggik.errors import GoalError
 from ggik.graph import Goals
 from ggik.graph.goal_kinds import check_goal_kind, goal_errors, goal_poses, tool_axis
+from ggik.ik.lm_numpy import HOLD_GRADIENT, NUMPY_MAX_ELEMENTS, lm_numpy
 from ggik.ik.tolerances import SOLVE_TOLERANCES, Tolerances
 from ggik.kinematics.geometry import matrix_to_rotvec, perpendicular_unit
 from ggik.kinematics.robot import Robot
@@ -253,11 +254,16 @@ def lm_refine_checked(
     # per-goal constants, computed once: the basis of position+axis goals, the pose rows' weights
     basis = goal_axis_basis(goal, axis) if kind == "position+axis" else goal[:, :0, :0]
     row_w = _row_weights(kind, cfg.rot_weight, q)
+    starts = batch[-1] if cfg.stop_at_first and len(batch) else 0  # the starts of one goal (consecutive elements)
+    if q.device.type == "cpu" and q.dtype == torch.float64 and n <= NUMPY_MAX_ELEMENTS:  # per-op overhead: numpy
+        g_np, q_np, lo_np, hi_np, ax_np = (t.detach().numpy() for t in (goal, q, lo, hi, axis))
+        B_np = basis.detach().numpy() if kind == "position+axis" else np.zeros((n, 3, 2))
+        small = lm_numpy(robot.chain_constants(), g_np, q_np, lo_np, hi_np, kind, ax_np, B_np, starts, cfg)
+        return _outcome(*(torch.from_numpy(a) for a in small), batch=batch, cfg=cfg, dof=robot.dof)
     F, T = robot.joint_frames(q, trusted=True)  # the joint frames give the Jacobian without a second FK pass
     e = goal_residual(T, goal, cfg.rot_weight, kind, axis, basis)
     pos, rot = residual_errors(e, kind, cfg.rot_weight)
     iters = torch.zeros(n, dtype=torch.long, device=q.device)
-    starts = batch[-1] if cfg.stop_at_first and len(batch) else 0  # the starts of one goal (consecutive elements)
     running = (pos >= cfg.pos_tol) | (rot >= cfg.rot_tol)
     solved = (~running).view(-1, starts).any(-1) if starts else None  # (goals,) one start converged
     if solved is not None:
@@ -273,7 +279,7 @@ def lm_refine_checked(
         J = _rows(robot.jacobian_at(Fa, Ta), kind, cfg.rot_weight, B, row_w)  # rows matching the residual
         # Active set: a joint on a limit whose descent direction points outward is held for this step.
         g = (J.transpose(-1, -2) @ e[..., None])[..., 0]
-        held = ((qa <= lo) & (g < 0)) | ((qa >= hi) & (g > 0))
+        held = ((qa <= lo) & (g < -HOLD_GRADIENT)) | ((qa >= hi) & (g > HOLD_GRADIENT))
         J = J * (~held)[..., None, :].to(J.dtype)
         JtJ = J.transpose(-1, -2) @ J
         A = JtJ + lam[..., None, None] * (torch.diag_embed(torch.diagonal(JtJ, dim1=-2, dim2=-1)) + eye)
@@ -302,13 +308,17 @@ def lm_refine_checked(
                 t[keep] for t in (active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a)
             )
     q[active], pos[active], rot[active] = qa, pos_a, rot_a  # those still running at the budget's end
+    return _outcome(q, iters, pos, rot, batch=batch, cfg=cfg, dof=robot.dof)
+
+
+def _outcome(
+    q: torch.Tensor, iters: torch.Tensor, pos: torch.Tensor, rot: torch.Tensor, *, batch: torch.Size, cfg: RefineConfig,
+    dof: int,
+) -> tuple[torch.Tensor, RefineInfo]:  # fmt: skip
+    """(q (batch..., dof), RefineInfo) of the flat per-element results (q (n, dof); iterations, errors (n,)) of LM."""
     done = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
-    return q.reshape(batch + (robot.dof,)), RefineInfo(
-        converged=done.reshape(batch),
-        iterations=iters.reshape(batch),
-        pos_err=pos.reshape(batch),
-        rot_err=rot.reshape(batch),
-    )
+    info = RefineInfo(done.reshape(batch), iters.reshape(batch), pos.reshape(batch), rot.reshape(batch))
+    return q.reshape(batch + (dof,)), info
 
 
 def slsqp_objective(

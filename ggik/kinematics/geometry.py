@@ -32,6 +32,7 @@ __all__ = [
     "perpendicular_unit",
     "quat_to_matrix",
     "matrix_to_quat",
+    "SHEPPERD_MAP",
     "matrix_to_rotvec",
     "pose_errors",
     "check_pose",
@@ -222,7 +223,8 @@ def _quat_candidate_map() -> tuple[torch.Tensor, torch.Tensor]:
     return W.reshape(16, 9), torch.eye(4, dtype=torch.float64).reshape(16)
 
 
-_QUAT_MAP = _quat_candidate_map()
+#: (weights (16, 9), constants (16,)) float64: Shepperd's 4 x 4 candidate matrix = constants + weights @ R.flatten()
+SHEPPERD_MAP = _quat_candidate_map()
 _quat_map_cache: dict[tuple[torch.dtype, torch.device], tuple[torch.Tensor, torch.Tensor]] = {}
 
 
@@ -235,7 +237,7 @@ def matrix_to_quat(R: torch.Tensor) -> torch.Tensor:
     """
     key = (R.dtype, R.device)
     if key not in _quat_map_cache:
-        _quat_map_cache[key] = (_QUAT_MAP[0].to(R), _QUAT_MAP[1].to(R))
+        _quat_map_cache[key] = (SHEPPERD_MAP[0].to(R), SHEPPERD_MAP[1].to(R))
     W, c = _quat_map_cache[key]
     cands = torch.addmm(c, R.reshape(-1, 9), W.T).reshape(R.shape[:-2] + (4, 4))
     best = torch.diagonal(cands, dim1=-2, dim2=-1).argmax(-1)

@@ -255,6 +255,15 @@ class Robot:
     def _const(self, dtype: torch.dtype, device: torch.device) -> dict[str, torch.Tensor]:
         return self._consts.get(dtype, device)
 
+    def chain_constants(self) -> tuple[dict[str, np.ndarray], bool]:
+        """The chain's float64 constants as numpy arrays (:func:`ggik.kinematics.chain_fk.chain_constants`, plus
+        ``A``, ``b``, ``axes``, ``pre``, ``tool``, ``prismatic``; read-only, shared) and whether the chain is plain
+        (revolute joints only, each its own independent joint), for numpy code on the same chain."""
+        arrays = {k: v.numpy() for k, v in self._const(torch.float64, torch.device("cpu")).items()}
+        for a in arrays.values():
+            a.flags.writeable = False  # views of the cached tensors
+        return arrays, self._plain
+
     def check_q(self, q) -> torch.Tensor:
         """Validate joint values: a floating tensor (..., dof) of finite numbers (array-likes are converted)."""
         if not isinstance(q, torch.Tensor):

@@ -1,0 +1,165 @@
+"""The LM solver of :func:`ggik.ik.refine.lm_refine_checked` in numpy, for a handful of elements on a CPU.
+
+The same algorithm, residuals and stopping rules as the torch solver, step for step; only the arithmetic library
+differs. For one goal and a few starts the torch solver's time is per-operation overhead (~440 tensor operations per
+iteration, about a millisecond), while numpy's operations on such small arrays cost a microsecond or two, so
+:func:`ggik.ik.refine.lm_refine_checked` hands small float64 CPU batches (:data:`NUMPY_MAX_ELEMENTS`) to
+:func:`lm_numpy`. Results agree with the torch solver up to float rounding (``tests/test_lm_numpy.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ggik.kinematics.geometry import SHEPPERD_MAP
+
+__all__ = ["NUMPY_MAX_ELEMENTS", "HOLD_GRADIENT", "lm_numpy"]
+
+#: batches of at most this many elements (goals x starts) run in numpy on a CPU
+NUMPY_MAX_ELEMENTS = 64
+
+#: a joint on a limit is held out of a step when its gradient component points outward by more than this (J^T e, in
+#: m^2 per rad for the position rows): a zero component (a joint the goal leaves free, e.g. the roll about the tool
+#: axis of a position+axis goal) is rounding noise of either sign, and must not decide a step
+HOLD_GRADIENT = 1e-14
+
+_W, _C = SHEPPERD_MAP[0].numpy(), SHEPPERD_MAP[1].numpy()
+
+
+def _frames(c: dict[str, np.ndarray], q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n, J, 4, 4) joint frames and (n, 4, 4) EE poses (:func:`ggik.kinematics.chain_fk.chain_frames`)."""
+    v = q @ c["A"].T + c["b"]
+    coef = np.stack([np.sin(v), 1.0 - np.cos(v), v], -1) * c["motion_mask"]
+    steps = np.einsum("njk,jkl->njl", coef, c["motion_next"]).reshape(v.shape + (4, 4)) + c["next"]
+    F = np.broadcast_to(c["pre"][0], (v.shape[0], 4, 4))
+    frames = [F]
+    for k in range(v.shape[1] - 1):
+        F = F @ steps[:, k]
+        frames.append(F)
+    return np.stack(frames, 1), F @ steps[:, -1]
+
+
+def _jacobian(c: dict[str, np.ndarray], plain: bool, F: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """(n, 6, dof) geometric Jacobian in the base frame (:meth:`ggik.Robot.jacobian_at`)."""
+    w = (F[..., :3, :3] * c["axes"][:, None, :]).sum(-1)
+    rot_v = np.cross(w, T[:, None, :3, 3] - F[..., :3, 3])
+    if plain:
+        return np.concatenate([rot_v, w], -1).transpose(0, 2, 1)
+    pris = c["prismatic"][:, None]
+    J = np.concatenate([np.where(pris, w, rot_v), np.where(pris, 0.0, w)], -1).transpose(0, 2, 1)
+    return J @ c["A"]
+
+
+def _rotvec(R: np.ndarray) -> np.ndarray:
+    """(n, 3) rotation vectors of rotations (n, 3, 3) (:func:`ggik.kinematics.geometry.matrix_to_rotvec`)."""
+    K = (R.reshape(-1, 9) @ _W.T + _C).reshape(-1, 4, 4)
+    best = np.argmax(np.diagonal(K, axis1=1, axis2=2), -1)
+    row = K[np.arange(len(K)), best]
+    quat = row / np.linalg.norm(row, axis=-1, keepdims=True)
+    quat = np.where(quat[:, :1] < 0, -quat, quat)
+    vec = quat[:, 1:]
+    s = np.linalg.norm(vec, axis=-1, keepdims=True)
+    angle = 2.0 * np.arctan2(s, quat[:, :1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(s > 1e-12, angle / np.maximum(s, 1e-300), 2.0 / np.maximum(quat[:, :1], 1e-12))
+    return vec * scale
+
+
+def _residual(T: np.ndarray, goal: np.ndarray, kind: str, w: float, ax: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """(n, 3|5|6) :func:`ggik.ik.refine.goal_residual`."""
+    dp = goal[:, :3, 3] - T[:, :3, 3]
+    if kind == "position":
+        return dp
+    if kind == "pose":
+        return np.concatenate([dp, w * _rotvec(goal[:, :3, :3] @ T[:, :3, :3].transpose(0, 2, 1))], -1)
+    a, g = T[:, :3, :3] @ ax, goal[:, :3, :3] @ ax
+    cr = np.cross(a, g)
+    s, d = np.linalg.norm(cr, axis=-1), (a * g).sum(-1)
+    small = s < 1e-12
+    rho = cr * (np.arctan2(s, d) / np.where(small, 1.0, s))[:, None]
+    rho = np.where((small & (d < 0))[:, None], np.pi * B[:, :, 0], np.where(small[:, None], 0.0, rho))
+    return np.concatenate([dp, w * (rho[:, None, :] @ B)[:, 0, :]], -1)
+
+
+def _errors(e: np.ndarray, kind: str, w: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`ggik.ik.refine.residual_errors`."""
+    pos = np.linalg.norm(e[:, :3], axis=-1)
+    return pos, (np.zeros_like(pos) if kind == "position" else np.linalg.norm(e[:, 3:], axis=-1) / w)
+
+
+def lm_numpy(
+    consts: tuple[dict[str, np.ndarray], bool],
+    goal: np.ndarray,
+    q: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    kind: str,
+    axis: np.ndarray,
+    basis: np.ndarray,
+    starts: int,
+    cfg,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """LM from q (n, dof), clamped into [lo, hi], towards canonical goals (n, 4, 4) of ``kind``; ``basis`` (n, 3, 2)
+    of position+axis goals; ``starts`` > 0: consecutive groups of that many elements are one goal's starts, stopped
+    at the goal's first converged one; ``cfg``: :class:`ggik.ik.refine.RefineConfig`. Returns (q, iterations,
+    position errors [m], rotation errors [rad]) of every element, as :func:`ggik.ik.refine.lm_refine_checked`."""
+    c, plain = consts
+    n, dof = q.shape
+    w = cfg.rot_weight
+    row_w = np.array([1.0, 1.0, 1.0, w, w, w])[:, None]
+    eye = np.eye(dof)
+    q = np.clip(q, lo, hi)
+    F, T = _frames(c, q)
+    e = _residual(T, goal, kind, w, axis, basis)
+    pos, rot = _errors(e, kind, w)
+    iters = np.zeros(n, dtype=np.int64)
+    running = (pos >= cfg.pos_tol) | (rot >= cfg.rot_tol)
+    solved = (~running).reshape(-1, starts).any(-1) if starts else None
+    if solved is not None:
+        running &= ~np.repeat(solved, starts)
+    active = np.flatnonzero(running)
+    qa, Fa, Ta, Tg, Ba, e = q[active], F[active], T[active], goal[active], basis[active], e[active]
+    pos_a, rot_a = pos[active], rot[active]
+    cost = (e * e).sum(-1)
+    lam = np.full(active.shape, cfg.damping)
+    for _ in range(cfg.max_iters):
+        if active.size == 0:
+            break
+        J = _jacobian(c, plain, Fa, Ta)
+        if kind == "pose":
+            J = J * row_w
+        elif kind == "position":
+            J = J[:, :3, :]
+        else:
+            J = np.concatenate([J[:, :3, :], w * (Ba.transpose(0, 2, 1) @ J[:, 3:, :])], -2)
+        g = (J.transpose(0, 2, 1) @ e[..., None])[..., 0]
+        held = ((qa <= lo) & (g < -HOLD_GRADIENT)) | ((qa >= hi) & (g > HOLD_GRADIENT))
+        J = J * (~held)[:, None, :]
+        JtJ = J.transpose(0, 2, 1) @ J
+        A = JtJ + lam[:, None, None] * (np.diagonal(JtJ, axis1=1, axis2=2)[:, :, None] * eye + eye)
+        dq = np.linalg.solve(A, np.where(held, 0.0, g)[..., None])[..., 0]
+        q_new = np.minimum(np.maximum(qa + dq, lo), hi)
+        F_new, T_new = _frames(c, q_new)
+        e_new = _residual(T_new, Tg, kind, w, axis, Ba)
+        cost_new = (e_new * e_new).sum(-1)
+        better = cost_new < cost
+        qa = np.where(better[:, None], q_new, qa)
+        Fa = np.where(better[:, None, None, None], F_new, Fa)
+        Ta = np.where(better[:, None, None], T_new, Ta)
+        e = np.where(better[:, None], e_new, e)
+        cost = np.where(better, cost_new, cost)
+        lam = np.clip(np.where(better, lam / 3.0, lam * 4.0), 1e-9, 1e6)
+        iters[active] += 1
+        pos_a, rot_a = _errors(e, kind, w)
+        keep = (pos_a >= cfg.pos_tol) | (rot_a >= cfg.rot_tol)
+        if solved is not None:
+            solved[active[~keep] // starts] = True
+            keep &= ~solved[active // starts]
+        if not keep.all():
+            out = ~keep
+            q[active[out]], pos[active[out]], rot[active[out]] = qa[out], pos_a[out], rot_a[out]
+            active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a = (
+                t[keep] for t in (active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a)
+            )
+    q[active], pos[active], rot[active] = qa, pos_a, rot_a
+    return q, iters, pos, rot

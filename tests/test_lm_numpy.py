@@ -1,0 +1,95 @@
+"""The numpy LM path (ggik.ik.lm_numpy) for small CPU batches: the same run as the torch solver, element for element.
+
+``lm_refine_checked`` hands float64 CPU batches of at most ``NUMPY_MAX_ELEMENTS`` elements to numpy; with the limit
+set to 0 the same call runs in torch. Both must agree up to float rounding: same iterations and convergence, same
+joint values and errors, over shipped, random and hand-written chains (prismatic, mimic, continuous joints), every
+goal kind, starts inside and outside the limits, with and without the early stop per goal."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import HAND_URDFS
+
+import ggik.ik.refine as refine
+from ggik import Robot, random_robot
+from ggik.graph.goal_kinds import GOAL_KINDS, goal_errors, goal_poses, tool_axis
+from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS
+from ggik.ik.refine import RefineConfig, lm_refine_checked
+
+ROBOTS = ("ur10", "panda", "kr16_2", "random4", "random8", "prismatic", "mimic", "continuous", "oblique_axes")
+
+
+def make_robot(robot_id: str) -> Robot:
+    if robot_id.startswith("random"):
+        dof = int(robot_id[6:])
+        return random_robot(dof, torch.Generator().manual_seed(10 + dof), name=robot_id)
+    if robot_id in HAND_URDFS:
+        return Robot.from_urdf(HAND_URDFS[robot_id])
+    return Robot.from_name(robot_id)
+
+
+def both_paths(monkeypatch, robot, goal, q0, cfg, kind, axis):
+    assert q0.shape[:-1].numel() <= NUMPY_MAX_ELEMENTS
+    small = lm_refine_checked(robot, goal, q0, cfg, kind, axis)
+    monkeypatch.setattr(refine, "NUMPY_MAX_ELEMENTS", 0)
+    large = lm_refine_checked(robot, goal, q0, cfg, kind, axis)
+    monkeypatch.undo()
+    return small, large
+
+
+def runs(robot_id: str, kind: str, stop: bool, iters: int, monkeypatch):
+    robot = make_robot(robot_id)
+    axis = tool_axis(robot)
+    g = torch.Generator().manual_seed(5)
+    T = robot.fk(robot.sample_q(6, g))
+    goal = goal_poses(T, kind, axis)[:, None]
+    span = (robot.upper - robot.lower) * robot.limited  # starts partly outside the limits
+    q0 = robot.sample_q(6 * 8, g).view(6, 8, robot.dof) + 0.3 * span * torch.randn(6, 8, robot.dof, generator=g)
+    return both_paths(monkeypatch, robot, goal, q0, RefineConfig(max_iters=iters, stop_at_first=stop), kind, axis)
+
+
+@pytest.mark.parametrize("stop", [False, True], ids=["all-starts", "stop-at-first"])
+@pytest.mark.parametrize("kind", GOAL_KINDS)
+@pytest.mark.parametrize("robot_id", ROBOTS)
+def test_numpy_and_torch_take_the_same_steps(robot_id, kind, stop, monkeypatch):
+    """Three iterations: the same steps up to float rounding (LM amplifies rounding over many iterations)."""
+    (q_np, info_np), (q_t, info_t) = runs(robot_id, kind, stop, 3, monkeypatch)
+    assert torch.equal(info_np.iterations, info_t.iterations)
+    assert torch.equal(info_np.converged, info_t.converged)
+    torch.testing.assert_close(q_np, q_t, rtol=0, atol=1e-9)
+    torch.testing.assert_close(info_np.pos_err, info_t.pos_err, rtol=0, atol=1e-10)
+    torch.testing.assert_close(info_np.rot_err, info_t.rot_err, rtol=0, atol=1e-10)
+    assert q_np.dtype == torch.float64 and info_np.iterations.dtype == torch.long
+
+
+@pytest.mark.parametrize("kind", GOAL_KINDS)
+@pytest.mark.parametrize("robot_id", ROBOTS)
+def test_numpy_and_torch_solve_alike_over_the_whole_budget(robot_id, kind, monkeypatch):
+    """30 iterations: rounding differences may grow into another accepted step on a few starts, never into another
+    outcome for the batch (converged starts within one, iterations within 5 %); the errors reported are those of the
+    joint values returned."""
+    (q_np, info_np), (q_t, info_t) = runs(robot_id, kind, False, 30, monkeypatch)
+    assert abs(int(info_np.converged.sum()) - int(info_t.converged.sum())) <= 1
+    assert info_np.converged.float().mean() > 0.1, "the test needs converged starts"
+    its_np, its_t = info_np.iterations.double().mean(), info_t.iterations.double().mean()
+    assert abs(its_np - its_t) <= 0.05 * its_t
+    robot = make_robot(robot_id)
+    T_goal = goal_poses(robot.fk(robot.sample_q(6, torch.Generator().manual_seed(5))), kind, tool_axis(robot))
+    pos, rot = goal_errors(robot.fk(q_np), T_goal[:, None], kind, tool_axis(robot))
+    torch.testing.assert_close(pos, info_np.pos_err, rtol=0, atol=1e-12)
+    torch.testing.assert_close(rot, info_np.rot_err, rtol=0, atol=1e-9)
+
+
+def test_only_small_float64_cpu_batches_take_the_numpy_path(monkeypatch):
+    robot = Robot.from_name("panda")
+    calls = []
+    monkeypatch.setattr(refine, "lm_numpy", lambda *a: calls.append(1) or (_ for _ in ()).throw(RuntimeError("np")))
+    T = robot.fk(robot.sample_q(1, torch.Generator().manual_seed(0)))
+    q0 = robot.sample_q(NUMPY_MAX_ELEMENTS + 1, torch.Generator().manual_seed(1))
+    lm_refine_checked(robot, T, q0)  # one more than the limit: torch
+    lm_refine_checked(robot, T, q0[:4].float())  # float32: torch
+    assert not calls
+    with pytest.raises(RuntimeError, match="np"):
+        lm_refine_checked(robot, T, q0[:4])
+    assert calls == [1]
