@@ -14,6 +14,8 @@ __all__ = [
     "SAMPLING_NOISE",
     "RAW_SUCCESS_BASELINE",
     "PATH_SUITE",
+    "LATENCY_GOALS",
+    "LATENCY_STARTS",
 ]
 
 SOLVERS_GGIK_SAMPLES = 10  #: model samples of the solver benchmark
@@ -24,3 +26,5 @@ SAMPLING_GOALS = 0x60A1  #: goals of the sampling-time study
 SAMPLING_NOISE = 0x5A  #: model noise of the sampling-time study (and of the recipe study's sampling timings)
 RAW_SUCCESS_BASELINE = 0xBA5E  #: uniform random configurations, the baseline of the raw-success study
 PATH_SUITE = 0x9A7  #: home configurations and shapes of the path-following suite (benchmarks/path_suite)
+LATENCY_GOALS = 0x1A7  #: goal configurations of the single-call latency study (benchmarks/solvers/latency.py)
+LATENCY_STARTS = 0x1A8  #: random starts of the single-call latency study

@@ -15,6 +15,8 @@ identity (``"position"``). Every consumer reads only what the kind fixes (:func:
 
 from __future__ import annotations
 
+import weakref
+
 import torch
 
 from ggik.errors import GoalError
@@ -35,10 +37,19 @@ def check_goal_kind(kind: str | None) -> str:
     return kind
 
 
+_last_axes: weakref.WeakKeyDictionary[Robot, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _last_axis(robot: Robot) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    frames, T_ee = robot.joint_frames(torch.zeros(robot.dof, dtype=torch.float64))
-    z = frames[-1, :3, :3] @ robot.joint_axes[-1]
-    return z / torch.linalg.vector_norm(z), frames[-1, :3, 3], T_ee
+    """(unit last axis, a point on it, EE pose) at q = 0, base frame; computed once per robot (a solver's every call
+    asks for it)."""
+    if robot not in _last_axes:
+        frames, T_ee = robot.joint_frames(torch.zeros(robot.dof, dtype=torch.float64))
+        z = frames[-1, :3, :3] @ robot.joint_axes[-1]
+        _last_axes[robot] = (z / torch.linalg.vector_norm(z), frames[-1, :3, 3], T_ee)
+    return tuple(t.clone() for t in _last_axes[robot])  # type: ignore[return-value]
 
 
 def tool_axis(robot: Robot) -> torch.Tensor:
