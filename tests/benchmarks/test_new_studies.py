@@ -31,3 +31,18 @@ def test_step_time_study_rows(tmp_path):
         step_time.main(["--samplers", "auto"])
     with pytest.raises(SystemExit):
         step_time.main(["--micro-batches", "-1"])
+
+
+def test_latency_study_rows(tmp_path):
+    from benchmarks.solvers import latency
+
+    argv = ["--robots", "ur10", "--goals", "3", "--starts", "2", "--batch-sizes", "1", "5", "--iters", "2"]
+    assert latency.main(argv + ["--out", str(tmp_path / "lat")]) == 0
+    text = (tmp_path / "lat.md").read_text()
+    rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| ur10 |")]
+    assert [(r[2], r[3]) for r in rows] == [("2", "numpy"), ("2", "torch")]
+    assert all(0 <= float(r[6]) <= 1 and float(r[4]) > 0 for r in rows)
+    batch = (tmp_path / "lat_batch.md").read_text()
+    assert "| 1 |" in batch and "| 5 |" in batch and "Command: `python -m benchmarks.solvers.latency" in batch
+    with pytest.raises(SystemExit):
+        latency.main(["--goals", "0"])
