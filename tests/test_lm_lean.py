@@ -77,3 +77,19 @@ def test_stop_at_first_with_one_start_and_an_unbatched_goal_is_plain_lm():
         out, info = lm_refine_checked(robot, T_goal[0], q, RefineConfig(stop_at_first=True), "pose", axis)
         ref, ref_info = lm_refine_checked(robot, T_goal[0], q, RefineConfig(), "pose", axis)
         assert torch.equal(out, ref) and torch.equal(info.iterations, ref_info.iterations)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("kind", GOAL_KINDS)
+def test_lm_on_cuda_runs_there_and_matches_the_cpu(kind):
+    """Goals and starts on the GPU: LM runs there (float64) and takes the CPU's torch steps up to rounding."""
+    robot = make_robot("panda")
+    axis = tool_axis(robot)
+    T_goal, q0 = goals_and_starts(robot, 40, 4, seed=6)
+    goal = goal_poses(T_goal, kind, axis)[:, None]
+    cfg = RefineConfig(max_iters=3, stop_at_first=True)
+    q_cpu, info_cpu = lm_refine_checked(robot, goal, q0, cfg, kind, axis)  # 160 elements: the torch path
+    q_gpu, info_gpu = lm_refine_checked(robot, goal.cuda(), q0.cuda(), cfg, kind, axis)
+    assert q_gpu.device.type == "cuda" and info_gpu.pos_err.device.type == "cuda"
+    assert torch.equal(info_gpu.iterations.cpu(), info_cpu.iterations)
+    torch.testing.assert_close(q_gpu.cpu(), q_cpu, rtol=0, atol=1e-9)
