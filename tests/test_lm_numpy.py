@@ -15,7 +15,7 @@ import ggik.ik.refine as refine
 from ggik import Robot, random_robot
 from ggik.graph.goal_kinds import GOAL_KINDS, goal_errors, goal_poses, tool_axis
 from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS
-from ggik.ik.refine import RefineConfig, lm_refine_checked
+from ggik.ik.refine import RefineConfig, lm_refine, lm_refine_checked
 
 ROBOTS = ("ur10", "panda", "kr16_2", "random4", "random8", "prismatic", "mimic", "continuous", "oblique_axes")
 
@@ -93,3 +93,16 @@ def test_only_small_float64_cpu_batches_take_the_numpy_path(monkeypatch):
     with pytest.raises(RuntimeError, match="np"):
         lm_refine_checked(robot, T, q0[:4])
     assert calls == [1]
+
+
+@pytest.mark.parametrize("limit", [NUMPY_MAX_ELEMENTS, 0], ids=["numpy", "torch"])
+@pytest.mark.parametrize("shape", [(0, 4), (3, 0)])
+def test_empty_batches_return_empty_results(shape, limit, monkeypatch):
+    monkeypatch.setattr(refine, "NUMPY_MAX_ELEMENTS", limit)
+    robot = Robot.from_name("panda")
+    T = robot.fk(robot.sample_q(shape[0], torch.Generator().manual_seed(0)))[:, None]
+    for stop in (False, True):
+        q, info = lm_refine(
+            robot, T, torch.zeros(shape + (robot.dof,), dtype=torch.float64), RefineConfig(stop_at_first=stop)
+        )
+        assert q.shape == shape + (robot.dof,) and info.converged.shape == info.iterations.shape == shape

@@ -279,6 +279,8 @@ def check_pose(T: torch.Tensor, name: str = "pose", tol: float = 1e-6) -> torch.
         raise ValueError(f"{name} must have shape (..., 4, 4), got {tuple(T.shape)}")
     if not torch.isfinite(T).all():
         raise ValueError(f"{name} contains NaN or inf")
+    if T.numel() == 0:  # an empty batch: nothing to check
+        return T
     bottom = torch.tensor([0.0, 0.0, 0.0, 1.0], dtype=T.dtype, device=T.device)
     if (T[..., 3, :] - bottom).abs().max() > tol:
         raise ValueError(f"{name} is not homogeneous: its last row must be (0, 0, 0, 1)")
