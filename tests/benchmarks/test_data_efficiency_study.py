@@ -41,14 +41,17 @@ def test_runs_resume_to_more_examples_and_tabulate(tmp_path):
     rows, note = variant_rows(run)
     assert [r[0] for r in rows] == [32, 64, 96, 128, 160] and [r[1] for r in rows] == [4, 8, 12, 16, 20]
     assert all(0 <= r[4] <= 1 and r[3] > 0 for r in rows)
-    assert note.startswith("b128-lr1e-3: best of 32 ~") and "extrapolated" in note
+    assert note.startswith("b128-lr1e-3: best of 32 ~") and "too short a curve to extrapolate" in note
+    long_run = tmp_path / "long" / "panda" / "b128-lr1e-3"  # points at 8..176 examples: 11x past the first
+    train_variant(long_run, run_config("b128-lr1e-3", "panda", 8, TINY), 176, progress=False)
+    assert "extrapolated: 15 mm at" in variant_rows(long_run)[1]
     with pytest.raises(BenchmarkError, match="another configuration"):
         train_variant(run, run_config("b128-lr1e-4", "panda", 32, TINY), 200, progress=False)
     out = tmp_path / "table"
     argv = ["--measure-only", "--runs", str(tmp_path), "--variants", "b128-lr1e-3", "--out", str(out)]
     assert main(argv + ["--curves", str(tmp_path / "c.png")]) == 0
     text = Path(f"{out}.md").read_text()
-    assert text.count("| b128-lr1e-3 |") == 5 and "extrapolated" in text and (tmp_path / "c.png").is_file()
+    assert text.count("| b128-lr1e-3 |") == 5 and "too short" in text and (tmp_path / "c.png").is_file()
 
 
 def test_a_run_without_validation_is_a_clear_error(tmp_path):
