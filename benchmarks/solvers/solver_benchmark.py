@@ -43,6 +43,7 @@ from ggik.data import ProblemSet
 from ggik.errors import GGIKError
 from ggik.evaluation.report import Table, model_stamp
 from ggik.graph import RobotGraph
+from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS
 from ggik.ik.metrics import DISTINCT_TOL, count_distinct
 from ggik.ik.refine import RefineConfig
 from ggik.ik.sampling import sample_joint_angles
@@ -286,9 +287,10 @@ def run_solver_benchmark(ckpt_path: str | Path, opts: SolverBenchmark, out_dir: 
         f"{mc.dim}, "
         f"hidden {mc.hidden}), S = {S} samples per goal (sampling + angle recovery + FK errors are timed), then LM as "
         "below.",
-        f"LM: ggik.ik.refine.lm_refine, batched in torch (float64), at most {cfg.max_iters} iterations, early stop "
-        "per start at the "
-        f"strict tolerances. Random starts: uniform within the limits, drawn inside the timed call.",
+        f"LM: ggik.ik.refine.lm_refine, batched in float64 (in numpy for calls of at most {NUMPY_MAX_ELEMENTS} "
+        f"goals x starts, in torch above), at most {cfg.max_iters} iterations, early stop per start at the strict "
+        "tolerances; 'first solution': each goal's starts stop at its first converged one. Random starts: uniform "
+        "within the limits, drawn inside the timed call.",
         f"SLSQP: scipy via ggik.ik.refine.slsqp_refine, at most {cfg.slsqp_max_iters} iterations, ftol "
         f"{cfg.slsqp_ftol:g}, exact gradient.",
         f"Goals: {P} per robot, q uniform within the limits (ggik.data.ProblemSet.generate, seed {opts.seed}), goal = "
