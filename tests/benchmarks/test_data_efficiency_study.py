@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.common.scripts import BenchmarkError
-from benchmarks.data_efficiency.data_efficiency import main, run_config, train_variant, variant_rows
+from benchmarks.data_efficiency.data_efficiency import main
+from benchmarks.data_efficiency.study import run_config, train_variant, variant_rows
 
 pytestmark = pytest.mark.slow
 
