@@ -85,10 +85,10 @@ def test_lm_on_cuda_runs_there_and_matches_the_cpu(kind):
     """Goals and starts on the GPU: LM runs there (float64) and takes the CPU's torch steps up to rounding."""
     robot = make_robot("panda")
     axis = tool_axis(robot)
-    T_goal, q0 = goals_and_starts(robot, 40, 4, seed=6)
+    T_goal, q0 = goals_and_starts(robot, 80, 4, seed=6)
     goal = goal_poses(T_goal, kind, axis)[:, None]
     cfg = RefineConfig(max_iters=3, stop_at_first=True)
-    q_cpu, info_cpu = lm_refine_checked(robot, goal, q0, cfg, kind, axis)  # 160 elements: the torch path
+    q_cpu, info_cpu = lm_refine_checked(robot, goal, q0, cfg, kind, axis)  # 320 elements: the torch path
     q_gpu, info_gpu = lm_refine_checked(robot, goal.cuda(), q0.cuda(), cfg, kind, axis)
     assert q_gpu.device.type == "cuda" and info_gpu.pos_err.device.type == "cuda"
     assert torch.equal(info_gpu.iterations.cpu(), info_cpu.iterations)

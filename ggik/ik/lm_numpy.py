@@ -3,7 +3,7 @@
 The same algorithm, residuals and stopping rules as the torch solver, step for step; only the arithmetic library
 differs. For one goal and a few starts the torch solver's time is per-operation overhead (~440 tensor operations per
 iteration, about a millisecond), while numpy's operations on such small arrays cost a microsecond or two, so
-:func:`ggik.ik.refine.lm_refine_checked` hands small float64 CPU batches (:data:`NUMPY_MAX_ELEMENTS`) to
+:func:`ggik.ik.refine.lm_refine_checked` hands float64 CPU batches of up to :data:`NUMPY_MAX_ELEMENTS` elements to
 :func:`lm_numpy`. Results agree with the torch solver up to float rounding (``tests/test_lm_numpy.py``).
 """
 
@@ -15,8 +15,10 @@ from ggik.kinematics.geometry import SHEPPERD_MAP
 
 __all__ = ["NUMPY_MAX_ELEMENTS", "HOLD_GRADIENT", "lm_numpy"]
 
-#: batches of at most this many elements (goals x starts) run in numpy on a CPU
-NUMPY_MAX_ELEMENTS = 64
+#: batches of at most this many elements (goals x starts) run in numpy on a CPU: numpy's iteration was 1.3x faster
+#: than torch's at 256 elements on one and on two threads, and torch's faster at 1,024 on two
+#: (benchmarks/solvers/results/latency_batch.md, latency_2threads_batch.md)
+NUMPY_MAX_ELEMENTS = 256
 
 #: a joint on a limit is held out of a step when its gradient component points outward by more than this (J^T e, in
 #: m^2 per rad for the position rows): a zero component (a joint the goal leaves free, e.g. the roll about the tool
