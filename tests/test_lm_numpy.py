@@ -84,7 +84,12 @@ def test_numpy_and_torch_solve_alike_over_the_whole_budget(robot_id, kind, monke
 def test_only_small_float64_cpu_batches_take_the_numpy_path(monkeypatch):
     robot = Robot.from_name("panda")
     calls = []
-    monkeypatch.setattr(refine, "lm_numpy", lambda *a: calls.append(1) or (_ for _ in ()).throw(RuntimeError("np")))
+
+    def numpy_path(*args, **kwargs):
+        calls.append(1)
+        raise RuntimeError("np")
+
+    monkeypatch.setattr(refine, "lm_numpy", numpy_path)
     T = robot.fk(robot.sample_q(1, torch.Generator().manual_seed(0)))
     q0 = robot.sample_q(NUMPY_MAX_ELEMENTS + 1, torch.Generator().manual_seed(1))
     lm_refine_checked(robot, T, q0)  # one more than the limit: torch

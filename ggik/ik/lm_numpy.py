@@ -1,17 +1,22 @@
 """The LM solver of :func:`ggik.ik.refine.lm_refine_checked` in numpy, for a handful of elements on a CPU.
 
 The same algorithm, residuals and stopping rules as the torch solver, step for step; only the arithmetic library
-differs. For one goal and a few starts the torch solver's time is per-operation overhead (~440 tensor operations per
-iteration, about a millisecond), while numpy's operations on such small arrays cost a microsecond or two, so
+differs. For one goal and a few starts the torch solver's time is per-operation overhead: an iteration took 0.93 ms in
+torch and 0.45 ms in numpy for one element (``benchmarks/solvers/results/latency_batch.md``), so
 :func:`ggik.ik.refine.lm_refine_checked` hands float64 CPU batches of up to :data:`NUMPY_MAX_ELEMENTS` elements to
 :func:`lm_numpy`. Results agree with the torch solver up to float rounding (``tests/test_lm_numpy.py``).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ggik.kinematics.geometry import SHEPPERD_MAP
+
+if TYPE_CHECKING:
+    from ggik.ik.refine import RefineConfig
 
 __all__ = ["NUMPY_MAX_ELEMENTS", "HOLD_GRADIENT", "lm_numpy"]
 
@@ -105,16 +110,18 @@ def lm_numpy(
     q: np.ndarray,
     lo: np.ndarray,
     hi: np.ndarray,
-    kind: str,
     axis: np.ndarray,
     basis: np.ndarray,
+    *,
+    kind: str,
     starts: int,
-    cfg,
+    cfg: RefineConfig,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """LM from q (n, dof), clamped into [lo, hi], towards canonical goals (n, 4, 4) of ``kind``; ``basis`` (n, 3, 2)
-    of position+axis goals; ``starts`` > 0: consecutive groups of that many elements are one goal's starts, stopped
-    at the goal's first converged one; ``cfg``: :class:`ggik.ik.refine.RefineConfig`. Returns (q, iterations,
-    position errors [m], rotation errors [rad]) of every element, as :func:`ggik.ik.refine.lm_refine_checked`."""
+    of position+axis goals (any (n, ...) array for the other kinds); ``starts`` > 0: consecutive groups of that many
+    elements are one goal's starts, stopped at the goal's first converged one; ``cfg``: the LM settings. Returns (q,
+    iterations, position errors [m], rotation errors [rad]) of every element, as
+    :func:`ggik.ik.refine.lm_refine_checked`."""
     c, plain = consts
     n, dof = q.shape
     w = cfg.rot_weight
@@ -126,7 +133,7 @@ def lm_numpy(
     pos, rot = _errors(e, kind, w)
     iters = np.zeros(n, dtype=np.int64)
     running = (pos >= cfg.pos_tol) | (rot >= cfg.rot_tol)
-    solved = (~running).reshape(-1, starts).any(-1) if starts else None
+    solved: np.ndarray | None = np.asarray((~running).reshape(-1, starts).any(-1)) if starts else None
     if solved is not None:
         running &= ~np.repeat(solved, starts)
     active = np.flatnonzero(running)

@@ -251,15 +251,14 @@ def lm_refine_checked(
     q = torch.maximum(torch.minimum(q, hi), lo)
     eye = torch.eye(robot.dof, dtype=q.dtype, device=q.device)
 
-    # per-goal constants, computed once: the basis of position+axis goals, the pose rows' weights
+    # per-goal constant, computed once: the basis of position+axis goals (an empty stand-in for the other kinds)
     basis = goal_axis_basis(goal, axis) if kind == "position+axis" else goal[:, :0, :0]
-    row_w = _row_weights(kind, cfg.rot_weight, q)
     starts = batch[-1] if cfg.stop_at_first and len(batch) else 0  # the starts of one goal (consecutive elements)
     if q.device.type == "cpu" and q.dtype == torch.float64 and n <= NUMPY_MAX_ELEMENTS:  # per-op overhead: numpy
-        g_np, q_np, lo_np, hi_np, ax_np = (t.detach().numpy() for t in (goal, q, lo, hi, axis))
-        B_np = basis.detach().numpy() if kind == "position+axis" else np.zeros((n, 3, 2))
-        small = lm_numpy(robot.chain_constants(), g_np, q_np, lo_np, hi_np, kind, ax_np, B_np, starts, cfg)
+        arrays = (t.detach().numpy() for t in (goal, q, lo, hi, axis, basis))
+        small = lm_numpy(robot.chain_constants(), *arrays, kind=kind, starts=starts, cfg=cfg)
         return _outcome(*(torch.from_numpy(a) for a in small), batch=batch, cfg=cfg, dof=robot.dof)
+    row_w = _row_weights(kind, cfg.rot_weight, q)
     F, T = robot.joint_frames(q, trusted=True)  # the joint frames give the Jacobian without a second FK pass
     e = goal_residual(T, goal, cfg.rot_weight, kind, axis, basis)
     pos, rot = residual_errors(e, kind, cfg.rot_weight)

@@ -130,6 +130,7 @@ class Robot:
         #: revolute joints only, each its own independent joint: the Jacobian needs no type mask and no joint map
         plain_map = np.array_equal(A, np.eye(A.shape[0])) and not b.any()
         self._plain = plain_map and not self._np["prismatic"].any()
+        self._np_chain: dict[str, np.ndarray] | None = None  #: :meth:`chain_constants`, made on first use
         self.moving_joint_names = tuple(j.name for j in moving)
         self.joint_names = tuple(j.name for j in independent)
         self.joint_types = tuple(j.type for j in independent)
@@ -259,10 +260,11 @@ class Robot:
         """The chain's float64 constants as numpy arrays (:func:`ggik.kinematics.chain_fk.chain_constants`, plus
         ``A``, ``b``, ``axes``, ``pre``, ``tool``, ``prismatic``; read-only, shared) and whether the chain is plain
         (revolute joints only, each its own independent joint), for numpy code on the same chain."""
-        arrays = {k: v.numpy() for k, v in self._const(torch.float64, torch.device("cpu")).items()}
-        for a in arrays.values():
-            a.flags.writeable = False  # views of the cached tensors
-        return arrays, self._plain
+        if self._np_chain is None:  # once per robot: every small LM call asks for them
+            self._np_chain = {k: v.numpy() for k, v in self._const(torch.float64, torch.device("cpu")).items()}
+            for a in self._np_chain.values():
+                a.flags.writeable = False  # views of the cached tensors
+        return self._np_chain, self._plain
 
     def check_q(self, q) -> torch.Tensor:
         """Validate joint values: a floating tensor (..., dof) of finite numbers (array-likes are converted)."""
