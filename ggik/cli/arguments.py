@@ -65,6 +65,17 @@ def positive_float(text: str) -> float:
     return value
 
 
+def non_negative_float(text: str) -> float:
+    """argparse type: a finite number >= 0 (margins [m])."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
+    return value
+
+
 class DeprecatedAlias(argparse.Action):
     """An old spelling of an option (``p.add_argument("-n", dest="samples", action=DeprecatedAlias,
     type=..., new="-s/--samples")``): stores the value under ``dest`` like the new option and notes the

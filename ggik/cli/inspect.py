@@ -26,9 +26,12 @@ def graph_status(robot: Robot) -> str:
 
 
 def cmd_robot_show(args: argparse.Namespace) -> int:
+    from ggik.collision import CollisionModel
+
     robot = resolve_robot(args.robot, args.base, args.ee)
     print(robot.describe())
     print(graph_status(robot))
+    print(CollisionModel.from_robot(robot).describe())
     return 0
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from ggik.cli.arguments import add_old_samples_alias, positive_float, positive_int
+from ggik.cli.arguments import add_old_samples_alias, non_negative_float, positive_float, positive_int
 from ggik.cli.robots import add_chain_args, robot_from_options
 from ggik.errors import GGIKError
 from ggik.ik.solve_config import (
@@ -66,7 +66,16 @@ def cmd_solve(args: argparse.Namespace) -> int:
         )
     solver = GGIK.load_or_pretrained(args.ckpt)
     gen = torch.Generator().manual_seed(args.seed)
-    result = solver.solve(robot, goal, config, generator=gen, goal=kind)
+    obstacles = None
+    if args.obstacles is not None:
+        from ggik.collision import CollisionConfig, Scene
+
+        obstacles = Scene.from_file(args.obstacles)
+        collision = CollisionConfig() if args.margin is None else CollisionConfig(margin=args.margin)
+    elif args.margin is not None:
+        raise GGIKError("--margin needs --obstacles")
+    kw: dict[str, Any] = {} if obstacles is None else {"obstacles": obstacles, "collision": collision}
+    result = solver.solve(robot, goal, config, generator=gen, goal=kind, **kw)
     rows: list[dict[str, Any]] = [
         {
             "q": [round(v, 6) for v in result.q[0, k].tolist()],
@@ -74,6 +83,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
             "rot_err_rad": result.rot_err[0, k].item(),
             "success": bool(result.success[0, k]),
             "within_limits": bool(result.within_limits[0, k]),
+            **(
+                {}
+                if result.clearance is None
+                else {"collision_free": bool(result.clearance[0, k] >= 0), "clearance_m": result.clearance[0, k].item()}
+            ),
         }
         for k in range(result.q.shape[1])
     ]
@@ -102,15 +116,18 @@ def cmd_solve(args: argparse.Namespace) -> int:
         "model-first": f"model first, then random starts where unsolved, refined with {config.method}",
         "random": f"random starts refined with {config.method}",
     }[config.strategy]
-    print(f"{robot.name}: {len(rows)} solutions ({how}{what}), best first")
+    among = "" if obstacles is None else f", among {len(obstacles)} obstacles: ok = within tolerance and collision-free"
+    print(f"{robot.name}: {len(rows)} solutions ({how}{what}{among}), best first")
+    clear_head = "" if obstacles is None else f" {'clearance [mm]':>14}"
     print(
-        f"{'#':>3}  {'pos err [mm]':>12} {'rot err [deg]':>13} {'ok':>3} {'in limits':>9}  "
+        f"{'#':>3}  {'pos err [mm]':>12} {'rot err [deg]':>13} {'ok':>3} {'in limits':>9}{clear_head}  "
         f"q [rad] ({', '.join(robot.joint_names)})"
     )
     for k, r in enumerate(rows):
+        clear = "" if obstacles is None else f" {1e3 * r['clearance_m']:14.1f}"
         print(
             f"{k:>3}  {1e3 * r['pos_err_m']:12.3f} {torch.rad2deg(torch.tensor(r['rot_err_rad'])).item():13.3f} "
-            f"{'yes' if r['success'] else 'no':>3} {'yes' if r['within_limits'] else 'no':>9}  {r['q']}"
+            f"{'yes' if r['success'] else 'no':>3} {'yes' if r['within_limits'] else 'no':>9}{clear}  {r['q']}"
         )
     return 0
 
@@ -194,6 +211,18 @@ def add_solve_parser(sub: Any) -> None:
         type=positive_float,
         metavar="RAD",
         help=f"success: rotation error below RAD [rad] (default {SOLVE_TOLERANCES.rot_tol:g})",
+    )
+    p.add_argument(
+        "--obstacles",
+        metavar="SCENE",
+        help="a scene file (YAML or JSON: boxes, spheres, capsules in the base-link frame; see the README): LM keeps "
+        "the robot's links clear of them and of each other, and ok means collision-free too",
+    )
+    p.add_argument(
+        "--margin",
+        type=non_negative_float,
+        metavar="M",
+        help="with --obstacles: the clearance LM aims for [m] (default 0.01)",
     )
     p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
     p.add_argument("--seed", type=int, default=0)

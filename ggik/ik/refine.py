@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -25,6 +26,9 @@ from ggik.ik.lm_numpy import HOLD_GRADIENT, NUMPY_MAX_ELEMENTS, lm_numpy
 from ggik.ik.tolerances import SOLVE_TOLERANCES, Tolerances
 from ggik.kinematics.geometry import matrix_to_rotvec, perpendicular_unit
 from ggik.kinematics.robot import Robot
+
+if TYPE_CHECKING:  # ggik.collision imports the kinematics only; the solver takes its Clearance as an argument
+    from ggik.collision import Clearance
 
 __all__ = [
     "RefineConfig",
@@ -233,12 +237,18 @@ def lm_refine_checked(
     cfg: RefineConfig | None = None,
     kind: str = "pose",
     axis: torch.Tensor | None = None,
+    clearance: Clearance | None = None,
 ) -> tuple[torch.Tensor, RefineInfo]:
     """:func:`lm_refine` of inputs its caller checked once: canonical goal poses ``T_goal`` (..., 4, 4) of ``kind``
     in the base-link frame (``in_base`` of :class:`ggik.graph.Goals`, :func:`ggik.graph.goal_kinds.goal_poses` or
     :func:`ggik.ik.path.check_path_inputs`), starts ``q0`` (..., dof), a floating tensor, and the robot's
     :func:`ggik.graph.goal_kinds.tool_axis` (computed when None). Nothing is validated again: the solver's
-    strategies and path following call this in their inner loops."""
+    strategies and path following call this in their inner loops.
+
+    ``clearance`` (:class:`ggik.collision.Clearance`): obstacles and self-collision as residual rows
+    ``max(0, margin - distance)`` beside the goal's (:meth:`~ggik.collision.Clearance.hinge`); an element then runs
+    until its pose is within the tolerances and every clearance is at least half the margin (or the budget ends).
+    ``RefineInfo.converged`` still reports the pose alone: the caller reads the clearances of the result."""
     cfg = cfg or RefineConfig()
     q = q0.clone()
     axis = tool_axis(robot) if axis is None else axis
@@ -254,7 +264,8 @@ def lm_refine_checked(
     # per-goal constant, computed once: the basis of position+axis goals (an empty stand-in for the other kinds)
     basis = goal_axis_basis(goal, axis) if kind == "position+axis" else goal[:, :0, :0]
     starts = batch[-1] if cfg.stop_at_first and len(batch) else 0  # the starts of one goal (consecutive elements)
-    if q.device.type == "cpu" and q.dtype == torch.float64 and n <= NUMPY_MAX_ELEMENTS:  # per-op overhead: numpy
+    few = q.device.type == "cpu" and q.dtype == torch.float64 and n <= NUMPY_MAX_ELEMENTS
+    if few and clearance is None:  # per-op overhead: numpy
         arrays = (t.detach().numpy() for t in (goal, q, lo, hi, axis, basis))
         small = lm_numpy(robot.chain_constants(), *arrays, kind=kind, starts=starts, cfg=cfg)
         return _outcome(*(torch.from_numpy(a) for a in small), batch=batch, cfg=cfg, dof=robot.dof)
@@ -264,20 +275,27 @@ def lm_refine_checked(
     pos, rot = residual_errors(e, kind, cfg.rot_weight)
     iters = torch.zeros(n, dtype=torch.long, device=q.device)
     running = (pos >= cfg.pos_tol) | (rot >= cfg.rot_tol)
+    D, JD = clearance.rows(q) if clearance is not None else (q[:, :0], q[:, :0, None].expand(n, 0, robot.dof))
+    if clearance is not None:
+        running |= ~clearance.settled(D)
     solved = (~running).view(-1, starts).any(-1) if starts else None  # (goals,) one start converged
     if solved is not None:
         running &= ~solved.repeat_interleave(starts)
     active = running.nonzero()[:, 0]  # the working set: indices into the batch
-    qa, Fa, Ta, Tg, Ba, pos_a, rot_a, e = (t[active] for t in (q, F, T, goal, basis, pos, rot, e))
-    cost = (e * e).sum(-1)
+    qa, Fa, Ta, Tg, Ba, pos_a, rot_a, e, Da, JDa = (t[active] for t in (q, F, T, goal, basis, pos, rot, e, D, JD))
+    cost = (e * e).sum(-1) + _hinge_cost(clearance, Da)
     lam = torch.full(active.shape, cfg.damping, dtype=q.dtype, device=q.device)
     for _ in range(cfg.max_iters):
         if active.numel() == 0:
             break
         B = Ba if kind == "position+axis" else None
         J = _rows(robot.jacobian_at(Fa, Ta), kind, cfg.rot_weight, B, row_w)  # rows matching the residual
+        ef = e
+        if clearance is not None:  # the clearance rows below the goal's
+            eh, Jh = clearance.hinge(Da, JDa)
+            J, ef = torch.cat([J, Jh], -2), torch.cat([e, eh], -1)
         # Active set: a joint on a limit whose descent direction points outward is held for this step.
-        g = (J.transpose(-1, -2) @ e[..., None])[..., 0]
+        g = (J.transpose(-1, -2) @ ef[..., None])[..., 0]
         held = ((qa <= lo) & (g < -HOLD_GRADIENT)) | ((qa >= hi) & (g > HOLD_GRADIENT))
         J = J * (~held)[..., None, :].to(J.dtype)
         JtJ = J.transpose(-1, -2) @ J
@@ -286,8 +304,12 @@ def lm_refine_checked(
         q_new = torch.maximum(torch.minimum(qa + dq, hi), lo)
         F_new, T_new = robot.joint_frames(q_new, trusted=True)
         e_new = goal_residual(T_new, Tg, cfg.rot_weight, kind, axis, B)
-        cost_new = (e_new * e_new).sum(-1)
+        D_new, JD_new = clearance.rows(q_new) if clearance is not None else (Da, JDa)
+        cost_new = (e_new * e_new).sum(-1) + _hinge_cost(clearance, D_new)
         better = cost_new < cost
+        if clearance is not None:
+            Da = torch.where(better[:, None], D_new, Da)
+            JDa = torch.where(better[:, None, None], JD_new, JDa)
         qa = torch.where(better[:, None], q_new, qa)
         Fa = torch.where(better[:, None, None, None], F_new, Fa)
         Ta = torch.where(better[:, None, None], T_new, Ta)
@@ -297,17 +319,24 @@ def lm_refine_checked(
         iters[active] += 1
         pos_a, rot_a = residual_errors(e, kind, cfg.rot_weight)
         keep = (pos_a >= cfg.pos_tol) | (rot_a >= cfg.rot_tol)
+        if clearance is not None:
+            keep |= ~clearance.settled(Da)
         if solved is not None:  # a goal's other starts stop with its first converged one
             solved[active[~keep] // starts] = True
             keep &= ~solved[active // starts]
         if not bool(keep.all()):  # converged elements leave the working set
             out = ~keep
             q[active[out]], pos[active[out]], rot[active[out]] = qa[out], pos_a[out], rot_a[out]
-            active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a = (
-                t[keep] for t in (active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a)
+            active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a, Da, JDa = (
+                t[keep] for t in (active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a, Da, JDa)
             )
     q[active], pos[active], rot[active] = qa, pos_a, rot_a  # those still running at the budget's end
     return _outcome(q, iters, pos, rot, batch=batch, cfg=cfg, dof=robot.dof)
+
+
+def _hinge_cost(clearance: Clearance | None, D: torch.Tensor) -> torch.Tensor | float:
+    """The clearance rows' share of LM's cost (0 without obstacles)."""
+    return 0.0 if clearance is None else clearance.hinge_cost(D)
 
 
 def _outcome(

@@ -16,8 +16,12 @@ class IKResult:
     Attributes:
         q: (B, S, dof) joint values [rad].
         pos_err: (B, S) EE position error [m]; rot_err: (B, S) rotation error [rad].
-        success: (B, S) bool, both errors within the solver's tolerances.
+        success: (B, S) bool, both errors within the solver's tolerances (and, in a solve with obstacles,
+            collision-free).
         within_limits: (B, S) bool, every joint within its limits.
+        collision_free: (B, S) bool, no obstacle or self-collision pair overlaps; None for a solve without obstacles.
+        clearance: (B, S) float64, the lowest signed distance over the checked pairs [m] (negative: the deepest
+            overlap); None for a solve without obstacles.
     """
 
     q: torch.Tensor
@@ -25,6 +29,8 @@ class IKResult:
     rot_err: torch.Tensor
     success: torch.Tensor
     within_limits: torch.Tensor
+    collision_free: torch.Tensor | None = None
+    clearance: torch.Tensor | None = None
 
     def best(self) -> torch.Tensor:
         """(B, dof): the best solution of each goal."""
@@ -42,10 +48,17 @@ def sort_best_first(
     within: torch.Tensor,
     pos_tol: float,
     rot_tol: float,
+    clearance: torch.Tensor | None = None,
 ) -> IKResult:
     """Order each goal's solutions: successful first, then within limits, then by pos/pos_tol + rot/rot_tol.
 
-    ``q`` (B, K, dof), the others (B, K); stable, so equal keys keep their column order."""
+    ``q`` (B, K, dof), the others (B, K); stable, so equal keys keep their column order. ``clearance`` (B, K) [m]: the
+    solutions' lowest signed distances to obstacles, in a solve with obstacles: the result's ``collision_free`` is
+    ``clearance >= 0`` and ``success`` requires it (the caller's ``success`` is the pose's)."""
+    free = None
+    if clearance is not None:
+        free = clearance >= 0
+        success = success & free
     order = torch.argsort(pos / pos_tol + rot / rot_tol, dim=-1, stable=True)
     for key in (within, success):  # stable sorts: the last key applied is the primary one
         k = torch.gather((~key).to(torch.int8), 1, order)
@@ -54,4 +67,8 @@ def sort_best_first(
     def take(t: torch.Tensor) -> torch.Tensor:
         return torch.gather(t, 1, order if t.ndim == 2 else order[..., None].expand_as(t))
 
-    return IKResult(q=take(q), pos_err=take(pos), rot_err=take(rot), success=take(success), within_limits=take(within))
+    return IKResult(
+        q=take(q), pos_err=take(pos), rot_err=take(rot), success=take(success), within_limits=take(within),
+        collision_free=None if free is None else take(free),
+        clearance=None if clearance is None else take(clearance),
+    )  # fmt: skip

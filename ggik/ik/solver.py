@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from ggik.checkpoint import PRETRAINED_CHECKPOINT, load_model, load_model_or_shipped, recorded_training_set
+from ggik.collision import Clearance, CollisionConfig, CollisionModel, Scene
 from ggik.graph import Goals, RobotGraph
 from ggik.graph.goal_kinds import check_goal_kind, goal_poses, tool_axis
 from ggik.ik.dg_refine import DGConfig
@@ -26,7 +27,7 @@ from ggik.ik.path import PathConfig, PathResult, solve_path
 from ggik.ik.refine import RefineConfig
 from ggik.ik.result import IKResult, sort_best_first
 from ggik.ik.solve_config import DEFAULT_SAMPLES, REFINE_METHODS, SolveConfig
-from ggik.ik.strategies import model_first_strategy, random_strategy, samples_strategy
+from ggik.ik.strategies import check_obstacle_method, model_first_strategy, random_strategy, samples_strategy
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel
 
@@ -60,6 +61,7 @@ class GGIK:
         self.config = tolerances or RefineConfig()
         self.dg_config = dg or DGConfig()
         self._graphs: weakref.WeakKeyDictionary[Robot, RobotGraph] = weakref.WeakKeyDictionary()
+        self._collision_models: weakref.WeakKeyDictionary[Robot, CollisionModel] = weakref.WeakKeyDictionary()
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu") -> GGIK:
@@ -99,6 +101,9 @@ class GGIK:
         *legacy: Any,
         generator: torch.Generator | None = None,
         goal: str = "pose",
+        obstacles: Scene | None = None,
+        collision_model: CollisionModel | None = None,
+        collision: CollisionConfig | None = None,
         **deprecated: Any,
     ) -> IKResult:
         """IK solutions for goals ``T_goal`` (4, 4) or (B, 4, 4): EE poses in ``robot``'s base-link frame.
@@ -122,6 +127,14 @@ class GGIK:
         samples are rough starts for every kind (centimetres off); refine (e.g. ``refine="lm"``) for solutions
         within tolerance.
 
+        ``obstacles``: a :class:`ggik.Scene` in the base-link frame. LM (``refine`` "lm" or "dg+lm", and the strategies
+        "model-first" and "random") keeps every link capsule of ``collision_model`` (default
+        :meth:`ggik.collision.CollisionModel.from_robot`, made once per robot) clear of the obstacles and of the
+        robot's other links by ``collision.margin`` (:class:`ggik.collision.CollisionConfig`); raw samples and "dg"
+        are only checked. The result then reports ``collision_free`` and ``clearance`` per solution, and ``success``
+        requires collision-free; the restarts of "model-first" go to the goals without such a solution. A
+        ``collision_model`` without ``obstacles`` checks self-collision alone. SLSQP takes no obstacles (ValueError).
+
         The goals are checked once here (:meth:`ggik.RobotGraph.goals`) and passed down checked. The keyword
         arguments ``num_samples``, ``refine``, ``pos_tol`` and ``rot_tol`` (and positional options after
         ``T_goal``) are the deprecated form of ``config``: they still work, with a DeprecationWarning.
@@ -137,9 +150,11 @@ class GGIK:
                 "pass and takes none"
             )
         cfg = self._refine_config(config)
+        clearance = self._clearance(robot, obstacles, collision_model, collision)
+        check_obstacle_method(config.method, clearance)
         if config.strategy == "random":  # no model, no graph: any chain LM can move
             T, kind = self._checked_goals(robot, T_goal, goal, None)
-            return random_strategy(robot, T, kind, config.starts, config.method, cfg, generator).result
+            return random_strategy(robot, T, kind, config.starts, config.method, cfg, generator, clearance).result
         samples = DEFAULT_SAMPLES if config.samples is None else config.samples
         if samples < 1:
             raise ValueError(
@@ -151,11 +166,33 @@ class GGIK:
         over = config.oversample or 1
         if config.strategy == "samples":
             return samples_strategy(
-                self.model, graph, goals, samples, config.refine, cfg, self.dg_config, generator, over
+                self.model, graph, goals, samples, config.refine, cfg, self.dg_config, generator, over, clearance
             )
         return model_first_strategy(
-            self.model, graph, goals, samples, config.starts, config.method, cfg, generator, generator, over
+            self.model, graph, goals, samples, config.starts, config.method, cfg, generator, generator, over, clearance
         ).result
+
+    def collision_model(self, robot: Robot) -> CollisionModel:
+        """The default :class:`ggik.collision.CollisionModel` of ``robot``, made on first use and kept with it."""
+        if robot not in self._collision_models:
+            self._collision_models[robot] = CollisionModel.from_robot(robot)
+        return self._collision_models[robot]
+
+    def _clearance(
+        self, robot: Robot, obstacles: Scene | None, model: CollisionModel | None, config: CollisionConfig | None
+    ) -> Clearance | None:
+        """The :class:`ggik.collision.Clearance` of a call with obstacles or a collision model (None without)."""
+        if obstacles is None and model is None:
+            if config is not None:
+                raise ValueError("a CollisionConfig was given without obstacles or a collision model")
+            return None
+        if obstacles is not None and not isinstance(obstacles, Scene):
+            raise TypeError(
+                f"obstacles must be a ggik.Scene (Scene.from_file reads a file), got {type(obstacles).__name__}"
+            )
+        if model is not None and not isinstance(model, CollisionModel):
+            raise TypeError(f"collision_model must be a ggik.collision.CollisionModel, got {type(model).__name__}")
+        return Clearance(robot, model or self.collision_model(robot), obstacles, config)
 
     @staticmethod
     def _checked_goals(robot: Robot, T_goal: Any, goal: str, graph: RobotGraph | None) -> Any:

@@ -11,6 +11,7 @@ iterations and whether the model's samples alone solved it (:class:`StrategyOutc
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -23,7 +24,17 @@ from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel
 
-__all__ = ["StrategyOutcome", "refine_starts", "samples_strategy", "random_strategy", "model_first_strategy"]
+if TYPE_CHECKING:
+    from ggik.collision import Clearance
+
+__all__ = [
+    "StrategyOutcome",
+    "refine_starts",
+    "check_obstacle_method",
+    "samples_strategy",
+    "random_strategy",
+    "model_first_strategy",
+]
 
 
 @dataclass
@@ -43,16 +54,36 @@ class StrategyOutcome:
 
 
 def refine_starts(
-    robot: Robot, T: torch.Tensor, kind: str, q0: torch.Tensor, method: str | None, cfg: RefineConfig
-) -> tuple[torch.Tensor, RefineInfo]:
+    robot: Robot, T: torch.Tensor, kind: str, q0: torch.Tensor, method: str | None, cfg: RefineConfig,
+    clearance: Clearance | None = None,
+) -> tuple[torch.Tensor, RefineInfo]:  # fmt: skip
     """Refine starts ``q0`` (B, K, dof) towards the checked canonical goals ``T`` (B, 4, 4) of ``kind``: SLSQP for
-    ``method`` "slsqp", LM otherwise (:func:`~ggik.ik.refine.lm_refine_checked`)."""
-    fn = slsqp_refine_checked if method == "slsqp" else lm_refine_checked
-    return fn(robot, T[:, None], q0, cfg, kind, tool_axis(robot))
+    ``method`` "slsqp", LM otherwise (:func:`~ggik.ik.refine.lm_refine_checked`, with the clearance rows of
+    ``clearance`` when given; SLSQP takes none: :func:`check_obstacle_method`)."""
+    if method == "slsqp":
+        check_obstacle_method(method, clearance)
+        return slsqp_refine_checked(robot, T[:, None], q0, cfg, kind, tool_axis(robot))
+    return lm_refine_checked(robot, T[:, None], q0, cfg, kind, tool_axis(robot), clearance)
 
 
-def _ranked(robot: Robot, q: torch.Tensor, pos: torch.Tensor, rot: torch.Tensor, cfg: RefineConfig) -> IKResult:
-    return sort_best_first(q, pos, rot, cfg.tolerances.met(pos, rot), robot.within_limits(q), cfg.pos_tol, cfg.rot_tol)
+def check_obstacle_method(method: str | None, clearance: Clearance | None) -> None:
+    """ValueError for a refinement that cannot keep clear of obstacles (SLSQP) in a solve with obstacles."""
+    if clearance is not None and method == "slsqp":
+        raise ValueError(
+            "obstacles are kept clear by LM's clearance rows; refine 'slsqp' takes none: use 'lm' (or 'dg+lm'), or "
+            "None / 'dg' to only check the raw solutions for collisions"
+        )
+
+
+def _ranked(
+    robot: Robot, q: torch.Tensor, pos: torch.Tensor, rot: torch.Tensor, cfg: RefineConfig,
+    clearance: Clearance | None = None,
+) -> IKResult:  # fmt: skip
+    """The solutions of B goals (q (B, K, dof), errors (B, K)) sorted best first; with ``clearance``, collision-free
+    is part of success."""
+    free = None if clearance is None else clearance.min_clearance(q)
+    met = cfg.tolerances.met(pos, rot)
+    return sort_best_first(q, pos, rot, met, robot.within_limits(q), cfg.pos_tol, cfg.rot_tol, free)
 
 
 def samples_strategy(
@@ -65,10 +96,12 @@ def samples_strategy(
     dg: DGConfig,
     generator: torch.Generator | None = None,
     oversample: int = 1,
+    clearance: Clearance | None = None,
 ) -> IKResult:
     """``samples`` model samples per goal (B goals, one batched pass; drawn ``oversample`` times over, the best kept:
     :func:`sample_joint_angles`), refined by ``refine`` (None, "lm", "slsqp", "dg", "dg+lm"); ``cfg``: the tolerances
-    and LM/SLSQP budgets, ``dg``: the budget of "dg". IKResult (B, samples)."""
+    and LM/SLSQP budgets, ``dg``: the budget of "dg". IKResult (B, samples). ``clearance``: obstacles, kept clear by
+    LM and checked for every refinement."""
     robot = graph.robot
     raw = sample_joint_angles(model, graph, goals, samples, generator=generator, oversample=oversample)
     q, pos, rot = raw.q, raw.pos_err, raw.rot_err
@@ -76,9 +109,9 @@ def samples_strategy(
         projected = dg_refine(graph, raw.points, goals, dg)
         q, pos, rot = projected.q, projected.pos_err, projected.rot_err
     if refine in ("lm", "slsqp", "dg+lm"):
-        q, info = refine_starts(robot, goals.in_base, goals.kind, q, refine, cfg)
+        q, info = refine_starts(robot, goals.in_base, goals.kind, q, refine, cfg, clearance)
         pos, rot = info.pos_err, info.rot_err
-    return _ranked(robot, q, pos, rot, cfg)
+    return _ranked(robot, q, pos, rot, cfg, clearance)
 
 
 def random_strategy(
@@ -89,15 +122,16 @@ def random_strategy(
     method: str | None,
     cfg: RefineConfig,
     generator: torch.Generator | None = None,
+    clearance: Clearance | None = None,
 ) -> StrategyOutcome:
     """``random_starts`` uniform random configurations per goal (``robot.sample_q``, drawn for all B goals at once,
     goal-major), refined towards the checked canonical goals ``T`` (B, 4, 4) of ``kind`` by ``method`` ("lm" or
-    "slsqp"). No model. IKResult (B, random_starts)."""
+    "slsqp"). No model. IKResult (B, random_starts). ``clearance`` as in :func:`samples_strategy`."""
     B = T.shape[0]
     q0 = robot.sample_q(B * random_starts, generator).view(B, random_starts, robot.dof)
-    q, info = refine_starts(robot, T, kind, q0, method, cfg)
+    q, info = refine_starts(robot, T, kind, q0, method, cfg, clearance)
     return StrategyOutcome(
-        result=_ranked(robot, q, info.pos_err, info.rot_err, cfg),
+        result=_ranked(robot, q, info.pos_err, info.rot_err, cfg, clearance),
         iterations=info.iterations.to(torch.float64).sum(-1),
         first_stage=torch.zeros(B, dtype=torch.bool),
     )
@@ -114,6 +148,7 @@ def model_first_strategy(
     generator: torch.Generator | None = None,
     start_generator: torch.Generator | None = None,
     oversample: int = 1,
+    clearance: Clearance | None = None,
 ) -> StrategyOutcome:
     """Refine ``samples`` model samples per goal (B goals; ``method`` "lm" or "slsqp"); the goals that none of them
     solves within the tolerances and the joint limits get ``random_starts`` random starts, refined the same way.
@@ -121,10 +156,10 @@ def model_first_strategy(
 
     ``generator`` draws the model's sampling noise, ``start_generator`` the random starts (for the unsolved goals
     only, in goal order, after the model's noise when both are the same generator); ``oversample`` as in
-    :func:`samples_strategy`."""
+    :func:`samples_strategy`; ``clearance`` as there (a goal without a collision-free solution is restarted)."""
     raw = sample_joint_angles(model, graph, goals, samples, generator=generator, oversample=oversample)
     return starts_then_restarts(
-        graph.robot, goals.in_base, goals.kind, raw.q, random_starts, method, cfg, start_generator
+        graph.robot, goals.in_base, goals.kind, raw.q, random_starts, method, cfg, start_generator, clearance
     )
 
 
@@ -137,6 +172,7 @@ def starts_then_restarts(
     method: str | None,
     cfg: RefineConfig,
     start_generator: torch.Generator | None = None,
+    clearance: Clearance | None = None,
 ) -> StrategyOutcome:
     """The restart policy of the cascades: refine the first-stage starts ``q_first`` (B, S, dof) towards the checked
     canonical goals ``T`` (B, 4, 4) of ``kind`` by ``method``; the goals that none of them solves within the tolerances
@@ -144,20 +180,23 @@ def starts_then_restarts(
     in goal order), refined the same way. Each goal keeps its best S solutions: IKResult (B, S). The model-first
     cascade starts from model samples, its control (:func:`ggik.ik.cascade.lm_random_first`) from random starts."""
     samples = q_first.shape[1]
-    q, info = refine_starts(robot, T, kind, q_first, method, cfg)
-    result = _ranked(robot, q, info.pos_err, info.rot_err, cfg)
+    q, info = refine_starts(robot, T, kind, q_first, method, cfg, clearance)
+    result = _ranked(robot, q, info.pos_err, info.rot_err, cfg, clearance)
     iterations = info.iterations.to(torch.float64).sum(-1)
     first_stage = (result.success & result.within_limits)[:, 0]  # the best is strict-valid if any is
     todo = (~first_stage).nonzero()[:, 0]
     if todo.numel():
         q0 = robot.sample_q(todo.numel() * random_starts, start_generator).view(todo.numel(), random_starts, robot.dof)
-        q2, info2 = refine_starts(robot, T[todo], kind, q0, method, cfg)
+        q2, info2 = refine_starts(robot, T[todo], kind, q0, method, cfg, clearance)
         iterations[todo] = iterations[todo] + info2.iterations.to(torch.float64).sum(-1)
 
         def both(name: str, new: torch.Tensor) -> torch.Tensor:
             return torch.cat([getattr(result, name)[todo], new], 1)
 
-        merged = _ranked(robot, both("q", q2), both("pos_err", info2.pos_err), both("rot_err", info2.rot_err), cfg)
-        for name in ("q", "pos_err", "rot_err", "success", "within_limits"):
-            getattr(result, name)[todo] = getattr(merged, name)[:, :samples]
+        merged = _ranked(
+            robot, both("q", q2), both("pos_err", info2.pos_err), both("rot_err", info2.rot_err), cfg, clearance
+        )
+        for name in ("q", "pos_err", "rot_err", "success", "within_limits", "collision_free", "clearance"):
+            if getattr(result, name) is not None:
+                getattr(result, name)[todo] = getattr(merged, name)[:, :samples]
     return StrategyOutcome(result=result, iterations=iterations, first_stage=first_stage)

@@ -23,6 +23,7 @@ from ggik.kinematics.chain_fk import chain_constants, chain_frames
 from ggik.kinematics.chains import dh_chain, np_transform, serial_chain
 from ggik.kinematics.consts import ConstCache
 from ggik.kinematics.urdf import SUPPORTED_JOINT_TYPES, JointSpec, read_urdf, write_urdf
+from ggik.kinematics.urdf_collision import CollisionShape
 
 __all__ = ["Robot", "available_robots"]
 
@@ -45,7 +46,13 @@ class Robot:
         limited: (dof,) bool, whether ``lower``/``upper`` are hard limits.
     """
 
-    def __init__(self, joints: Sequence[JointSpec], name: str = "robot", source: str = "") -> None:
+    def __init__(
+        self,
+        joints: Sequence[JointSpec],
+        name: str = "robot",
+        source: str = "",
+        collision_shapes: Mapping[str, tuple[CollisionShape, ...]] | None = None,
+    ) -> None:
         joints = tuple(joints)
         if not joints:
             raise ChainError(f"{name}: the chain has no joints")
@@ -62,6 +69,9 @@ class Robot:
         self.base_link = joints[0].parent
         self.ee_link = joints[-1].child
         self.source = source
+        links = {self.base_link} | {j.child for j in joints}
+        #: the URDF ``<collision>`` shapes of the chain's links ({link: shapes}; :mod:`ggik.collision` reads them)
+        self.collision_shapes = {k: tuple(v) for k, v in (collision_shapes or {}).items() if k in links}
 
         moving = [j for j in joints if j.type in _MOVING]
         if not moving:
@@ -155,7 +165,8 @@ class Robot:
                 unsupported joint types or limits on the chain.
         """
         model = read_urdf(path_or_xml)
-        return cls(serial_chain(model, base_link, ee_link), name=model.name, source=model.source)
+        joints = serial_chain(model, base_link, ee_link)
+        return cls(joints, name=model.name, source=model.source, collision_shapes=model.collisions)
 
     @classmethod
     def from_dh(
@@ -202,7 +213,10 @@ class Robot:
         if link in self.link_names:
             raise ChainError(f"{self.name}: link {link!r} is already on the chain")
         joint = JointSpec(f"{self.ee_link}_to_{link}", "fixed", self.ee_link, link, T.numpy(), np.array([1.0, 0, 0]))
-        return Robot(list(self.joints) + [joint], name=f"{self.name}+{link}", source=self.source)
+        return Robot(
+            list(self.joints) + [joint], name=f"{self.name}+{link}", source=self.source,
+            collision_shapes=self.collision_shapes,
+        )  # fmt: skip
 
     def lock(self, values: Mapping[str, float]) -> Robot:
         """A new Robot with the named independent joints fixed at the given values.
@@ -250,7 +264,8 @@ class Robot:
                 new.append(replace(j, type="fixed", origin=j.origin @ motion, mimic=None, lower=None, upper=None))
             else:
                 new.append(j)
-        return Robot(new, name=self.name, source=f"{self.source} (locked: {sorted(full)})")
+        source = f"{self.source} (locked: {sorted(full)})"
+        return Robot(new, name=self.name, source=source, collision_shapes=self.collision_shapes)
 
     # ------------------------------------------------------------------ kinematics
     def _const(self, dtype: torch.dtype, device: torch.device) -> dict[str, torch.Tensor]:

@@ -14,7 +14,7 @@ import io
 import math
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +22,7 @@ import torch
 
 from ggik.errors import URDFError
 from ggik.kinematics.geometry import matrix_to_rpy
+from ggik.kinematics.urdf_collision import CollisionShape, read_collision_shapes
 
 __all__ = ["JointSpec", "UrdfModel", "read_urdf", "write_urdf", "SUPPORTED_JOINT_TYPES"]
 
@@ -56,12 +57,14 @@ class JointSpec:
 
 @dataclass(frozen=True)
 class UrdfModel:
-    """A parsed URDF: robot name, link names and joints in document order; ``source`` for messages."""
+    """A parsed URDF: robot name, link names and joints in document order; ``source`` for messages; the links'
+    ``<collision>`` shapes ({link: shapes}, only links that have any)."""
 
     name: str
     links: tuple[str, ...]
     joints: tuple[JointSpec, ...]
     source: str
+    collisions: dict[str, tuple[CollisionShape, ...]] = field(default_factory=dict)
 
 
 def _load_text(path_or_xml: str | Path) -> tuple[str, str]:
@@ -212,7 +215,14 @@ def read_urdf(path_or_xml: str | Path) -> UrdfModel:
                 0.0 if j.mimic.offset is None else float(j.mimic.offset),
             )
         joints.append(JointSpec(j.name, j.type, j.parent, j.child, origin, axis, lower, upper, mimic))
-    return UrdfModel(name=urdf.robot.name or "robot", links=tuple(link_names), joints=tuple(joints), source=src)
+    collisions = read_collision_shapes(root, src)
+    return UrdfModel(
+        name=urdf.robot.name or "robot",
+        links=tuple(link_names),
+        joints=tuple(joints),
+        source=src,
+        collisions=collisions,
+    )
 
 
 def _fmt(x: float) -> str:

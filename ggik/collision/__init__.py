@@ -1,0 +1,28 @@
+"""Obstacles and collision checking: scenes, robot collision models, signed distances, clearance for the solvers.
+
+from ggik.collision import Scene, CollisionModel, Clearance
+scene = Scene.from_file("table.yaml")                 # boxes, spheres, capsules in the base-link frame
+model = CollisionModel.from_robot(robot)              # capsules per link, self-collision pairs
+check = Clearance(robot, model, scene)
+check.min_clearance(q)                                # (...,) [m], negative = in collision
+"""
+
+from ggik.collision.clearance import Clearance, CollisionConfig
+from ggik.collision.distance import point_box, segment_box, segment_segment
+from ggik.collision.robot_model import DEFAULT_LINK_RADIUS, CollisionModel
+from ggik.collision.scene import Box, Capsule, Scene, SceneError, Sphere
+
+__all__ = [
+    "Scene",
+    "Box",
+    "Sphere",
+    "Capsule",
+    "SceneError",
+    "CollisionModel",
+    "DEFAULT_LINK_RADIUS",
+    "Clearance",
+    "CollisionConfig",
+    "segment_segment",
+    "segment_box",
+    "point_box",
+]

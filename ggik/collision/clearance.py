@@ -1,0 +1,173 @@
+"""Clearances of a robot among obstacles at batches of joint values, and their Jacobians for the LM solver.
+
+:class:`Clearance` binds a robot, its :class:`~ggik.collision.robot_model.CollisionModel`, a
+:class:`~ggik.collision.scene.Scene` and a :class:`CollisionConfig`. Its pairs (P of them): every moving robot capsule
+against every obstacle, then the model's self-collision pairs. ``distances(q)`` gives their signed distances (..., P)
+[m] (positive: clear by that much; negative: overlapping), ``rows(q)`` also d(distance)/dq (n, P, dof), the rows that
+LM adds as the hinge residual ``max(0, margin - distance)``: zero where a pair is clear by the margin, so a solution
+whose pairs all are is a zero of the residual as without obstacles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ggik.collision.distance import segment_box, segment_segment
+from ggik.collision.robot_model import CollisionModel
+from ggik.collision.scene import Scene
+from ggik.kinematics.robot import Robot
+
+__all__ = ["CollisionConfig", "Clearance"]
+
+
+@dataclass(frozen=True)
+class CollisionConfig:
+    """How collisions count in a solve.
+
+    Attributes:
+        margin: [m] LM pushes every robot-obstacle clearance up to this (a hinge residual), and keeps iterating an
+            element until the pose is within tolerance and every clearance is at least half its margin.
+        self_margin: [m] the same for the self-collision pairs (default 0: only apart; the default link capsules of
+            some arms lie closer than a centimetre in most configurations, e.g. the panda's fourth and seventh links).
+        self_collision: check the collision model's self-collision pairs too.
+    """
+
+    margin: float = 0.01
+    self_margin: float = 0.0
+    self_collision: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("margin", "self_margin"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not (isinstance(value, (int, float)) and 0 <= value < float("inf")):
+                raise ValueError(f"CollisionConfig.{name} must be a length >= 0 [m], got {value!r}")
+
+
+class Clearance:
+    """The collision pairs of ``robot`` (model ``model``) among ``scene``'s obstacles (module docstring).
+
+    A collision-free configuration has every distance >= 0 (:meth:`collision_free`)."""
+
+    def __init__(
+        self, robot: Robot, model: CollisionModel, scene: Scene | None = None, config: CollisionConfig | None = None
+    ) -> None:
+        scene = Scene() if scene is None else scene
+        to_base = scene.to_base(robot)  # SceneError for a frame that is not the base link's
+        model.check_robot(robot)
+        self.robot, self.model, self.scene = robot, model, scene
+        self.config = config or CollisionConfig()
+        moving = model.moving.nonzero()[:, 0]
+        self.cap_a, self.cap_b, self.cap_r = scene.capsule_arrays(to_base)
+        self.box_c, self.box_R, self.box_h = scene.box_arrays(to_base)
+        K, M = len(self.cap_r), len(self.box_h)
+        self.cap_pairs = torch.cartesian_prod(moving, torch.arange(K)).reshape(-1, 2)  # (robot capsule, obstacle)
+        self.box_pairs = torch.cartesian_prod(moving, torch.arange(M)).reshape(-1, 2)
+        self.self_pairs = model.self_pairs if self.config.self_collision else torch.zeros(0, 2, dtype=torch.long)
+        self.pairs = len(self.cap_pairs) + len(self.box_pairs) + len(self.self_pairs)
+        obstacle_pairs = len(self.cap_pairs) + len(self.box_pairs)
+        #: (P,) [m] the clearance each pair's hinge asks for
+        self.margins = torch.cat([
+            torch.full((obstacle_pairs,), float(self.config.margin), dtype=torch.float64),
+            torch.full((len(self.self_pairs),), float(self.config.self_margin), dtype=torch.float64),
+        ])  # fmt: skip
+        consts, _ = robot.chain_constants()
+        self._axes = torch.tensor(consts["axes"])
+        self._prismatic = torch.tensor(consts["prismatic"])
+        self._A = torch.tensor(consts["A"])
+        child = [i + 1 for i, j in enumerate(robot.joints) if j.type != "fixed"]  # link index of each moving joint
+        self._child = torch.tensor(child, dtype=torch.long)
+        links = torch.arange(len(robot.link_names))
+        self._moves = links[:, None] >= self._child[None, :]  # (L, n_moving): the joint moves the link
+
+    def pair_names(self) -> list[str]:
+        """A label per pair, in the order of :meth:`distances` (link names and obstacle kinds)."""
+        links = self.model.link_names
+        cap_link = self.model.link
+        kinds = ["sphere"] * len(self.scene.spheres) + ["capsule"] * len(self.scene.capsules)
+        names = [f"{links[int(cap_link[i])]} - {kinds[k]} {k}" for i, k in self.cap_pairs.tolist()]
+        names += [f"{links[int(cap_link[i])]} - box {m}" for i, m in self.box_pairs.tolist()]
+        names += [f"{links[int(cap_link[i])]} - {links[int(cap_link[j])]}" for i, j in self.self_pairs.tolist()]
+        return names
+
+    def _closest(self, link_poses: torch.Tensor):
+        """Per pair: distance (..., P), the first capsule's closest point (..., P, 3) and the distance's direction
+        there (..., P, 3); for self pairs also the second capsule's closest point (..., P_self, 3)."""
+        a, b = self.model.capsules_at(link_poses)  # (..., C, 3)
+        r = self.model.radius.to(a)
+        like: dict[str, Any] = dict(dtype=a.dtype, device=a.device)
+        i, k = self.cap_pairs[:, 0], self.cap_pairs[:, 1]
+        d1, s1, _, n1 = segment_segment(a[..., i, :], b[..., i, :], self.cap_a.to(**like)[k], self.cap_b.to(**like)[k])
+        d1 = d1 - r[i] - self.cap_r.to(**like)[k]
+        i2, m = self.box_pairs[:, 0], self.box_pairs[:, 1]
+        d2, s2, n2 = segment_box(
+            a[..., i2, :], b[..., i2, :], self.box_c.to(**like)[m], self.box_R.to(**like)[m], self.box_h.to(**like)[m]
+        )
+        d2 = d2 - r[i2]
+        p, q = self.self_pairs[:, 0], self.self_pairs[:, 1]
+        d3, s3, t3, n3 = segment_segment(a[..., p, :], b[..., p, :], a[..., q, :], b[..., q, :])
+        d3 = d3 - r[p] - r[q]
+        first = torch.cat([i, i2, p])
+        s = torch.cat([s1, s2, s3], -1)
+        x = a[..., first, :] + s[..., None] * (b[..., first, :] - a[..., first, :])
+        y = a[..., q, :] + t3[..., None] * (b[..., q, :] - a[..., q, :])
+        return torch.cat([d1, d2, d3], -1), x, torch.cat([n1, n2, n3], -2), y
+
+    def distances(self, q: torch.Tensor) -> torch.Tensor:
+        """(..., P) signed distances [m] of every pair at joint values q (..., dof)."""
+        return self._closest(self.robot.link_poses(q))[0]
+
+    def min_clearance(self, q: torch.Tensor) -> torch.Tensor:
+        """(...,) the lowest signed distance over all pairs [m] (+inf with no pairs)."""
+        d = self.distances(q)
+        if d.shape[-1] == 0:
+            return torch.full(d.shape[:-1], float("inf"), dtype=d.dtype, device=d.device)
+        return d.min(-1).values
+
+    def collision_free(self, q: torch.Tensor) -> torch.Tensor:
+        """(...,) bool: no pair overlaps at q (..., dof)."""
+        return self.min_clearance(q) >= 0
+
+    def rows(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Distances (n, P) [m] and their derivatives (n, P, dof) [m/rad or m/m] at joint values q (n, dof)."""
+        poses = self.robot.link_poses(q)
+        d, x, n, y = self._closest(poses)
+        R, origin = poses[..., self._child, :3, :3], poses[..., self._child, :3, 3]  # (n, nm, ...) joint frames
+        w = (R @ self._axes.to(q)[..., None])[..., 0]  # (n, nm, 3) joint axes in the base frame
+        first_link = self.model.link[torch.cat([self.cap_pairs[:, 0], self.box_pairs[:, 0], self.self_pairs[:, 0]])]
+        J = self._point_rows(x, n, w, origin, self._moves[first_link])
+        P3 = len(self.self_pairs)
+        if P3:
+            second = self._point_rows(
+                y, n[..., -P3:, :], w, origin, self._moves[self.model.link[self.self_pairs[:, 1]]]
+            )
+            J = torch.cat([J[..., :-P3, :], J[..., -P3:, :] - second], -2)
+        return d, J @ self._A.to(q)
+
+    def _point_rows(self, x, n, w, origin, mask) -> torch.Tensor:
+        """(n, P, n_moving): n . dx/dq_moving for points x (n, P, 3) fixed to links moved by ``mask`` (P, n_moving).
+
+        A turn about axis w through o moves x at w x (x - o), and n . (w x (x - o)) = (x x n) . w - n . (w x o):
+        two batched products instead of a cross product per point and joint. A slide along w moves x at w."""
+        wt = w.transpose(-1, -2)  # (n, 3, nm)
+        turn = torch.linalg.cross(x, n, dim=-1) @ wt - n @ torch.linalg.cross(w, origin, dim=-1).transpose(-1, -2)
+        rows = torch.where(self._prismatic.to(x.device), n @ wt, turn)
+        return rows * mask.to(x)
+
+    def hinge(self, d: torch.Tensor, J: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """LM's residual rows (n, P) ``max(0, margin - d)`` (each pair's margin, :attr:`margins`) and their Jacobian
+        (n, P, dof) (the rows' model: d)."""
+        gap = self.margins.to(d) - d
+        active = gap > 0
+        return torch.where(active, gap, 0.0), J * active[..., None].to(J)
+
+    def hinge_cost(self, d: torch.Tensor) -> torch.Tensor:
+        """(n,) the hinge rows' sum of squares at distances d (n, P)."""
+        gap = (self.margins.to(d) - d).clamp(min=0)
+        return (gap * gap).sum(-1)
+
+    def settled(self, d: torch.Tensor) -> torch.Tensor:
+        """(n,) bool: every pair clear by at least half its margin and apart (LM's stopping test)."""
+        return (d >= self.margins.to(d) / 2).all(-1)

@@ -1,0 +1,191 @@
+"""A robot's collision model: capsules fixed to its links, and the link pairs that self-collision checks.
+
+Where each capsule comes from (per link, :meth:`CollisionModel.from_robot`):
+
+* the link's URDF ``<collision>`` primitives, each covered by one capsule: a sphere exactly; a cylinder or capsule by
+  the capsule along its axis (a cylinder's flat ends are covered by the capsule's caps, so the model is conservative); a
+  box by the capsule along its longest edge whose radius is half the diagonal of the other two edges;
+* otherwise (a kinematics-only file, or a link whose collision geometry is a mesh: ggik loads no meshes) one capsule
+  along the link's segment, from its frame's origin to the origin of the next joint on the chain, of radius
+  ``radius`` (default :data:`DEFAULT_LINK_RADIUS`) or the link's entry in ``radii``. Links whose segment is shorter than
+  1 mm get none (their neighbours' caps cover the joint).
+
+Self-collision is checked between capsules of links with at least two moving joints between them (links one joint apart
+touch at that joint by construction). Like the disabled-collision lists of motion-planning stacks, pairs found in
+collision at every one of ``self_samples`` random configurations (always touching) or at none of them (never
+colliding) are left out, once per model. Capsules fixed to links that no joint moves (the base) are left out of
+robot-obstacle checks: no joint values can change them, so an obstacle there is a scene error, not an IK problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ggik.collision.distance import segment_segment
+from ggik.errors import ChainError
+from ggik.kinematics.robot import Robot
+from ggik.kinematics.urdf_collision import CollisionShape
+
+__all__ = ["CollisionModel", "DEFAULT_LINK_RADIUS", "DEFAULT_SELF_SAMPLES", "MIN_SEGMENT"]
+
+DEFAULT_LINK_RADIUS = 0.04  #: [m] radius of a link's segment capsule when the file has no primitives for it
+DEFAULT_SELF_SAMPLES = 2000  #: random configurations that find the self-collision pairs never or always in contact
+MIN_SEGMENT = 1e-3  #: [m] links with a shorter segment get no segment capsule
+
+
+def _shape_capsule(shape: CollisionShape) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """(a, b, radius) in the link frame of the capsule covering a URDF primitive (None for a mesh)."""
+    T = shape.origin
+    if shape.kind == "mesh":
+        return None
+    if shape.kind == "sphere":
+        return T[:3, 3].copy(), T[:3, 3].copy(), shape.params[0]
+    if shape.kind in ("cylinder", "capsule"):
+        r, length = shape.params
+        half = np.array([0.0, 0.0, length / 2])
+    else:  # box: along its longest edge, the radius reaching the corners of the cross-section
+        size = np.asarray(shape.params)
+        k = int(np.argmax(size))
+        r = float(np.linalg.norm(np.delete(size, k)) / 2)
+        half = np.zeros(3)
+        half[k] = size[k] / 2
+    a = T[:3, :3] @ -half + T[:3, 3]
+    b = T[:3, :3] @ half + T[:3, 3]
+    return a, b, float(r)
+
+
+@dataclass
+class CollisionModel:
+    """Capsules fixed to a robot's links (C of them) and the self-collision pairs to check (P).
+
+    Attributes:
+        robot_name: the robot it was built for (its :attr:`~ggik.Robot.link_names` index ``link``).
+        link: (C,) long, index into ``Robot.link_names`` of the link each capsule is fixed to.
+        a, b: (C, 3) float64 segment ends in that link's frame [m]; radius: (C,) float64 [m].
+        source: (C,) "urdf" (from a ``<collision>`` primitive) or "segment" (the default link capsule).
+        moving: (C,) bool, some joint moves the capsule (only those are checked against obstacles).
+        self_pairs: (P, 2) long, capsule index pairs checked for self-collision.
+        dropped_pairs: how many candidate pairs were found never (first) or always (second) in contact.
+    """
+
+    robot_name: str
+    link_names: tuple[str, ...]
+    link: torch.Tensor
+    a: torch.Tensor
+    b: torch.Tensor
+    radius: torch.Tensor
+    source: tuple[str, ...]
+    moving: torch.Tensor
+    self_pairs: torch.Tensor
+    dropped_pairs: tuple[int, int] = (0, 0)
+
+    @classmethod
+    def from_robot(
+        cls,
+        robot: Robot,
+        radius: float = DEFAULT_LINK_RADIUS,
+        radii: Mapping[str, float] | None = None,
+        self_samples: int = DEFAULT_SELF_SAMPLES,
+        seed: int = 0,
+    ) -> CollisionModel:
+        """The model of ``robot`` (module docstring). ``radius`` [m]: segment capsules' radius; ``radii``: per link
+        name (a link named here gets its segment capsule with this radius, also when the file has primitives for
+        it); ``self_samples``: configurations drawn (seeded by ``seed``) to find the self-collision pairs to drop
+        (0: keep every candidate pair). ValueError for a radius that is not positive, ChainError for a link in
+        ``radii`` that is not on the chain."""
+        radii = dict(radii or {})
+        for name, r in [("radius", radius), *((f"radii[{k!r}]", v) for k, v in radii.items())]:
+            if not (isinstance(r, (int, float)) and np.isfinite(r) and r > 0):
+                raise ValueError(f"collision model: {name} must be a positive length [m], got {r!r}")
+        links = robot.link_names
+        unknown = sorted(set(radii) - set(links))
+        if unknown:
+            raise ChainError(f"{robot.name}: radii names links {unknown} that are not on the chain {list(links)}")
+        caps: list[tuple[int, np.ndarray, np.ndarray, float, str]] = []
+        for i, name in enumerate(links):
+            shapes = [] if name in radii else [_shape_capsule(s) for s in robot.collision_shapes.get(name, ())]
+            prims = [c for c in shapes if c is not None]
+            if prims and len(prims) == len(shapes):
+                caps.extend((i, a, b, r, "urdf") for a, b, r in prims)
+                continue
+            if i < len(robot.joints):  # the segment to the next joint's origin, in this link's frame
+                end = np.asarray(robot.joints[i].origin[:3, 3], dtype=np.float64)
+                if np.linalg.norm(end) >= MIN_SEGMENT:
+                    caps.append((i, np.zeros(3), end, float(radii.get(name, radius)), "segment"))
+            caps.extend((i, a, b, r, "urdf") for a, b, r in prims)  # primitives beside a mesh
+        if not caps:
+            raise ChainError(f"{robot.name}: no link has collision geometry or a segment of at least {MIN_SEGMENT} m")
+        moved_by = _moving_joint_before(robot)  # (L,) moving joints above each link
+        link = torch.tensor([c[0] for c in caps], dtype=torch.long)
+        model = cls(
+            robot_name=robot.name,
+            link_names=links,
+            link=link,
+            a=torch.tensor(np.stack([c[1] for c in caps]), dtype=torch.float64),
+            b=torch.tensor(np.stack([c[2] for c in caps]), dtype=torch.float64),
+            radius=torch.tensor([c[3] for c in caps], dtype=torch.float64),
+            source=tuple(c[4] for c in caps),
+            moving=torch.as_tensor(moved_by[link.numpy()] > 0),
+            self_pairs=torch.zeros(0, 2, dtype=torch.long),
+        )
+        pairs = [(i, j) for i in range(len(caps)) for j in range(i + 1, len(caps))
+                 if abs(moved_by[caps[j][0]] - moved_by[caps[i][0]]) >= 2]  # fmt: skip
+        model.self_pairs = torch.tensor(pairs, dtype=torch.long).reshape(-1, 2)
+        if self_samples and pairs:
+            gen = torch.Generator().manual_seed(seed)
+            d = model.self_distances(robot, robot.sample_q(self_samples, gen))  # (N, P)
+            hit = d < 0
+            never, always = ~hit.any(0), hit.all(0)
+            model.self_pairs = model.self_pairs[~(never | always)]
+            model.dropped_pairs = (int(never.sum()), int(always.sum()))
+        return model
+
+    def check_robot(self, robot: Robot) -> None:
+        """ValueError unless ``robot`` has the links this model was built for."""
+        if robot.link_names != self.link_names:
+            raise ValueError(
+                f"this collision model was built for {self.robot_name!r} (links {list(self.link_names)}), "
+                f"not for {robot.name!r} (links {list(robot.link_names)})"
+            )
+
+    def capsules_at(self, link_poses: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """World ends (a, b), each (..., C, 3) [m], of the capsules for link poses (..., L, 4, 4) (base-link frame)."""
+        T = link_poses[..., self.link.to(link_poses.device), :, :]
+        R, p = T[..., :3, :3], T[..., :3, 3]
+        a = (R @ self.a.to(T)[..., None])[..., 0] + p
+        b = (R @ self.b.to(T)[..., None])[..., 0] + p
+        return a, b
+
+    def self_distances(self, robot: Robot, q: torch.Tensor) -> torch.Tensor:
+        """(..., P) signed distances [m] of the self-collision pairs at joint values q (..., dof)."""
+        a, b = self.capsules_at(robot.link_poses(q))
+        i, j = self.self_pairs[:, 0].to(a.device), self.self_pairs[:, 1].to(a.device)
+        d = segment_segment(a[..., i, :], b[..., i, :], a[..., j, :], b[..., j, :])[0]
+        return d - self.radius.to(d)[i] - self.radius.to(d)[j]
+
+    def describe(self) -> str:
+        """Lines for ``ggik robot show``: the capsules per link and the self-collision pairs."""
+        lines = [f"collision model: {len(self.source)} capsules, {len(self.self_pairs)} self-collision pairs checked "
+                 f"({self.dropped_pairs[0]} never and {self.dropped_pairs[1]} always in contact at "
+                 f"random configurations, dropped)"]  # fmt: skip
+        for c in range(len(self.source)):
+            length = float(torch.linalg.vector_norm(self.b[c] - self.a[c]))
+            moves = "" if bool(self.moving[c]) else ", fixed (not checked against obstacles)"
+            lines.append(
+                f"  {self.link_names[int(self.link[c])]}: capsule r={float(self.radius[c]):.3f} m, "
+                f"length {length:.3f} m ({self.source[c]}{moves})"
+            )
+        return "\n".join(lines)
+
+
+def _moving_joint_before(robot: Robot) -> np.ndarray:
+    """(L,) the number of moving joints between the base and each link of ``robot.link_names``."""
+    counts, n = [0], 0
+    for j in robot.joints:
+        n += j.type != "fixed"
+        counts.append(n)
+    return np.array(counts)
