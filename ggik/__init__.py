@@ -12,6 +12,7 @@ Quick start::
     q_back = graph.joint_angles(points, T)       # (4, 7), same EE poses
 """
 
+from ggik.collision import CollisionConfig, CollisionModel, Scene
 from ggik.errors import ChainError, GGIKError, GraphError, URDFError
 from ggik.graph import PartialGraph, RobotGraph
 from ggik.ik import GGIK, IKResult, PathConfig, PathResult, RefineConfig, SolveConfig, Tolerances
@@ -32,6 +33,9 @@ __all__ = [
     "GGIKModel",
     "ModelConfig",
     "PartialGraph",
+    "Scene",
+    "CollisionModel",
+    "CollisionConfig",
     "random_robot",
     "randomize_links",
     "available_robots",

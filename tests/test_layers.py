@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ggik"
 LAYERS: list[tuple[str, ...]] = [
     ("ggik.errors", "ggik.version", "ggik.fileio", "ggik.typed_config", "ggik.rng"),
     ("ggik.kinematics",),
+    ("ggik.collision",),
     ("ggik.graph",),
     ("ggik.data",),
     ("ggik.nn",),

@@ -23,8 +23,16 @@ from ggik.errors import GoalError
 from ggik.graph import Goals
 from ggik.graph.goal_kinds import check_goal_kind, goal_errors, goal_poses, tool_axis
 from ggik.ik.lm_numpy import HOLD_GRADIENT, NUMPY_MAX_ELEMENTS, lm_numpy
+from ggik.ik.residuals import (
+    goal_axis_basis,
+    goal_residual,
+    pose_residual,
+    pose_row_weights,
+    residual_errors,
+    residual_rows,
+    weighted_rows,
+)
 from ggik.ik.tolerances import SOLVE_TOLERANCES, Tolerances
-from ggik.kinematics.geometry import matrix_to_rotvec, perpendicular_unit
 from ggik.kinematics.robot import Robot
 
 if TYPE_CHECKING:  # ggik.collision imports the kinematics only; the solver takes its Clearance as an argument
@@ -77,106 +85,6 @@ class RefineInfo:
     rot_err: (
         torch.Tensor
     )  #: final rotation error [rad]: the angle between the tool axes for "position+axis", 0 for "position"
-
-
-def pose_residual(T: torch.Tensor, T_goal: torch.Tensor, rot_weight: float) -> torch.Tensor:
-    """(..., 6) residual [p_goal - p; w * log(R_goal R^T)] in the base frame (rotation vector = angle * axis).
-
-    The rotation vector, unlike the axial vector sin(angle) * axis, does not vanish at a half turn,
-    so the solver has no spurious fixed point 180 degrees away from the goal.
-    """
-    dp = T_goal[..., :3, 3] - T[..., :3, 3]
-    rotvec = matrix_to_rotvec(T_goal[..., :3, :3] @ T[..., :3, :3].transpose(-1, -2))
-    return torch.cat([dp, rot_weight * rotvec], -1)
-
-
-def goal_axis_basis(T_goal: torch.Tensor, axis_in_ee: torch.Tensor) -> torch.Tensor:
-    """(..., 3, 2) the basis B of :func:`goal_residual` for ``"position+axis"`` goals ``T_goal`` (..., 4, 4): constant
-    per goal, so a solver computes it once."""
-    return _axis_basis(T_goal[..., :3, :3] @ axis_in_ee.to(T_goal))
-
-
-def _axis_basis(g: torch.Tensor) -> torch.Tensor:
-    """(..., 3, 2) an orthonormal basis of the plane perpendicular to unit vectors g (..., 3)."""
-    u = perpendicular_unit(g)
-    return torch.stack([u, torch.linalg.cross(g, u, dim=-1)], -1)
-
-
-def goal_residual(
-    T: torch.Tensor,
-    T_goal: torch.Tensor,
-    rot_weight: float,
-    kind: str = "pose",
-    axis_in_ee: torch.Tensor | None = None,
-    basis: torch.Tensor | None = None,
-) -> torch.Tensor:
-    """The residual of ``kind``: (..., 6) :func:`pose_residual`, (..., 3) ``p_goal - p``, or (..., 5) for
-    ``"position+axis"``: ``[p_goal - p; w * B^T rho]`` with rho the rotation vector of the shortest rotation taking
-    the tool axis ``a = R axis_in_ee`` onto the goal axis ``g = R_goal axis_in_ee`` (angle * unit(a x g); a half
-    turn about an axis of B when opposite) and B (3, 2) a basis of the plane perpendicular to g (rho lies in it,
-    so both rows keep its whole length). ``T``, ``T_goal``: (..., 4, 4) EE and canonical goal poses; ``basis``: B when
-    the caller computed it once (:func:`goal_axis_basis`)."""
-    kind = check_goal_kind(kind)
-    if kind == "pose":
-        return pose_residual(T, T_goal, rot_weight)
-    dp = T_goal[..., :3, 3] - T[..., :3, 3]
-    if kind == "position":
-        return dp
-    if axis_in_ee is None:
-        raise ValueError("a position+axis residual needs the tool axis (axis_in_ee)")
-    ax = axis_in_ee.to(T)
-    a, g = T[..., :3, :3] @ ax, T_goal[..., :3, :3] @ ax
-    B = _axis_basis(g) if basis is None else basis
-    c = torch.linalg.cross(a, g, dim=-1)
-    s, d = torch.linalg.vector_norm(c, dim=-1), (a * g).sum(-1)
-    small = s < 1e-12
-    rho = c * (torch.atan2(s, d) / torch.where(small, torch.ones_like(s), s))[..., None]
-    rho = torch.where(
-        (small & (d < 0))[..., None], torch.pi * B[..., 0], torch.where(small[..., None], torch.zeros_like(c), rho)
-    )
-    return torch.cat([dp, rot_weight * (rho[..., None, :] @ B)[..., 0, :]], -1)
-
-
-def residual_rows(
-    J: torch.Tensor, T_goal: torch.Tensor, rot_weight: float, kind: str = "pose", axis_in_ee: torch.Tensor | None = None
-) -> torch.Tensor:
-    """The Jacobian (..., 3|5|6, dof) of :func:`goal_residual`'s model from the geometric Jacobian J (..., 6, dof)
-    (base frame): the weighted rows for ``"pose"``, the linear rows for ``"position"``, and the linear rows and
-    ``w B^T J_w`` for ``"position+axis"`` (a turn about the goal axis does not move it)."""
-    kind = check_goal_kind(kind)
-    if kind == "position+axis" and axis_in_ee is None:
-        raise ValueError("position+axis residual rows need the tool axis (axis_in_ee)")
-    B = goal_axis_basis(T_goal, axis_in_ee) if kind == "position+axis" else None  # type: ignore[arg-type]
-    return _rows(J, kind, rot_weight, B, _row_weights(kind, rot_weight, J))
-
-
-def _row_weights(kind: str, rot_weight: float, like: torch.Tensor) -> torch.Tensor | None:
-    """(6, 1) the weights of the pose rows (None for the other kinds)."""
-    if kind != "pose":
-        return None
-    return torch.tensor([1.0] * 3 + [rot_weight] * 3, dtype=like.dtype, device=like.device)[:, None]
-
-
-def _rows(
-    J: torch.Tensor, kind: str, rot_weight: float, B: torch.Tensor | None, w: torch.Tensor | None
-) -> torch.Tensor:
-    """:func:`residual_rows` from the goals' constants computed once: B (position+axis) and the pose row weights w."""
-    if w is not None:
-        return J * w
-    if B is None:
-        return J[..., :3, :]
-    return torch.cat([J[..., :3, :], rot_weight * (B.transpose(-1, -2) @ J[..., 3:, :])], -2)
-
-
-def residual_errors(e: torch.Tensor, kind: str, rot_weight: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """The (position [m], rotation [rad]) errors of :func:`ggik.graph.goal_kinds.goal_errors`, read off a residual
-    e (..., 3|5|6) of :func:`goal_residual` (same values up to float rounding): the position rows' length, and the
-    rotation rows' length / ``rot_weight`` (a rotation vector's length is its angle; for "position+axis", rho lies in
-    the plane of B, so ``|B^T rho| = |rho|``, the angle between the axes)."""
-    pos = torch.linalg.vector_norm(e[..., :3], dim=-1)
-    if kind == "position":
-        return pos, torch.zeros_like(pos)
-    return pos, torch.linalg.vector_norm(e[..., 3:], dim=-1) / rot_weight
 
 
 def _goal_input(robot: Robot, T_goal, kind: str | None) -> tuple[torch.Tensor, str, torch.Tensor]:
@@ -269,7 +177,7 @@ def lm_refine_checked(
         arrays = (t.detach().numpy() for t in (goal, q, lo, hi, axis, basis))
         small = lm_numpy(robot.chain_constants(), *arrays, kind=kind, starts=starts, cfg=cfg)
         return _outcome(*(torch.from_numpy(a) for a in small), batch=batch, cfg=cfg, dof=robot.dof)
-    row_w = _row_weights(kind, cfg.rot_weight, q)
+    row_w = pose_row_weights(kind, cfg.rot_weight, q)
     F, T = robot.joint_frames(q, trusted=True)  # the joint frames give the Jacobian without a second FK pass
     e = goal_residual(T, goal, cfg.rot_weight, kind, axis, basis)
     pos, rot = residual_errors(e, kind, cfg.rot_weight)
@@ -289,7 +197,7 @@ def lm_refine_checked(
         if active.numel() == 0:
             break
         B = Ba if kind == "position+axis" else None
-        J = _rows(robot.jacobian_at(Fa, Ta), kind, cfg.rot_weight, B, row_w)  # rows matching the residual
+        J = weighted_rows(robot.jacobian_at(Fa, Ta), kind, cfg.rot_weight, B, row_w)  # rows matching the residual
         ef = e
         if clearance is not None:  # the clearance rows below the goal's
             eh, Jh = clearance.hinge(Da, JDa)

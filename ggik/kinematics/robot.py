@@ -22,10 +22,11 @@ from ggik.kinematics import geometry as geo
 from ggik.kinematics.chain_fk import chain_constants, chain_frames
 from ggik.kinematics.chains import dh_chain, np_transform, serial_chain
 from ggik.kinematics.consts import ConstCache
+from ggik.kinematics.registry import available_robots, shipped_robots
 from ggik.kinematics.urdf import SUPPORTED_JOINT_TYPES, JointSpec, read_urdf, write_urdf
 from ggik.kinematics.urdf_collision import CollisionShape
 
-__all__ = ["Robot", "available_robots"]
+__all__ = ["Robot", "available_robots"]  # available_robots: re-exported from ggik.kinematics.registry
 
 _MOVING = ("revolute", "continuous", "prismatic")
 
@@ -69,9 +70,8 @@ class Robot:
         self.base_link = joints[0].parent
         self.ee_link = joints[-1].child
         self.source = source
-        links = {self.base_link} | {j.child for j in joints}
         #: the URDF ``<collision>`` shapes of the chain's links ({link: shapes}; :mod:`ggik.collision` reads them)
-        self.collision_shapes = {k: tuple(v) for k, v in (collision_shapes or {}).items() if k in links}
+        self.collision_shapes = {k: tuple(v) for k, v in (collision_shapes or {}).items() if k in self.link_names}
 
         moving = [j for j in joints if j.type in _MOVING]
         if not moving:
@@ -193,7 +193,7 @@ class Robot:
     @classmethod
     def from_name(cls, name: str) -> Robot:
         """One of the robots shipped in ``urdfs/`` (see :func:`available_robots`)."""
-        registry = _registry()
+        registry = shipped_robots()
         if name not in registry:
             raise ChainError(f"unknown robot {name!r}; shipped robots: {', '.join(sorted(registry))}")
         entry = registry[name]
@@ -418,15 +418,3 @@ class Robot:
 
     def __repr__(self) -> str:
         return f"Robot(name={self.name!r}, dof={self.dof}, base_link={self.base_link!r}, ee_link={self.ee_link!r})"
-
-
-def _registry() -> dict[str, dict]:
-    import yaml
-
-    text = resources.files("ggik.urdfs").joinpath("robots.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
-
-
-def available_robots(paper_only: bool = False) -> list[str]:
-    """Names of the robots shipped in ``urdfs/`` (optionally only the five GGIK paper robots)."""
-    return [k for k, v in _registry().items() if v.get("paper", False) or not paper_only]

@@ -179,6 +179,11 @@ def read_urdf(path_or_xml: str | Path) -> UrdfModel:
     if dup:
         raise URDFError(f"{src}: duplicate joint names {dup}")
 
+    collisions = read_collision_shapes(root, src)  # checked here, before the parser: its messages name no link
+    for link in root.findall("link"):  # ggik reads no geometry through the parser (it refuses e.g. <capsule>)
+        for el in link.findall("collision") + link.findall("visual"):
+            link.remove(el)
+    text = ET.tostring(root, encoding="unicode")
     import yourdfpy  # imported here: the parser is an implementation detail of this module
 
     try:
@@ -215,7 +220,6 @@ def read_urdf(path_or_xml: str | Path) -> UrdfModel:
                 0.0 if j.mimic.offset is None else float(j.mimic.offset),
             )
         joints.append(JointSpec(j.name, j.type, j.parent, j.child, origin, axis, lower, upper, mimic))
-    collisions = read_collision_shapes(root, src)
     return UrdfModel(
         name=urdf.robot.name or "robot",
         links=tuple(link_names),

@@ -1,0 +1,199 @@
+"""Robot collision models, clearance derivatives, and IK among obstacles (GGIK.solve, lm_refine, ggik solve)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from ggik import GGIK, Robot, SolveConfig, random_robot
+from ggik.cli import main
+from ggik.collision import Box, Clearance, CollisionConfig, CollisionModel, Scene, Sphere, segment_segment
+from ggik.errors import ChainError, URDFError
+from ggik.graph.goal_kinds import tool_axis
+from ggik.ik.refine import RefineConfig, lm_refine_checked
+
+F64 = torch.float64
+
+URDF = """<robot name="arm">
+  <link name="base"/>
+  <link name="l1"><collision><origin xyz="0 0 0.2" rpy="0 0 0"/><geometry><cylinder radius="0.05" length="0.4"/>
+  </geometry></collision></link>
+  <link name="l2"><collision><origin xyz="0.15 0 0" rpy="0 1.5707963 0"/><geometry><box size="0.06 0.08 0.3"/>
+  </geometry></collision><collision><geometry><sphere radius="0.07"/></geometry></collision></link>
+  <link name="l3"><collision><geometry><mesh filename="package://arm/l3.stl"/></geometry></collision></link>
+  <link name="tool"/>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3"/></joint>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0 0 0.4"/><axis xyz="0 1 0"/>
+    <limit lower="-2" upper="2"/></joint>
+  <joint name="j3" type="revolute"><parent link="l2"/><child link="l3"/><origin xyz="0.3 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="-2" upper="2"/></joint>
+  <joint name="j4" type="fixed"><parent link="l3"/><child link="tool"/><origin xyz="0.2 0 0"/></joint>
+</robot>"""
+
+
+def test_urdf_primitives_are_covered_by_their_capsules():
+    robot = Robot.from_urdf(URDF)
+    model = CollisionModel.from_robot(robot, self_samples=0)
+    by_link = {}
+    for c, link in enumerate(model.link.tolist()):
+        by_link.setdefault(robot.link_names[link], []).append(c)
+    assert [model.source[c] for c in by_link["l1"]] == ["urdf"]
+    assert sorted(model.source[c] for c in by_link["l2"]) == ["urdf", "urdf"]
+    assert [model.source[c] for c in by_link["l3"]] == ["segment"]  # a mesh: the segment to the tool
+    torch.testing.assert_close(model.b[by_link["l3"][0]], torch.tensor([0.2, 0, 0], dtype=F64))
+    gen = torch.Generator().manual_seed(0)
+    # every point of the cylinder (link l1) and of the box (link l2) lies inside its capsule
+    u = torch.rand(4000, 3, generator=gen, dtype=F64) * 2 - 1
+    cyl = torch.stack([u[:, 0] * 0.05, u[:, 1] * 0.05, 0.2 + u[:, 2] * 0.2], -1)[(u[:, :2] ** 2).sum(-1) <= 1]
+    box_local = u * torch.tensor([0.03, 0.04, 0.15], dtype=F64)
+    shape = robot.collision_shapes["l2"][0]
+    box = box_local @ torch.as_tensor(shape.origin[:3, :3]).T + torch.as_tensor(shape.origin[:3, 3])
+    for points, c in ((cyl, by_link["l1"][0]), (box, [i for i in by_link["l2"] if model.radius[i] < 0.07][0])):
+        d = segment_segment(points, points, model.a[c], model.b[c])[0]
+        assert (d <= model.radius[c] + 1e-12).all()
+
+
+def test_collision_shapes_survive_derived_robots_and_bad_numbers_are_refused():
+    robot = Robot.from_urdf(URDF)
+    assert set(robot.with_tool(np.eye(4), link="flange").collision_shapes) == {"l1", "l2", "l3"}
+    assert set(robot.lock({"j2": 0.1}).collision_shapes) == {"l1", "l2", "l3"}
+    with pytest.raises(URDFError, match="cylinder radius"):
+        Robot.from_urdf(URDF.replace('radius="0.05"', 'radius="-0.05"'))
+    with pytest.raises(URDFError, match="box size"):
+        Robot.from_urdf(URDF.replace('size="0.06 0.08 0.3"', 'size="0.06 nan 0.3"'))
+    with pytest.raises(URDFError, match="unknown shape"):
+        Robot.from_urdf(URDF.replace("<sphere", "<cone").replace("sphere>", "cone>"))
+    capsule = Robot.from_urdf(URDF.replace('<sphere radius="0.07"/>', '<capsule radius="0.07" length="0.1"/>'))
+    assert [s.kind for s in capsule.collision_shapes["l2"]] == ["box", "capsule"]
+
+
+def test_default_model_options_and_errors():
+    robot = Robot.from_name("ur10")
+    model = CollisionModel.from_robot(robot, radius=0.06, radii={robot.link_names[2]: 0.02})
+    assert set(model.source) == {"segment"}
+    r = dict(zip((robot.link_names[i] for i in model.link.tolist()), model.radius.tolist()))
+    assert r[robot.link_names[2]] == 0.02 and 0.06 in r.values()
+    assert not bool(model.moving[model.link == 0].any())
+    again = CollisionModel.from_robot(robot, radius=0.06, radii={robot.link_names[2]: 0.02})
+    assert torch.equal(model.self_pairs, again.self_pairs)  # seeded
+    assert "capsules" in model.describe()
+    with pytest.raises(ChainError, match="not on the chain"):
+        CollisionModel.from_robot(robot, radii={"nope": 0.1})
+    with pytest.raises(ValueError, match="positive length"):
+        CollisionModel.from_robot(robot, radius=0.0)
+    with pytest.raises(ValueError, match="built for"):
+        Clearance(Robot.from_name("panda"), model)
+    with pytest.raises(ValueError, match="margin"):
+        CollisionConfig(margin=-0.01)
+
+
+def test_dropped_self_pairs_are_never_or_always_in_contact():
+    robot = Robot.from_name("kr16_2")
+    kept = CollisionModel.from_robot(robot, self_samples=500, seed=3)
+    every = CollisionModel.from_robot(robot, self_samples=0)
+    q = robot.sample_q(500, torch.Generator().manual_seed(3))
+    hit = every.self_distances(robot, q) < 0
+    keep = hit.any(0) & ~hit.all(0)
+    assert torch.equal(every.self_pairs[keep], kept.self_pairs)
+    assert kept.dropped_pairs == (int((~hit.any(0)).sum()), int(hit.all(0).sum()))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_clearance_rows_are_the_derivatives_of_the_distances(seed):
+    gen = torch.Generator().manual_seed(seed)
+    robot = random_robot(6 + seed, generator=gen)
+    model = CollisionModel.from_robot(robot, self_samples=0)
+    scene = Scene(
+        boxes=(Box((0.3, 0.2, 0.1), (0.3, 0.1, 0.2), (0.2, 0.1, 0.4)),),
+        spheres=(Sphere(0.1, (0.2, -0.3, 0.3)),),
+    )
+    check = Clearance(robot, model, scene)
+    q = robot.sample_q(40, gen)
+    d, J = check.rows(q)
+    torch.testing.assert_close(d, check.distances(q))
+    eps = 1e-6
+    fd = torch.stack(
+        [
+            (check.distances(q + eps * e) - check.distances(q - eps * e)) / (2 * eps)
+            for e in torch.eye(robot.dof, dtype=F64)
+        ],
+        -1,
+    )
+    smooth = d > 1e-3  # apart (inside a box the depth's direction is held fixed: not an exact derivative)
+    assert (J - fd).abs()[smooth].max() < 1e-6
+
+
+def _free_goals(robot: Robot, check: Clearance, n: int, seed: int) -> torch.Tensor:
+    q = robot.sample_q(20 * n, torch.Generator().manual_seed(seed))
+    return robot.fk(q[check.collision_free(q)][:n])
+
+
+def test_lm_with_clearance_rows_returns_collision_free_solutions():
+    robot = Robot.from_name("panda")
+    table = Box((1.0, 1.0, 0.02), (0.4, 0.0, -0.06))
+    block = Box((0.2, 0.3, 0.1), (0.4, 0.1, 0.4), (0.3, 0.2, 0.1))
+    scene = Scene(boxes=(table, block), spheres=(Sphere(0.1, (0.4, 0.2, 0.55)),))
+    check = Clearance(robot, CollisionModel.from_robot(robot), scene)
+    T = _free_goals(robot, check, 12, seed=0)
+    q0 = robot.sample_q(12 * 16, torch.Generator().manual_seed(1)).view(12, 16, robot.dof)
+    plain, info_plain = lm_refine_checked(robot, T[:, None], q0, RefineConfig(), "pose", tool_axis(robot))
+    q, info = lm_refine_checked(robot, T[:, None], q0, RefineConfig(), "pose", tool_axis(robot), check)
+    free = check.collision_free(q)
+    assert free[info.converged].float().mean() > 0.95  # without the rows: fewer (below)
+    assert check.collision_free(plain)[info_plain.converged].float().mean() < 0.95
+    good = info.converged & free
+    good_plain = info_plain.converged & check.collision_free(plain)
+    assert good.any(-1).all()
+    assert good.sum() >= 0.9 * good_plain.sum()
+    # elements that stopped before the budget keep half of each pair's margin (self pairs: 0)
+    stopped = info.converged & (info.iterations < RefineConfig().max_iters)
+    assert stopped.sum() > 50
+    assert (check.distances(q)[stopped] >= check.margins / 2 - 1e-12).all()
+
+
+def test_solve_with_obstacles_reports_and_requires_collision_free():
+    solver = GGIK.pretrained()
+    robot = Robot.from_name("panda")
+    scene = Scene(boxes=(Box((1.0, 1.0, 0.02), (0.4, 0.0, -0.06)),), spheres=(Sphere(0.12, (0.45, 0.0, 0.45)),))
+    check = Clearance(robot, solver.collision_model(robot), scene)
+    T = _free_goals(robot, check, 6, seed=4)
+    configs = (
+        SolveConfig(samples=8, refine="lm"),
+        SolveConfig(strategy="random", random_starts=8),
+        SolveConfig(samples=8, strategy="model-first", random_starts=8),
+        SolveConfig(samples=8),
+    )
+    for config in configs:
+        res = solver.solve(robot, T, config, obstacles=scene, generator=torch.Generator().manual_seed(0))
+        assert res.clearance is not None and res.collision_free is not None
+        torch.testing.assert_close(res.clearance, check.min_clearance(res.q))
+        assert torch.equal(res.collision_free, res.clearance >= 0)
+        assert not (res.success & ~res.collision_free).any()
+        if config.method == "lm":
+            assert res.success[:, 0].all()
+    plain = solver.solve(robot, T, SolveConfig(samples=8, refine="lm"), generator=torch.Generator().manual_seed(0))
+    assert plain.clearance is None and plain.collision_free is None
+    with pytest.raises(ValueError, match="slsqp"):
+        solver.solve(robot, T, SolveConfig(samples=2, refine="slsqp"), obstacles=scene)
+    with pytest.raises(TypeError, match="Scene"):
+        solver.solve(robot, T, SolveConfig(samples=2), obstacles="scene.yaml")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="without obstacles"):
+        solver.solve(robot, T, SolveConfig(samples=2), collision=CollisionConfig())
+
+
+def test_cli_solve_with_obstacles(tmp_path, capsys):
+    (tmp_path / "scene.yaml").write_text("frame: panda_link0\nboxes: [{size: [1, 1, 0.02], xyz: [0.4, 0, -0.06]}]\n")
+    args = ["solve", "--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "0", "0", "--refine", "lm", "-s", "4"]
+    assert main([*args, "--obstacles", str(tmp_path / "scene.yaml"), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["solutions"]
+    assert all("clearance_m" in r and r["collision_free"] == (r["clearance_m"] >= 0) for r in rows)
+    assert main([*args, "--obstacles", str(tmp_path / "scene.yaml"), "--margin", "0.02"]) == 0
+    assert "clearance [mm]" in capsys.readouterr().out
+    (tmp_path / "bad.yaml").write_text("frame: panda_link5\n")
+    assert main([*args, "--obstacles", str(tmp_path / "bad.yaml")]) != 0
+    assert "base-link frame" in capsys.readouterr().err
+    assert main([*args, "--margin", "0.02"]) != 0
