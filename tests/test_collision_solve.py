@@ -13,6 +13,7 @@ from ggik.cli import main
 from ggik.collision import Box, Clearance, CollisionConfig, CollisionModel, Scene, Sphere, segment_segment
 from ggik.errors import ChainError, URDFError
 from ggik.graph.goal_kinds import tool_axis
+from ggik.ik.path_collision import motion_clearance
 from ggik.ik.refine import RefineConfig, lm_refine_checked
 
 F64 = torch.float64
@@ -197,3 +198,67 @@ def test_cli_solve_with_obstacles(tmp_path, capsys):
     assert main([*args, "--obstacles", str(tmp_path / "bad.yaml")]) != 0
     assert "base-link frame" in capsys.readouterr().err
     assert main([*args, "--margin", "0.02"]) != 0
+
+
+def _panda_path() -> tuple[Robot, torch.Tensor, torch.Tensor]:
+    robot = Robot.from_name("panda")
+    qa = torch.tensor([0.0, 0.3, 0.0, -1.8, 0.0, 2.1, 0.8], dtype=F64)
+    qb = torch.tensor([0.6, 0.5, 0.2, -1.5, 0.1, 2.0, 0.9], dtype=F64)
+    qs = qa + torch.linspace(0, 1, 30, dtype=F64)[:, None] * (qb - qa)
+    return robot, qs, robot.fk(qs)
+
+
+def test_motion_clearance_sees_collisions_between_waypoints():
+    robot, _, _ = _panda_path()
+    model = CollisionModel.from_robot(robot)
+    q1 = torch.tensor([-0.15, 0.3, 0.0, -1.8, 0.0, 2.1, 0.8], dtype=F64)
+    q2 = q1.clone()
+    q2[0] = 0.15  # the first joint turns by 17 deg: the arm sweeps through a sphere at the middle's flange
+    mid = (q1 + q2) / 2
+    a, b = model.capsules_at(robot.link_poses(mid))
+    scene = Scene(spheres=(Sphere(0.01, tuple(b[-1].tolist())),))
+    check = Clearance(robot, model, scene)
+    assert bool(check.collision_free(torch.stack([q1, q2])).all())
+    clear = motion_clearance(check, torch.stack([q1, q2]))
+    assert clear[0] >= 0 and clear[1] < 0
+    assert motion_clearance(check, q2[None], q_start=q1)[0] < 0  # the motion from the start configuration
+
+
+def test_paths_among_obstacles_are_collision_free_or_say_where_not():
+    robot, qs, poses = _panda_path()
+    solver = GGIK.pretrained()
+    model = solver.collision_model(robot)
+    a, b = model.capsules_at(robot.link_poses(qs[15]))
+    elbow = b[1] + torch.tensor([0.0, 0.0, 0.1], dtype=F64)
+    scene = Scene(spheres=(Sphere(0.1, tuple(elbow.tolist())),))
+    check = Clearance(robot, model, scene)
+    assert motion_clearance(check, qs).min() < 0  # the arm's own interpolation goes through the sphere
+    res = solver.solve_path(robot, poses, SolveConfig(time_limit=10), obstacles=scene,
+                            generator=torch.Generator().manual_seed(0))  # fmt: skip
+    assert res.valid and res.collision_free and res.collisions == []
+    assert (
+        res.min_clearance is not None and abs(res.min_clearance - float(motion_clearance(check, res.q).min())) < 1e-12
+    )
+    assert float(motion_clearance(check, res.q).min()) >= 0
+    # an obstacle on the EE path itself: no valid trajectory, and the result says where
+    ee = robot.fk(qs[15])[:3, 3]
+    blocked = Scene(spheres=(Sphere(0.03, tuple(ee.tolist())),))
+    res = solver.solve_path(robot, poses, SolveConfig(time_limit=1), obstacles=blocked,
+                            generator=torch.Generator().manual_seed(0))  # fmt: skip
+    assert not res.valid and not res.collision_free and 15 in res.collisions
+    assert "collisions" in res.summary()
+    free = solver.solve_path(robot, poses, SolveConfig(time_limit=5), generator=torch.Generator().manual_seed(0))
+    assert free.collision_free is None and free.min_clearance is None
+
+
+def test_cli_path_with_obstacles(tmp_path, capsys):
+    robot, qs, poses = _panda_path()
+    from ggik.ik.path_file import write_path_csv
+
+    write_path_csv(tmp_path / "path.csv", poses)
+    (tmp_path / "scene.yaml").write_text("spheres: [{radius: 0.05, xyz: [0.6, -0.4, 0.2]}]\n")
+    for samples in ("0", "4"):
+        code = main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-s", samples,
+                     "--obstacles", str(tmp_path / "scene.yaml"), "--json"])  # fmt: skip
+        out = json.loads(capsys.readouterr().out)
+        assert code == 0 and out["valid"] and out["collision_free"] and out["collisions"] == []

@@ -20,6 +20,7 @@ from ggik.cli.arguments import (
     positive_int,
     set_threads,
 )
+from ggik.cli.obstacles import add_obstacle_args, obstacle_options
 from ggik.cli.robots import add_chain_args, robot_from_options
 from ggik.errors import GGIKError
 from ggik.ik.path import PathConfig
@@ -48,10 +49,17 @@ def cmd_path(args: argparse.Namespace) -> int:
         if not bool(robot.within_limits(q_start)):
             raise GGIKError("--start is outside the joint limits")
     gen = torch.Generator().manual_seed(args.seed)
+    kw = obstacle_options(args)
     if args.samples > 0:
-        result = GGIK.load_or_pretrained(args.ckpt).solve_path(robot, poses, config, q_start=q_start, generator=gen)
+        solver = GGIK.load_or_pretrained(args.ckpt)
+        result = solver.solve_path(robot, poses, config, q_start=q_start, generator=gen, **kw)
     else:  # random starts only: no model is loaded
-        result = solve_path(robot, poses, config.path_config(), q_start=q_start, generator=gen)
+        clearance = None
+        if kw:
+            from ggik.collision import Clearance, CollisionModel
+
+            clearance = Clearance(robot, CollisionModel.from_robot(robot), kw["obstacles"], kw["collision"])
+        result = solve_path(robot, poses, config.path_config(), q_start=q_start, generator=gen, clearance=clearance)
     if args.out:
         write_trajectory_csv(args.out, result.q, robot.joint_names)
     summary = {
@@ -69,6 +77,15 @@ def cmd_path(args: argparse.Namespace) -> int:
         "rounds": result.rounds,
         "unreached": result.unreached,
         "large_moves": result.large_moves,
+        **(
+            {}
+            if result.collision_free is None
+            else {
+                "collision_free": result.collision_free,
+                "min_clearance_mm": 1e3 * float(result.min_clearance or 0.0),
+                "collisions": result.collisions,
+            }
+        ),
     }
     if args.json:
         finite = {
@@ -85,7 +102,7 @@ def cmd_path(args: argparse.Namespace) -> int:
             f"{'model samples: ' + str(args.samples) if args.samples else 'random starts only'}"
         )
         for key, value in summary.items():
-            if key not in ("robot", "unreached", "large_moves"):
+            if key not in ("robot", "unreached", "large_moves", "collisions"):
                 print(f"  {key:<18} {value:.4g}" if isinstance(value, float) else f"  {key:<18} {value}")
         print(result.summary())
         if args.out:
@@ -142,6 +159,7 @@ def add_path_parser(sub: Any) -> None:
         help=f"... and RAD [rad] (default {PATH_DEFAULTS.rot_tol:.6g}, 0.1 deg)",
     )
     p.add_argument("--start", nargs="+", type=float, help="the configuration the robot starts from (dof values)")
+    add_obstacle_args(p, "every waypoint and every motion between them stays")
     p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print JSON (summary and trajectory) instead of a table")

@@ -9,7 +9,8 @@ from typing import Any
 
 import torch
 
-from ggik.cli.arguments import add_old_samples_alias, non_negative_float, positive_float, positive_int
+from ggik.cli.arguments import add_old_samples_alias, positive_float, positive_int
+from ggik.cli.obstacles import add_obstacle_args, obstacle_options
 from ggik.cli.robots import add_chain_args, robot_from_options
 from ggik.errors import GGIKError
 from ggik.ik.solve_config import (
@@ -66,15 +67,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
         )
     solver = GGIK.load_or_pretrained(args.ckpt)
     gen = torch.Generator().manual_seed(args.seed)
-    obstacles = None
-    if args.obstacles is not None:
-        from ggik.collision import CollisionConfig, Scene
-
-        obstacles = Scene.from_file(args.obstacles)
-        collision = CollisionConfig() if args.margin is None else CollisionConfig(margin=args.margin)
-    elif args.margin is not None:
-        raise GGIKError("--margin needs --obstacles")
-    kw: dict[str, Any] = {} if obstacles is None else {"obstacles": obstacles, "collision": collision}
+    kw = obstacle_options(args)
+    obstacles = kw.get("obstacles")
     result = solver.solve(robot, goal, config, generator=gen, goal=kind, **kw)
     rows: list[dict[str, Any]] = [
         {
@@ -212,18 +206,7 @@ def add_solve_parser(sub: Any) -> None:
         metavar="RAD",
         help=f"success: rotation error below RAD [rad] (default {SOLVE_TOLERANCES.rot_tol:g})",
     )
-    p.add_argument(
-        "--obstacles",
-        metavar="SCENE",
-        help="a scene file (YAML or JSON: boxes, spheres, capsules in the base-link frame; see the README): LM keeps "
-        "the robot's links clear of them and of each other, and ok means collision-free too",
-    )
-    p.add_argument(
-        "--margin",
-        type=non_negative_float,
-        metavar="M",
-        help="with --obstacles: the clearance LM aims for [m] (default 0.01)",
-    )
+    add_obstacle_args(p, "LM keeps the links (and ok means collision-free)")
     p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")

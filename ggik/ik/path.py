@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -40,6 +41,9 @@ from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics.geometry import check_pose, pose_errors
 from ggik.kinematics.robot import Robot
 from ggik.nn.cvae import GGIKModel
+
+if TYPE_CHECKING:
+    from ggik.collision import Clearance
 
 __all__ = ["PathConfig", "PathResult", "solve_path", "path_result", "check_path_inputs"]
 
@@ -98,6 +102,7 @@ def _start_candidates(
     extra: torch.Tensor | None,
     gen: torch.Generator | None,
     scale: JointScale,
+    clearance: Clearance | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Refined, distinct start candidates at waypoints ``at``: (q (n, dof), their waypoints (n,), seeds refined).
 
@@ -115,7 +120,7 @@ def _start_candidates(
     if n_random > 0:
         parts.append(robot.sample_q(A * n_random, gen).view(A, n_random, robot.dof))
     seeds = torch.cat(parts, 1)
-    q, ok = refine_tracks(robot, poses[at], seeds, lm)
+    q, ok = refine_tracks(robot, poses[at], seeds, lm, clearance=clearance)
     keep = [distinct(q[i], ok[i], cfg.sweep_tracks, scale) for i in range(A)]
     for i in range(A):
         if keep[i].numel() == 0:
@@ -133,13 +138,16 @@ def solve_path(
     graph: RobotGraph | None = None,
     q_start: torch.Tensor | None = None,
     generator: torch.Generator | None = None,
+    clearance: Clearance | None = None,
 ) -> PathResult:
     """A trajectory through ``poses`` (T, 4, 4) (EE poses in the base-link frame), as in the module docstring.
 
     ``model`` and ``graph`` (the robot's :class:`RobotGraph`): GGIK samples as start candidates and tracks; None:
     random starts only. ``q_start`` (dof,): the configuration the robot is in; the move onto waypoint 0 must then
-    be allowed too. ``generator``: every random draw (starts, model noise). Raises ValueError for bad poses,
-    configurations or options.
+    be allowed too. ``generator``: every random draw (starts, model noise). ``clearance``: obstacles
+    (:class:`ggik.collision.Clearance`): every candidate is refined clear of them and counts only when collision-free,
+    trajectory LM adds their rows, and a valid trajectory is also collision-free at every waypoint and on every motion
+    between them (:mod:`ggik.ik.path_collision`). Raises ValueError for bad poses, configurations or options.
     """
     t0 = time.perf_counter()
     cfg = cfg or PathConfig()
@@ -177,7 +185,7 @@ def solve_path(
         t = time.perf_counter()
         if cfg.continuation:
             q0, where, n_seeds = _start_candidates(
-                robot, poses, at, cfg, lm, model, graph, goals, extra, generator, scale
+                robot, poses, at, cfg, lm, model, graph, goals, extra, generator, scale, clearance
             )
             count += n_seeds
             t = clock("starts", t)
@@ -189,7 +197,7 @@ def solve_path(
             q0, where, direction = q0[going], where[going], direction[going]
             seeds, visited = sweep(robot, poses, q0, where, direction, cfg.sweep_steps, cfg.rot_weight)
             t = clock("sweeps", t)
-            q, ok = refine_tracks(robot, poses, seeds, lm, visited)
+            q, ok = refine_tracks(robot, poses, seeds, lm, visited, clearance)
             pool.add(q, ok, visited)
             count += int(visited.sum())
             t = clock("correct", t)
@@ -199,7 +207,7 @@ def solve_path(
                 assert graph is not None and goals is not None  # built above with the model
                 tracks.append(model_tracks(model, graph, goals, cfg.track_samples, cfg.track_stride, scale, generator))
             seeds = torch.cat(tracks, 1)
-            q, ok = refine_tracks(robot, poses, seeds, lm)
+            q, ok = refine_tracks(robot, poses, seeds, lm, clearance=clearance)
             pool.add(q, ok)
             count += seeds.shape[0] * seeds.shape[1]
             t = clock("tracks", t)
@@ -211,12 +219,13 @@ def solve_path(
         t = clock("search", t)
         q_path = torch.from_numpy(found.q)
         if found.bottleneck <= cfg.refine_bottleneck:
-            q_path, info = trajectory_refine(robot, poses, q_path, scale, traj, q_start)
+            q_path, info = trajectory_refine(robot, poses, q_path, scale, traj, q_start, clearance)
         else:
-            info = trajectory_check(robot, poses, q_path, scale, traj, q_start)
+            info = trajectory_check(robot, poses, q_path, scale, traj, q_start, clearance=clearance)
         clock("refine", t)
         worst = float(info.moves.abs().max()) if info.moves.numel() else 0.0
-        failures = int((~info.reached | ~info.within_limits).sum())
+        collides = torch.zeros_like(info.reached) if info.clearance is None else info.clearance < 0
+        failures = int((~info.reached | ~info.within_limits | collides).sum())
         key = (not info.valid, failures, worst)  # valid first, then the fewest failures, then the smoothest
         if best is None or key < best[0]:
             best = (key, q_path)
@@ -224,10 +233,10 @@ def solve_path(
             first_valid = time.perf_counter() - t0
         if info.valid and cfg.stop_at_first_valid:
             break
-        at = _next_starts(found, cand_ok, scale, q_start, generator)
+        at = _next_starts(found, cand_ok, scale, q_start, generator, collides.nonzero()[:, 0].tolist())
     assert best is not None  # at least one round ran
     return path_result(
-        robot, poses, best[1], cfg, q_start, first_valid, time.perf_counter() - t0, count, rounds, timings
+        robot, poses, best[1], cfg, q_start, first_valid, time.perf_counter() - t0, count, rounds, timings, clearance
     )
 
 
@@ -246,16 +255,25 @@ def check_path_inputs(robot: Robot, poses, q_start=None) -> tuple[torch.Tensor, 
 
 
 def _next_starts(
-    found: SearchResult, ok: torch.Tensor, scale: JointScale, q_start: torch.Tensor | None, gen: torch.Generator | None
+    found: SearchResult,
+    ok: torch.Tensor,
+    scale: JointScale,
+    q_start: torch.Tensor | None,
+    gen: torch.Generator | None,
+    collisions: list[int] | None = None,
 ) -> list[int]:
     """Where the next round starts (waypoint indices): around the worst place of the best path (the first waypoint
-    without a valid candidate, or both ends of its largest move; waypoint 0 when that is the move from ``q_start``),
-    plus one random waypoint. ``ok`` (T, K): the valid candidates."""
+    without a valid candidate, the first of ``collisions`` (waypoints whose configuration or arriving motion collides),
+    or both ends of its largest move; waypoint 0 when that is the move from ``q_start``), plus one random waypoint.
+    ``ok`` (T, K): the valid candidates."""
     T = ok.shape[0]
     empty = (~ok.any(1)).nonzero()[:, 0]
     full = found.q if q_start is None else np.concatenate([q_start.numpy()[None], found.q])
     if empty.numel():
         t = int(empty[0])
+        at = [max(t - 1, 0), t]
+    elif collisions:
+        t = collisions[0]
         at = [max(t - 1, 0), t]
     elif len(full) > 1:
         t = int(np.argmax(jumps(full[:-1], full[1:], scale))) - (q_start is not None)  # the move from waypoint t

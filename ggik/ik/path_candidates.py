@@ -15,6 +15,8 @@ candidates that reach the tolerances inside the joint limits.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 
@@ -25,6 +27,9 @@ from ggik.ik.refine import RefineConfig, lm_refine_checked
 from ggik.ik.sampling import sample_joint_angles, shared_noise
 from ggik.kinematics.robot import Robot
 from ggik.nn.cvae import GGIKModel
+
+if TYPE_CHECKING:
+    from ggik.collision import Clearance
 
 __all__ = ["anchors", "interpolate", "model_tracks", "random_tracks", "sweep", "refine_tracks", "distinct"]
 
@@ -126,22 +131,31 @@ def sweep(
 
 
 def refine_tracks(
-    robot: Robot, poses: torch.Tensor, seeds: torch.Tensor, cfg: RefineConfig, mask: torch.Tensor | None = None
+    robot: Robot,
+    poses: torch.Tensor,
+    seeds: torch.Tensor,
+    cfg: RefineConfig,
+    mask: torch.Tensor | None = None,
+    clearance: Clearance | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """LM from every seed (T, K, dof) to its waypoint's pose (T, 4, 4), all in one batched call (only the seeds
     where ``mask`` (T, K) is true, when given; the others stay as they are and are invalid). The poses are taken
     as checked (:func:`ggik.ik.path.check_path_inputs`) and the seeds as joint values this module made:
-    :func:`ggik.ik.refine.lm_refine_checked` validates neither again.
+    :func:`ggik.ik.refine.lm_refine_checked` validates neither again. ``clearance``: obstacles, kept clear by LM.
 
-    Returns (q (T, K, dof), valid (T, K) bool: within ``cfg``'s tolerances and the joint limits)."""
+    Returns (q (T, K, dof), valid (T, K) bool: within ``cfg``'s tolerances and the joint limits, and collision-free
+    with ``clearance``)."""
     if mask is None:
         mask = torch.ones(seeds.shape[:2], dtype=torch.bool)
     t, k = mask.nonzero(as_tuple=True)
     q, valid = seeds.clone(), torch.zeros(seeds.shape[:2], dtype=torch.bool)
     if t.numel() == 0:
         return q, valid
-    qr, info = lm_refine_checked(robot, poses[t], seeds[t, k], cfg)
-    q[t, k], valid[t, k] = qr, info.converged & robot.within_limits(qr)
+    qr, info = lm_refine_checked(robot, poses[t], seeds[t, k], cfg, clearance=clearance)
+    ok = info.converged & robot.within_limits(qr)
+    if clearance is not None:
+        ok &= clearance.collision_free(qr)
+    q[t, k], valid[t, k] = qr, ok
     return q, valid
 
 

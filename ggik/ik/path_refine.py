@@ -15,15 +15,20 @@ Continuous joints are unbounded and their values are taken as unwrapped (:func:`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
+from ggik.ik.path_collision import motion_clearance
 from ggik.ik.path_search import JointScale
 from ggik.ik.refine import pose_residual
 from ggik.ik.tolerances import PATH_TOLERANCES
 from ggik.kinematics.geometry import pose_errors
 from ggik.kinematics.robot import Robot
+
+if TYPE_CHECKING:
+    from ggik.collision import Clearance
 
 __all__ = ["TrajectoryConfig", "TrajectoryInfo", "trajectory_refine", "trajectory_check"]
 
@@ -51,8 +56,10 @@ class TrajectoryInfo:
         moves: (T-1, dof) normalised joint moves between consecutive waypoints (1 = the allowed move), or (T, dof)
             with the move from the start configuration first.
         reached: (T,) bool, both errors within the tolerances; within_limits: (T,) bool.
-        valid: every waypoint reached and within the limits, and no move above 1.
+        valid: every waypoint reached and within the limits, no move above 1, and (with obstacles) no collision.
         iterations: LM iterations run (0 for a check alone).
+        clearance: (T,) [m] with obstacles, the lowest signed distance at each waypoint and on the motion arriving at
+            it (:func:`ggik.ik.path_collision.motion_clearance`); None without.
     """
 
     pos_err: torch.Tensor
@@ -62,6 +69,7 @@ class TrajectoryInfo:
     within_limits: torch.Tensor
     valid: bool
     iterations: int = 0
+    clearance: torch.Tensor | None = None
 
 
 def trajectory_check(
@@ -72,16 +80,18 @@ def trajectory_check(
     cfg: TrajectoryConfig,
     q_start: torch.Tensor | None = None,
     T_ee: torch.Tensor | None = None,
+    clearance: Clearance | None = None,
 ) -> TrajectoryInfo:
     """Pose errors, normalised moves and validity of trajectory ``q`` (T, dof) [rad or m] for ``poses`` (T, 4, 4) (base
     frame). Moves are plain differences (continuous joints taken as unwrapped: a 2 pi step is a move). ``T_ee``: the
-    EE poses FK(q) (T, 4, 4) when the caller has them (saves one FK). ValueError for other shapes."""
+    EE poses FK(q) (T, 4, 4) when the caller has them (saves one FK). ``clearance``: obstacles, checked at the
+    waypoints and on the motions between them. ValueError for other shapes."""
     if q.ndim != 2 or q.shape[1] != robot.dof or poses.shape != (q.shape[0], 4, 4):
         raise ValueError(
             f"a trajectory (T, {robot.dof}) and poses (T, 4, 4) are needed, got {tuple(q.shape)} and "
             f"{tuple(poses.shape)}"
         )
-    return _judge(robot, poses, q, scale, cfg, q_start, T_ee)
+    return _judge(robot, poses, q, scale, cfg, q_start, T_ee, clearance)
 
 
 def _judge(
@@ -92,6 +102,7 @@ def _judge(
     cfg: TrajectoryConfig,
     q_start: torch.Tensor | None = None,
     T_ee: torch.Tensor | None = None,
+    clearance: Clearance | None = None,
 ) -> TrajectoryInfo:
     """:func:`trajectory_check` without its shape check (the iterations of :func:`trajectory_refine`)."""
     pos, rot = pose_errors(robot.fk(q) if T_ee is None else T_ee, poses)
@@ -100,13 +111,16 @@ def _judge(
     reached = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
     inside = robot.within_limits(q)
     jump_ok = bool((moves.abs() <= 1.0).all()) if moves.numel() else True
+    clear = None if clearance is None else motion_clearance(clearance, q, q_start)
+    free = clear is None or bool((clear >= 0).all())
     return TrajectoryInfo(
         pos_err=pos,
         rot_err=rot,
         moves=moves,
         reached=reached,
         within_limits=inside,
-        valid=bool(reached.all()) and bool(inside.all()) and jump_ok,
+        valid=bool(reached.all()) and bool(inside.all()) and jump_ok and free,
+        clearance=clear,
     )
 
 
@@ -136,8 +150,11 @@ def trajectory_refine(
     scale: JointScale,
     cfg: TrajectoryConfig | None = None,
     q_start: torch.Tensor | None = None,
+    clearance: Clearance | None = None,
 ) -> tuple[torch.Tensor, TrajectoryInfo]:
     """LM on the whole trajectory q0 (T, dof) towards ``poses`` (T, 4, 4) (base frame), as in the module docstring.
+    ``clearance``: obstacles; each waypoint gets their hinge rows (:meth:`ggik.collision.Clearance.hinge`, a block of
+    its own waypoint: the banded structure stays), and validity includes no collision on the motions.
 
     Stops as soon as the trajectory is valid (:func:`trajectory_check`) or after ``cfg.max_iters`` iterations.
     ``q_start`` (dof,): the configuration the robot starts from (its move onto waypoint 0 is smoothed and checked
@@ -171,18 +188,27 @@ def trajectory_refine(
         off = full.shape[0] - T
         return float((d * dd).sum()), desc[off:], deg[off:]
 
+    def hinge(qt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, float]:
+        """The clearance rows (T, P), their Jacobian (T, P, dof) and cost at qt (empty without obstacles)."""
+        if clearance is None:
+            return qt[:, :0], qt[:, :0, None].expand(T, 0, n), 0.0
+        d, Jd = clearance.rows(qt)
+        eh, Jh = clearance.hinge(d, Jd)
+        return eh, Jh, float((eh * eh).sum())
+
     F, Tq = robot.joint_frames(q)
     e = pose_residual(Tq, poses, cfg.rot_weight)
+    eh, Jh, h_cost = hinge(q)
     s, lam, it = cfg.smooth_weight, cfg.damping, 0
-    info = trajectory_check(robot, poses, q, scale, cfg, qs, T_ee=Tq)
+    info = trajectory_check(robot, poses, q, scale, cfg, qs, T_ee=Tq, clearance=clearance)
     while not info.valid and it < cfg.max_iters:
         it += 1
         qn = q.numpy()
         s_cost, s_desc, deg = smooth_terms(qn, s)
-        cost = float((e * e).sum()) + s_cost
-        J = robot.jacobian_at(F, Tq) * w[:, None]
+        cost = float((e * e).sum()) + s_cost + h_cost
+        J = torch.cat([robot.jacobian_at(F, Tq) * w[:, None], Jh], -2)
         JtJ = (J.transpose(-1, -2) @ J).numpy()
-        g = (J.transpose(-1, -2) @ e[..., None])[..., 0].numpy() + s_desc
+        g = (J.transpose(-1, -2) @ torch.cat([e, eh], -1)[..., None])[..., 0].numpy() + s_desc
         held = ((qn <= scale.lo) & (g < 0)) | ((qn >= scale.hi) & (g > 0))
         D = JtJ + (s * deg[:, None] * inv_step2)[:, :, None] * np.eye(n)
         D = D + lam * (np.diagonal(D, axis1=1, axis2=2)[..., None] * np.eye(n) + np.eye(n))
@@ -192,10 +218,12 @@ def trajectory_refine(
         q_new = torch.maximum(torch.minimum(q + torch.from_numpy(dq), hi), lo)
         F_new, T_new = robot.joint_frames(q_new)
         e_new = pose_residual(T_new, poses, cfg.rot_weight)
-        cost_new = float((e_new * e_new).sum()) + smooth_terms(q_new.numpy(), s)[0]
+        eh_new, Jh_new, h_new = hinge(q_new)
+        cost_new = float((e_new * e_new).sum()) + smooth_terms(q_new.numpy(), s)[0] + h_new
         if cost_new < cost:
             q, F, Tq, e, lam = q_new, F_new, T_new, e_new, max(lam / 3.0, 1e-9)
-            info = _judge(robot, poses, q, scale, cfg, qs, T_ee=Tq)
+            eh, Jh, h_cost = eh_new, Jh_new, h_new
+            info = _judge(robot, poses, q, scale, cfg, qs, T_ee=Tq, clearance=clearance)
         else:
             lam = min(lam * 4.0, 1e6)
         if it >= cfg.max_iters // 2 or not bool((info.moves.abs() > 1.0).any()):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -12,6 +13,9 @@ from ggik.ik.path_config import PathConfig
 from ggik.ik.path_refine import TrajectoryConfig, trajectory_check
 from ggik.ik.path_search import joint_scale
 from ggik.kinematics.robot import Robot
+
+if TYPE_CHECKING:
+    from ggik.collision import Clearance
 
 __all__ = ["PathResult", "path_result"]
 
@@ -33,6 +37,11 @@ class PathResult:
         time_to_valid: [s] until the first valid trajectory (NaN: none); total_time: [s] of the whole call.
         candidates: candidate configurations refined (start candidates, continuation and tracks).
         rounds: rounds run; timings: [s] per part ("starts", "sweeps", "tracks", "correct", "search", "refine").
+        collision_free: with obstacles, no collision at any waypoint or on the motions between them (checked every
+            degree, :mod:`ggik.ik.path_collision`); None without obstacles.
+        min_clearance: [m] with obstacles, the lowest signed distance over the trajectory (negative: the deepest
+            overlap); None without.
+        collisions: waypoints in collision, or whose arriving motion collides (empty without obstacles).
     """
 
     q: torch.Tensor
@@ -50,6 +59,9 @@ class PathResult:
     candidates: int
     rounds: int
     timings: dict[str, float] = field(default_factory=dict)
+    collision_free: bool | None = None
+    min_clearance: float | None = None
+    collisions: list[int] = field(default_factory=list)
 
     @property
     def length(self) -> float:
@@ -67,6 +79,10 @@ class PathResult:
             text += f"; waypoints not reached: {_ranges(self.unreached)}"
         if self.large_moves:
             text += f"; moves above the allowed one arriving at waypoints: {_ranges(self.large_moves)}"
+        if self.min_clearance is not None:
+            text += f"; min clearance {1e3 * self.min_clearance:.1f} mm"
+        if self.collisions:
+            text += f"; collisions at or arriving at waypoints: {_ranges(self.collisions)}"
         return text
 
 
@@ -92,12 +108,14 @@ def path_result(
     candidates: int,
     rounds: int,
     timings: dict[str, float],
+    clearance: Clearance | None = None,
 ) -> PathResult:
     """The :class:`PathResult` of trajectory ``q`` (T, dof) for ``poses`` (T, 4, 4) judged by ``cfg``'s tolerances and
-    allowed moves (for any method: the baselines of the benchmark use it too)."""
+    allowed moves, and with ``clearance`` its obstacles (for any method: the baselines of the benchmark use it too)."""
     scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
     traj = TrajectoryConfig(pos_tol=cfg.pos_tol, rot_tol=cfg.rot_tol)
-    info = trajectory_check(robot, poses, q, scale, traj, q_start)
+    info = trajectory_check(robot, poses, q, scale, traj, q_start, clearance=clearance)
+    clear = info.clearance
     full = q if q_start is None else torch.cat([q_start[None], q])
     steps = full[1:] - full[:-1]
     prismatic = torch.tensor([t == "prismatic" for t in robot.joint_types])
@@ -122,4 +140,7 @@ def path_result(
         candidates=candidates,
         rounds=rounds,
         timings=timings,
+        collision_free=None if clear is None else bool((clear >= 0).all()),
+        min_clearance=None if clear is None else float(clear.min()),
+        collisions=[] if clear is None else (clear < 0).nonzero()[:, 0].tolist(),
     )

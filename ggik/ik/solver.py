@@ -234,6 +234,9 @@ class GGIK:
         path: PathConfig | None = None,
         q_start: torch.Tensor | None = None,
         generator: torch.Generator | None = None,
+        obstacles: Scene | None = None,
+        collision_model: CollisionModel | None = None,
+        collision: CollisionConfig | None = None,
         **deprecated: Any,
     ) -> PathResult:
         """A joint trajectory that follows the EE path ``poses`` (T, 4, 4) (base-link frame), by
@@ -246,7 +249,9 @@ class GGIK:
         configuration within the joint limits, no joint moving more than 7 deg between waypoints. ``path``:
         :class:`ggik.ik.path.PathConfig`, every other option of path following (the fields ``config`` sets override
         it, :meth:`SolveConfig.path_config`). ``q_start`` (dof,): the configuration the robot starts from. The poses
-        are checked once, on entry. Returns a :class:`PathResult`.
+        are checked once, on entry. ``obstacles``, ``collision_model``, ``collision``: as in :meth:`solve`; valid then
+        also means collision-free at every waypoint and on every motion between them (checked every degree), and the
+        result reports ``collision_free``, ``min_clearance`` and ``collisions``. Returns a :class:`PathResult`.
 
         The keyword arguments ``num_samples``, ``time_limit``, ``pos_tol``, ``rot_tol`` and a PathConfig given as
         ``config`` (and positional options after ``poses``) are the deprecated form: they still work, with a
@@ -258,9 +263,11 @@ class GGIK:
         if not isinstance(config, SolveConfig):
             raise TypeError(f"config must be a ggik.SolveConfig, got {type(config).__name__}")
         cfg = config.path_config(path)
+        clearance = self._clearance(robot, obstacles, collision_model, collision)
         use_model = cfg.samples > 0 or cfg.track_samples > 0
         graph = self._graph(robot) if use_model else None
-        return solve_path(robot, poses, cfg, self.model if use_model else None, graph, q_start, generator)
+        model = self.model if use_model else None
+        return solve_path(robot, poses, cfg, model, graph, q_start, generator, clearance)
 
     def with_tolerances(self, pos_tol: float, rot_tol: float) -> GGIK:
         """A solver sharing this model with other success tolerances [m, rad]."""
