@@ -145,10 +145,9 @@ def segment_box(
         dist, n = point_box(a + t[..., None] * (b - a), centre, rotation, half)
         inside = dist <= 1e-12  # touching within rounding, or an end inside
         if bool(inside.any()):  # the segment touches or enters the box: minus its penetration depth instead
-            depth, n_in, t_in = _segment_box_depth(a, b, centre, rotation, half)
-            dist = torch.where(inside, -depth.clamp(min=0), dist)
-            n = torch.where(inside[..., None], n_in, n)
-            t = torch.where(inside, t_in, t)
+            at = inside.nonzero(as_tuple=True)  # only those pairs (usually few)
+            depth, n_in, t_in = _segment_box_depth(a[at], b[at], centre[at], rotation[at], half[at])
+            dist[at], n[at], t[at] = -depth.clamp(min=0), n_in, t_in
     return dist, t, n
 
 

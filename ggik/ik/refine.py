@@ -155,7 +155,7 @@ def lm_refine_checked(
 
     ``clearance`` (:class:`ggik.collision.Clearance`): obstacles and self-collision as residual rows
     ``max(0, margin - distance)`` beside the goal's (:meth:`~ggik.collision.Clearance.hinge`); an element then runs
-    until its pose is within the tolerances and every clearance is at least half the margin (or the budget ends).
+    until its pose is within the tolerances and it is collision-free (or the budget ends).
     ``RefineInfo.converged`` still reports the pose alone: the caller reads the clearances of the result."""
     cfg = cfg or RefineConfig()
     q = q0.clone()
