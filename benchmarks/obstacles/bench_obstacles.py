@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--samples", type=positive_int, default=32, help="S: model samples or random starts per goal")
     ap.add_argument("--reference-goals", type=positive_int, default=10)
     ap.add_argument("--reference-starts", type=positive_int, default=512)
-    ap.add_argument("--paths", type=nonnegative_int, default=2, help="paths per robot and scene")
+    ap.add_argument("--paths", type=nonnegative_int, default=10, help="paths per robot and scene (at most)")
     ap.add_argument("--waypoints", type=positive_int, default=30)
     ap.add_argument("--path-time-limit", type=positive_float, default=10.0, help="[s] per path")
     ap.add_argument("--ckpt", default=None, help="model file (default: the shipped model)")

@@ -121,9 +121,11 @@ def scene_paths(
     gen = torch.Generator().manual_seed(seed)
     check = Clearance(robot, model, case.scene)
     lo, hi = robot.lower, robot.upper
-    out = []
+    out: list[tuple[torch.Tensor, torch.Tensor]] = []
     s = torch.linspace(0, 1, waypoints, dtype=torch.float64)[:, None]
-    for qb in witnesses:
+    for qb in witnesses[: 4 * n]:  # a few tries per path at most
+        if len(out) == n:
+            break
         for _ in range(40):
             qa = (qb + (torch.rand(robot.dof, generator=gen, dtype=torch.float64) * 2 - 1)).clamp(lo, hi)
             if bool(case.inside(robot.fk(qa)[:3, 3].float())):
@@ -132,6 +134,4 @@ def scene_paths(
             if bool((motion_clearance(check, motion) >= 0).all()):
                 out.append((robot.fk(motion), motion))
                 break
-        if len(out) == n:
-            break
     return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -153,10 +153,13 @@ def lm_refine_checked(
     :func:`ggik.graph.goal_kinds.tool_axis` (computed when None). Nothing is validated again: the solver's
     strategies and path following call this in their inner loops.
 
-    ``clearance`` (:class:`ggik.collision.Clearance`): obstacles and self-collision as residual rows
-    ``max(0, margin - distance)`` beside the goal's (:meth:`~ggik.collision.Clearance.hinge`); an element then runs
-    until its pose is within the tolerances and it is collision-free (or the budget ends).
-    ``RefineInfo.converged`` still reports the pose alone: the caller reads the clearances of the result."""
+    ``clearance`` (:class:`ggik.collision.Clearance`): obstacles and self-collision, in two phases. First plain LM from
+    every start; then the elements that reached the pose in collision (with ``stop_at_first``: all starts of the goals
+    without a collision-free solution, as the first phase cut them short) run again from where they ended, with the
+    clearance rows ``max(0, margin - distance)`` beside the goal's (:meth:`~ggik.collision.Clearance.hinge`), until
+    their pose is within the tolerances and they are collision-free (or a second budget ends). A start that plain LM
+    solves clear of the obstacles costs what it costs without them. ``RefineInfo.converged`` reports the pose alone
+    (the caller reads the clearances of the result); ``iterations`` counts both phases."""
     cfg = cfg or RefineConfig()
     q = q0.clone()
     axis = tool_axis(robot) if axis is None else axis
@@ -167,16 +170,52 @@ def lm_refine_checked(
     goal = T_goal.expand(batch + (4, 4)).reshape(n, 4, 4)
     lo, hi = _limits(robot, q)
     q = torch.maximum(torch.minimum(q, hi), lo)
-    eye = torch.eye(robot.dof, dtype=q.dtype, device=q.device)
-
     # per-goal constant, computed once: the basis of position+axis goals (an empty stand-in for the other kinds)
     basis = goal_axis_basis(goal, axis) if kind == "position+axis" else goal[:, :0, :0]
     starts = batch[-1] if cfg.stop_at_first and len(batch) else 0  # the starts of one goal (consecutive elements)
-    few = q.device.type == "cpu" and q.dtype == torch.float64 and n <= NUMPY_MAX_ELEMENTS
-    if few and clearance is None:  # per-op overhead: numpy
+    if q.device.type == "cpu" and q.dtype == torch.float64 and n <= NUMPY_MAX_ELEMENTS:  # per-op overhead: numpy
         arrays = (t.detach().numpy() for t in (goal, q, lo, hi, axis, basis))
-        small = lm_numpy(robot.chain_constants(), *arrays, kind=kind, starts=starts, cfg=cfg)
-        return _outcome(*(torch.from_numpy(a) for a in small), batch=batch, cfg=cfg, dof=robot.dof)
+        flat = tuple(torch.from_numpy(a) for a in lm_numpy(robot.chain_constants(), *arrays, kind=kind, starts=starts,
+                                                           cfg=cfg))  # fmt: skip
+    else:
+        flat = _lm_flat(robot, goal, q, lo, hi, basis, axis, kind, cfg, starts)
+    if clearance is not None:
+        flat = _clear_of_obstacles(robot, goal, lo, hi, basis, axis, kind, cfg, starts, clearance, *flat)
+    return _outcome(*flat, batch=batch, cfg=cfg, dof=robot.dof)
+
+
+def _clear_of_obstacles(
+    robot: Robot, goal: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, basis: torch.Tensor, axis: torch.Tensor,
+    kind: str, cfg: RefineConfig, starts: int, clearance: Clearance, q: torch.Tensor, iters: torch.Tensor,
+    pos: torch.Tensor, rot: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:  # fmt: skip
+    """The second phase of :func:`lm_refine_checked` with obstacles, on its flat first-phase results."""
+    reached = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
+    done = reached & clearance.collision_free(q)
+    # stop_at_first: every start of a goal without a clear solution (the others were cut short); otherwise those that
+    # reached the pose in collision (a start plain LM could not bring to the pose in its budget is left as it is)
+    redo = ~done.view(-1, starts).any(-1).repeat_interleave(starts) if starts else reached & ~done
+    idx = redo.nonzero()[:, 0]
+    if idx.numel():
+        q2, it2, pos2, rot2 = _lm_flat(
+            robot, goal[idx], q[idx], lo, hi, basis[idx], axis, kind, cfg, 0, clearance
+        )  # fmt: skip
+        q, iters, pos, rot = q.clone(), iters.clone(), pos.clone(), rot.clone()
+        q[idx], pos[idx], rot[idx] = q2, pos2, rot2
+        iters[idx] += it2
+    return q, iters, pos, rot
+
+
+def _lm_flat(
+    robot: Robot, goal: torch.Tensor, q: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, basis: torch.Tensor,
+    axis: torch.Tensor, kind: str, cfg: RefineConfig, starts: int, clearance: Clearance | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:  # fmt: skip
+    """The torch LM loop of :func:`lm_refine_checked` on flat elements: goals (n, 4, 4), starts q (n, dof) within the
+    limits (lo, hi) (dof,), the goals' basis (n, ...), ``starts`` > 0: stop a goal's consecutive ``starts`` elements
+    at their first converged one; ``clearance``: its rows beside the goal's. Returns (q, iterations, pos, rot)."""
+    n = q.shape[0]
+    q = q.clone()
+    eye = torch.eye(robot.dof, dtype=q.dtype, device=q.device)
     row_w = pose_row_weights(kind, cfg.rot_weight, q)
     F, T = robot.joint_frames(q, trusted=True)  # the joint frames give the Jacobian without a second FK pass
     e = goal_residual(T, goal, cfg.rot_weight, kind, axis, basis)
@@ -239,7 +278,7 @@ def lm_refine_checked(
                 t[keep] for t in (active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a, Da, JDa)
             )
     q[active], pos[active], rot[active] = qa, pos_a, rot_a  # those still running at the budget's end
-    return _outcome(q, iters, pos, rot, batch=batch, cfg=cfg, dof=robot.dof)
+    return q, iters, pos, rot
 
 
 def _hinge_cost(clearance: Clearance | None, D: torch.Tensor) -> torch.Tensor | float:
@@ -311,8 +350,11 @@ def slsqp_refine_checked(
     cfg: RefineConfig | None = None,
     kind: str = "pose",
     axis: torch.Tensor | None = None,
+    clearance: Clearance | None = None,
 ) -> tuple[torch.Tensor, RefineInfo]:
-    """:func:`slsqp_refine` of inputs its caller checked once (as :func:`lm_refine_checked`)."""
+    """:func:`slsqp_refine` of inputs its caller checked once (as :func:`lm_refine_checked`). ``clearance``: obstacles
+    as SLSQP inequality constraints, every pair's distance at least its margin
+    (``Clearance.margins``), with their Jacobian (:meth:`ggik.collision.Clearance.rows`)."""
     from scipy.optimize import minimize
 
     cfg = cfg or RefineConfig()
@@ -330,6 +372,7 @@ def slsqp_refine_checked(
     lower = [-np.inf if b[0] is None else b[0] for b in bounds]
     upper = [np.inf if b[1] is None else b[1] for b in bounds]
     out, iters = [], []
+    constraints: Any = [] if clearance is None else [_clearance_constraint(clearance)]
     for qi, Tg in zip(q0, goals):
         fun = partial(slsqp_objective, robot, T_goal=Tg.numpy(), rot_weight=cfg.rot_weight, kind=kind, axis_in_ee=axis)
         x0 = np.clip(qi.numpy(), lower, upper)
@@ -339,6 +382,7 @@ def slsqp_refine_checked(
             jac=True,
             method="SLSQP",
             bounds=bounds,
+            constraints=constraints,
             options={"maxiter": cfg.slsqp_max_iters, "ftol": cfg.slsqp_ftol},
         )
         out.append(torch.from_numpy(res.x))
@@ -352,3 +396,14 @@ def slsqp_refine_checked(
         rot_err=rot,
     )
     return q, info
+
+
+def _clearance_constraint(clearance: Clearance) -> dict:
+    """scipy's form of ``distance - margin >= 0`` for every pair of ``clearance``, with its Jacobian (P, dof)."""
+    margins = clearance.margins.numpy()
+
+    def rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        d, J = clearance.rows(torch.from_numpy(np.asarray(x, dtype=np.float64))[None])
+        return d[0].numpy() - margins, J[0].numpy()
+
+    return {"type": "ineq", "fun": lambda x: rows(x)[0], "jac": lambda x: rows(x)[1]}

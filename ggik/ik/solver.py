@@ -27,7 +27,7 @@ from ggik.ik.path import PathConfig, PathResult, solve_path
 from ggik.ik.refine import RefineConfig
 from ggik.ik.result import IKResult, sort_best_first
 from ggik.ik.solve_config import DEFAULT_SAMPLES, REFINE_METHODS, SolveConfig
-from ggik.ik.strategies import check_obstacle_method, model_first_strategy, random_strategy, samples_strategy
+from ggik.ik.strategies import model_first_strategy, random_strategy, samples_strategy
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel
 
@@ -128,12 +128,13 @@ class GGIK:
         within tolerance.
 
         ``obstacles``: a :class:`ggik.Scene` in the base-link frame. LM (``refine`` "lm" or "dg+lm", and the strategies
-        "model-first" and "random") keeps every link capsule of ``collision_model`` (default
+        "model-first" and "random") and SLSQP keep every link capsule of ``collision_model`` (default
         :meth:`ggik.collision.CollisionModel.from_robot`, made once per robot) clear of the obstacles and of the
         robot's other links by ``collision.margin`` (:class:`ggik.collision.CollisionConfig`); raw samples and "dg"
         are only checked. The result then reports ``collision_free`` and ``clearance`` per solution, and ``success``
         requires collision-free; the restarts of "model-first" go to the goals without such a solution. A
-        ``collision_model`` without ``obstacles`` checks self-collision alone. SLSQP takes no obstacles (ValueError).
+        ``collision_model`` without ``obstacles`` checks self-collision alone. SLSQP takes the clearances as inequality
+        constraints (distance >= margin).
 
         The goals are checked once here (:meth:`ggik.RobotGraph.goals`) and passed down checked. The keyword
         arguments ``num_samples``, ``refine``, ``pos_tol`` and ``rot_tol`` (and positional options after
@@ -151,7 +152,6 @@ class GGIK:
             )
         cfg = self._refine_config(config)
         clearance = self._clearance(robot, obstacles, collision_model, collision)
-        check_obstacle_method(config.method, clearance)
         if config.strategy == "random":  # no model, no graph: any chain LM can move
             T, kind = self._checked_goals(robot, T_goal, goal, None)
             return random_strategy(robot, T, kind, config.starts, config.method, cfg, generator, clearance).result

@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 __all__ = [
     "StrategyOutcome",
     "refine_starts",
-    "check_obstacle_method",
     "samples_strategy",
     "random_strategy",
     "model_first_strategy",
@@ -58,21 +57,10 @@ def refine_starts(
     clearance: Clearance | None = None,
 ) -> tuple[torch.Tensor, RefineInfo]:  # fmt: skip
     """Refine starts ``q0`` (B, K, dof) towards the checked canonical goals ``T`` (B, 4, 4) of ``kind``: SLSQP for
-    ``method`` "slsqp", LM otherwise (:func:`~ggik.ik.refine.lm_refine_checked`, with the clearance rows of
-    ``clearance`` when given; SLSQP takes none: :func:`check_obstacle_method`)."""
-    if method == "slsqp":
-        check_obstacle_method(method, clearance)
-        return slsqp_refine_checked(robot, T[:, None], q0, cfg, kind, tool_axis(robot))
-    return lm_refine_checked(robot, T[:, None], q0, cfg, kind, tool_axis(robot), clearance)
-
-
-def check_obstacle_method(method: str | None, clearance: Clearance | None) -> None:
-    """ValueError for a refinement that cannot keep clear of obstacles (SLSQP) in a solve with obstacles."""
-    if clearance is not None and method == "slsqp":
-        raise ValueError(
-            "obstacles are kept clear by LM's clearance rows; refine 'slsqp' takes none: use 'lm' (or 'dg+lm'), or "
-            "None / 'dg' to only check the raw solutions for collisions"
-        )
+    ``method`` "slsqp", LM otherwise (:func:`~ggik.ik.refine.lm_refine_checked`); with ``clearance``, LM's clearance
+    rows or SLSQP's clearance constraints."""
+    fn = slsqp_refine_checked if method == "slsqp" else lm_refine_checked
+    return fn(robot, T[:, None], q0, cfg, kind, tool_axis(robot), clearance)
 
 
 def _ranked(

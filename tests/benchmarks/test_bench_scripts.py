@@ -35,6 +35,7 @@ SCRIPTS = sorted(
 #: the scripts that take --threads
 THREADED = [
     "benchmarks.cascade.bench_cascade",
+    "benchmarks.obstacles.bench_obstacles",
     "benchmarks.recipe.bench_recipe",
     "benchmarks.refinement.bench_refinement",
     "benchmarks.sampling.bench_sampling",
