@@ -44,7 +44,7 @@ def test_urdf_primitives_are_covered_by_their_capsules():
         by_link.setdefault(robot.link_names[link], []).append(c)
     assert [model.source[c] for c in by_link["l1"]] == ["urdf"]
     assert sorted(model.source[c] for c in by_link["l2"]) == ["urdf", "urdf"]
-    assert [model.source[c] for c in by_link["l3"]] == ["segment"]  # a mesh: the segment to the tool
+    assert [model.source[c] for c in by_link["l3"]] == ["segment; mesh 'package://arm/l3.stl' not found"]
     torch.testing.assert_close(model.b[by_link["l3"][0]], torch.tensor([0.2, 0, 0], dtype=F64))
     gen = torch.Generator().manual_seed(0)
     # every point of the cylinder (link l1) and of the box (link l2) lies inside its capsule
@@ -56,6 +56,29 @@ def test_urdf_primitives_are_covered_by_their_capsules():
     for points, c in ((cyl, by_link["l1"][0]), (box, [i for i in by_link["l2"] if model.radius[i] < 0.07][0])):
         d = segment_segment(points, points, model.a[c], model.b[c])[0]
         assert (d <= model.radius[c] + 1e-12).all()
+
+
+def test_meshes_are_covered_by_a_capsule_when_their_files_are_found(tmp_path):
+    import trimesh
+
+    (tmp_path / "arm" / "meshes").mkdir(parents=True)
+    (tmp_path / "arm" / "urdf").mkdir()
+    box = trimesh.creation.box(extents=(0.3, 0.05, 0.08))
+    box.apply_transform(trimesh.transformations.rotation_matrix(0.4, (0, 0, 1)))
+    box.export(tmp_path / "arm" / "meshes" / "l3.stl")
+    text = URDF.replace("package://arm/l3.stl", 'package://arm/meshes/l3.stl" scale="2 1 1')
+    (tmp_path / "arm" / "urdf" / "arm.urdf").write_text(text)
+    robot = Robot.from_urdf(tmp_path / "arm" / "urdf" / "arm.urdf")
+    model = CollisionModel.from_robot(robot, self_samples=0)
+    (c,) = [k for k, link in enumerate(model.link.tolist()) if robot.link_names[link] == "l3"]
+    assert model.source[c] == "urdf"
+    vertices = torch.as_tensor(np.asarray(box.vertices) * np.array([2.0, 1.0, 1.0]))
+    d = segment_segment(vertices, vertices, model.a[c], model.b[c])[0]
+    assert (d <= model.radius[c] + 1e-9).all()
+    assert float(torch.linalg.vector_norm(model.b[c] - model.a[c])) > 0.5  # along the scaled box's long side
+    (tmp_path / "arm" / "meshes" / "l3.stl").write_text("not a mesh")
+    broken = CollisionModel.from_robot(Robot.from_urdf(tmp_path / "arm" / "urdf" / "arm.urdf"), self_samples=0)
+    assert "segment; mesh l3.stl has no usable vertices" in broken.source
 
 
 def test_collision_shapes_survive_derived_robots_and_bad_numbers_are_refused():

@@ -5,10 +5,11 @@ Where each capsule comes from (per link, :meth:`CollisionModel.from_robot`):
 * the link's URDF ``<collision>`` primitives, each covered by one capsule: a sphere exactly; a cylinder or capsule by
   the capsule along its axis (a cylinder's flat ends are covered by the capsule's caps, so the model is conservative); a
   box by the capsule along its longest edge whose radius is half the diagonal of the other two edges;
-* otherwise (a kinematics-only file, or a link whose collision geometry is a mesh: ggik loads no meshes) one capsule
-  along the link's segment, from its frame's origin to the origin of the next joint on the chain, of radius
-  ``radius`` (default :data:`DEFAULT_LINK_RADIUS`) or the link's entry in ``radii``. Links whose segment is shorter than
-  1 mm get none (their neighbours' caps cover the joint).
+* a mesh by the capsule covering its vertices, where the file can be found and read (:mod:`ggik.collision.meshes`);
+* otherwise (a kinematics-only file, a mesh that cannot be found or read) one capsule along the link's segment, from
+  its frame's origin to the origin of the next joint on the chain, of radius ``radius`` (default
+  :data:`DEFAULT_LINK_RADIUS`) or the link's entry in ``radii``. Links whose segment is shorter than 1 mm get none
+  (their neighbours' caps cover the joint).
 
 Self-collision is checked between capsules of links with at least two moving joints between them (links one joint apart
 touch at that joint by construction). Like the disabled-collision lists of motion-planning stacks, pairs found in
@@ -21,11 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from ggik.collision.distance import segment_segment
+from ggik.collision.meshes import mesh_capsule
 from ggik.errors import ChainError
 from ggik.kinematics.robot import Robot
 from ggik.kinematics.urdf_collision import CollisionShape
@@ -37,11 +40,9 @@ DEFAULT_SELF_SAMPLES = 2000  #: random configurations that find the self-collisi
 MIN_SEGMENT = 1e-3  #: [m] links with a shorter segment get no segment capsule
 
 
-def _shape_capsule(shape: CollisionShape) -> tuple[np.ndarray, np.ndarray, float] | None:
-    """(a, b, radius) in the link frame of the capsule covering a URDF primitive (None for a mesh)."""
+def _shape_capsule(shape: CollisionShape) -> tuple[np.ndarray, np.ndarray, float]:
+    """(a, b, radius) in the link frame of the capsule covering a URDF primitive (not a mesh)."""
     T = shape.origin
-    if shape.kind == "mesh":
-        return None
     if shape.kind == "sphere":
         return T[:3, 3].copy(), T[:3, 3].copy(), shape.params[0]
     if shape.kind in ("cylinder", "capsule"):
@@ -66,7 +67,8 @@ class CollisionModel:
         robot_name: the robot it was built for (its :attr:`~ggik.Robot.link_names` index ``link``).
         link: (C,) long, index into ``Robot.link_names`` of the link each capsule is fixed to.
         a, b: (C, 3) float64 segment ends in that link's frame [m]; radius: (C,) float64 [m].
-        source: (C,) "urdf" (from a ``<collision>`` primitive) or "segment" (the default link capsule).
+        source: (C,) "urdf" (from a ``<collision>`` primitive or mesh) or "segment" (the default link capsule; with the
+            reason when the link has a mesh that could not be used).
         moving: (C,) bool, some joint moves the capsule (only those are checked against obstacles).
         self_pairs: (P, 2) long, capsule index pairs checked for self-collision.
         dropped_pairs: how many candidate pairs were found never (first) or always (second) in contact.
@@ -106,17 +108,21 @@ class CollisionModel:
         if unknown:
             raise ChainError(f"{robot.name}: radii names links {unknown} that are not on the chain {list(links)}")
         caps: list[tuple[int, np.ndarray, np.ndarray, float, str]] = []
+        urdf_dir = Path(robot.source).parent if robot.source and Path(robot.source).is_file() else None
         for i, name in enumerate(links):
-            shapes = [] if name in radii else [_shape_capsule(s) for s in robot.collision_shapes.get(name, ())]
-            prims = [c for c in shapes if c is not None]
+            shapes = [] if name in radii else list(robot.collision_shapes.get(name, ()))
+            covered = [_shape_capsule(s) if s.kind != "mesh" else mesh_capsule(s, urdf_dir) for s in shapes]
+            prims = [c for c in covered if not isinstance(c, str)]
+            caps.extend((i, a, b, r, "urdf") for a, b, r in prims)
             if prims and len(prims) == len(shapes):
-                caps.extend((i, a, b, r, "urdf") for a, b, r in prims)
                 continue
+            why = next((c for c in covered if isinstance(c, str)), "")
             if i < len(robot.joints):  # the segment to the next joint's origin, in this link's frame
                 end = np.asarray(robot.joints[i].origin[:3, 3], dtype=np.float64)
                 if np.linalg.norm(end) >= MIN_SEGMENT:
-                    caps.append((i, np.zeros(3), end, float(radii.get(name, radius)), "segment"))
-            caps.extend((i, a, b, r, "urdf") for a, b, r in prims)  # primitives beside a mesh
+                    caps.append(
+                        (i, np.zeros(3), end, float(radii.get(name, radius)), f"segment{'; ' + why if why else ''}")
+                    )
         if not caps:
             raise ChainError(f"{robot.name}: no link has collision geometry or a segment of at least {MIN_SEGMENT} m")
         moved_by = _moving_joint_before(robot)  # (L,) moving joints above each link

@@ -1,8 +1,8 @@
 """The ``<collision>`` geometry of URDF links, as plain records: what :mod:`ggik.collision` builds its robot model from.
 
 Primitives (box, cylinder, sphere, and the capsule that some files use) are read with their ``<origin>``; a mesh is
-recorded by file name only (ggik does not load meshes: its collision model covers such a link by its segment
-capsule). Numbers are checked like every other URDF number (:class:`ggik.errors.URDFError` naming the link).
+recorded by its file name and scale (:mod:`ggik.collision.meshes` loads it where it can). Numbers are checked like
+every other URDF number (:class:`ggik.errors.URDFError` naming the link).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class CollisionShape:
         kind: "box", "cylinder", "sphere", "capsule" or "mesh".
         origin: (4, 4) float64 pose of the shape in the link frame (cylinders and capsules lie along its z axis).
         params: box: (sx, sy, sz) full edge lengths; cylinder, capsule: (radius, length) (a capsule's length is that of
-            its cylindrical part); sphere: (radius,); mesh: () [m].
+            its cylindrical part); sphere: (radius,) [m]; mesh: its scale (sx, sy, sz) (default 1).
         mesh: the mesh file name (kind "mesh"), else "".
     """
 
@@ -96,7 +96,10 @@ def read_collision_shapes(root: ET.Element, src: str) -> dict[str, tuple[Collisi
             elif shape.tag == "sphere":
                 params = _floats(shape.get("radius"), 1, f"{where} <sphere radius>", src)
             elif shape.tag == "mesh":
-                shapes.append(CollisionShape("mesh", origin, (), shape.get("filename") or ""))
+                scale: tuple[float, ...] = (1.0, 1.0, 1.0)
+                if shape.get("scale") is not None:
+                    scale = _floats(shape.get("scale"), 3, f"{where} <mesh scale>", src)
+                shapes.append(CollisionShape("mesh", origin, scale, shape.get("filename") or ""))
                 continue
             else:
                 raise URDFError(f"{src}: {where} has an unknown shape <{shape.tag}>")
