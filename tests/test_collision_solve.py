@@ -294,3 +294,27 @@ def test_cli_path_with_obstacles(tmp_path, capsys):
                      "--obstacles", str(tmp_path / "scene.yaml"), "--json"])  # fmt: skip
         out = json.loads(capsys.readouterr().out)
         assert code == 0 and out["valid"] and out["collision_free"] and out["collisions"] == []
+
+
+def test_dg_pushes_the_joint_points_out_of_the_obstacles():
+    from ggik import RobotGraph
+    from ggik.ik.dg_refine import push_out
+
+    robot = Robot.from_name("panda")
+    graph = RobotGraph.from_robot(robot)
+    q = robot.sample_q(50, torch.Generator().manual_seed(5))
+    X = graph.realize(q)  # (50, N, 3) graph frame
+    to_base = graph.T_base_graph
+    p3 = X[:, graph.node_names.index("p3")] @ to_base[:3, :3].T + to_base[:3, 3]  # one joint point, base frame
+    scene = Scene(spheres=(Sphere(0.05, tuple(p3[0].tolist())),), boxes=(Box((0.2, 0.2, 0.2), tuple(p3[1].tolist())),))
+    check = Clearance(robot, CollisionModel.from_robot(robot), scene)
+    Y = push_out(graph, X, check)
+    free = ((graph.node_kind == 0) & ~graph.anchor_mask).nonzero()[:, 0]
+    moved = (Y - X).norm(dim=-1) > 0
+    assert moved[:, free].any() and not moved[:, ~torch.isin(torch.arange(graph.num_nodes), free)].any()
+    reach = float(check.model.radius.max()) + check.config.margin
+    base = Y[:, free] @ to_base[:3, :3].T + to_base[:3, 3]
+    sphere = (base - p3[0]).norm(dim=-1) - 0.05
+    assert (sphere[0] >= reach - 1e-9).all()
+    res = GGIK.pretrained().solve(robot, robot.fk(q[:3]), SolveConfig(samples=4, refine="dg"), obstacles=scene)
+    assert res.clearance is not None and res.clearance.shape == (3, 4)

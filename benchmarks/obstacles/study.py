@@ -7,6 +7,9 @@ IK methods (S candidates per goal, LM budget and tolerances of ``GGIK.solve``'s 
 * **random + LM, clearance**: S uniform random starts, the same LM (``strategy="random"``, ``obstacles=scene``);
 * **random + LM, then checked**: S random starts refined by plain LM, the solutions then checked for collisions: what
   a collision-unaware solver returns;
+* **GGIK + DG, obstacle projection** / **then checked**: S model samples projected onto the known distances
+  (``refine="dg"``), with and without pushing the joint points out of the obstacles between the steps
+  (:func:`ggik.ik.dg_refine.push_out`): whether the graph form of obstacles helps the distance-geometric refiner;
 * **reference**: ``reference_starts`` random starts with the clearance rows, on the first ``reference_goals`` goals:
   the brute-force answer to "does this goal have a collision-free solution", found or not.
 
@@ -40,7 +43,13 @@ from ggik.ik.path_collision import motion_clearance
 
 __all__ = ["ObstacleStudy", "IK_METHODS", "PATH_METHODS", "obstacle_tables"]
 
-IK_METHODS = ("GGIK + LM, clearance", "random + LM, clearance", "random + LM, then checked")
+IK_METHODS = (
+    "GGIK + LM, clearance",
+    "random + LM, clearance",
+    "random + LM, then checked",
+    "GGIK + DG, obstacle projection",
+    "GGIK + DG, then checked",
+)
 PATH_METHODS = ("GGIK paths, clearance", "random-start paths, clearance", "GGIK paths, then checked")
 
 
@@ -90,6 +99,8 @@ def _solve(
     gen = torch.Generator().manual_seed(seed)
     if method == "GGIK + LM, clearance":
         config, kw = SolveConfig(samples=S, refine="lm"), {"obstacles": scene}
+    elif method.startswith("GGIK + DG"):
+        config, kw = SolveConfig(samples=S, refine="dg"), {"obstacles": scene} if "projection" in method else {}
     elif method == "random + LM, clearance":
         config, kw = SolveConfig(strategy="random", random_starts=S), {"obstacles": scene}
     else:

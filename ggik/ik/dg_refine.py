@@ -17,11 +17,19 @@ Joint angles are then recovered from the projected point sets as from raw sample
 (:meth:`ggik.RobotGraph.joint_angles`). This is the local solver the GGIK authors seed with their samples, in
 point-set space instead of joint space: it needs no Jacobian of the kinematics and keeps the sample's configuration
 (elbow, wrist) while repairing it.
+
+Obstacles (``clearance``): the graph form of obstacles of the GGIK authors' distance-geometry work, minimum distances
+between the chain's points and the obstacles. After every Gauss-Newton step each free joint point p_i closer to an
+obstacle than the collision model's largest link radius plus the margin is pushed out along the distance's gradient
+(:func:`push_out`), a projection onto the obstacle-free side that the next step reconciles with the known distances
+(alternating projections). Only the joint points are constrained: the links between them are not, so the
+recovered angles are checked (and refined by LM with clearance for "dg+lm") as every other candidate is.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -29,7 +37,10 @@ from ggik.graph import Goals, PartialGraph, RobotGraph
 from ggik.graph.goal_kinds import goal_errors
 from ggik.nn.distance_geometry import gauss_newton_step
 
-__all__ = ["DGConfig", "DGResult", "project_point_sets", "dg_refine", "distance_cost"]
+if TYPE_CHECKING:
+    from ggik.collision import Clearance
+
+__all__ = ["DGConfig", "DGResult", "project_point_sets", "dg_refine", "distance_cost", "push_out"]
 
 
 @dataclass
@@ -57,12 +68,39 @@ def distance_cost(points: torch.Tensor, known_sq: torch.Tensor, mask: torch.Tens
 
 
 @torch.no_grad()
+def push_out(graph: RobotGraph, X: torch.Tensor, clearance: Clearance) -> torch.Tensor:
+    """Point sets X (..., N, 3) [m, graph frame] with every free joint point p_i moved out to ``radius + margin`` from
+    each obstacle of ``clearance`` it is closer to (radius: the collision model's largest link radius; one pass over
+    the obstacles, in order)."""
+    from ggik.collision import point_box, segment_segment
+
+    T = torch.linalg.inv(graph.T_base_graph.to(X))  # base -> graph frame
+    R, t = T[:3, :3], T[:3, 3]
+    reach = float(clearance.model.radius.max()) + clearance.config.margin
+    nodes = ((graph.node_kind == 0) & ~graph.anchor_mask).nonzero()[:, 0]
+    x = X[..., nodes, :]
+    for a, b, r in zip(clearance.cap_a.to(X) @ R.T + t, clearance.cap_b.to(X) @ R.T + t, clearance.cap_r.to(X)):
+        d, _, _, n = segment_segment(x, x, a, b)
+        x = x + ((reach + r - d).clamp(min=0))[..., None] * n
+    for c, Rb, h in zip(clearance.box_c.to(X) @ R.T + t, R @ clearance.box_R.to(X), clearance.box_h.to(X)):
+        d, n = point_box(x, c, Rb, h)
+        x = x + ((reach - d).clamp(min=0))[..., None] * n
+    X = X.clone()
+    X[..., nodes, :] = x
+    return X
+
+
 def project_point_sets(
-    graph: RobotGraph, points: torch.Tensor, goals: torch.Tensor | Goals, cfg: DGConfig | None = None
+    graph: RobotGraph,
+    points: torch.Tensor,
+    goals: torch.Tensor | Goals,
+    cfg: DGConfig | None = None,
+    clearance: Clearance | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Move the free nodes of point sets ``points`` (P, S, N, 3) [m, graph frame] onto the known distances of the
     problems ``goals`` (P goals, (P, 4, 4) in the base-link frame or :class:`Goals`); anchors are set to their
-    known positions. Returns (projected points (P, S, N, 3) float64, final cost f (P, S) [m^4])."""
+    known positions; with ``clearance``, each step is followed by :func:`push_out`. Returns (projected points
+    (P, S, N, 3) float64, final cost f (P, S) [m^4])."""
     cfg = cfg or DGConfig()
     if points.ndim != 4 or points.shape[-2:] != (graph.num_nodes, 3):
         raise ValueError(f"points must have shape (P, S, {graph.num_nodes}, 3), got {tuple(points.shape)}")
@@ -87,6 +125,8 @@ def project_point_sets(
         damping = cfg.damping * cfg.damping_decay**-k
         step = gauss_newton_step(X.reshape(P * S, N, 3), dist, known, movable, damping, max_step=float("inf"))
         X = X + step.reshape(P, S, N, 3) * active[..., None, None]
+        if clearance is not None and k < cfg.iterations - 1:  # the last step stays on the known distances
+            X = push_out(graph, X, clearance)
         cost = distance_cost(X, known_sq, mask)
     return X, cost
 
@@ -114,14 +154,15 @@ def dg_refine(
     goals: torch.Tensor | Goals,
     cfg: DGConfig | None = None,
     goals_per_pass: int = 16,
+    clearance: Clearance | None = None,
 ) -> DGResult:
-    """:func:`project_point_sets`, then joint angles and their FK errors, in passes of ``goals_per_pass`` goals
-    (the (S, N, N, 3, 3) blocks of a pass stay cache-sized)."""
+    """:func:`project_point_sets` (with ``clearance``: its obstacle projection), then joint angles and their FK errors,
+    in passes of ``goals_per_pass`` goals (the (S, N, N, 3, 3) blocks of a pass stay cache-sized)."""
     goals = graph.goals(goals).to(torch.float64, "cpu")
     parts = []
     for start in range(0, points.shape[0], goals_per_pass):
         g = goals[start : start + goals_per_pass]
-        X, cost = project_point_sets(graph, points[start : start + goals_per_pass].cpu(), g, cfg)
+        X, cost = project_point_sets(graph, points[start : start + goals_per_pass].cpu(), g, cfg, clearance)
         parts.append((graph.joint_angles(X, g[:, None]), cost, X))
     q = torch.cat([p[0] for p in parts])
     pos, rot = goal_errors(graph.robot.fk(q), goals.in_base[:, None], goals.kind, graph.tool_axis)

@@ -130,8 +130,9 @@ class GGIK:
         ``obstacles``: a :class:`ggik.Scene` in the base-link frame. LM (``refine`` "lm" or "dg+lm", and the strategies
         "model-first" and "random") and SLSQP keep every link capsule of ``collision_model`` (default
         :meth:`ggik.collision.CollisionModel.from_robot`, made once per robot) clear of the obstacles and of the
-        robot's other links by ``collision.margin`` (:class:`ggik.collision.CollisionConfig`); raw samples and "dg"
-        are only checked. The result then reports ``collision_free`` and ``clearance`` per solution, and ``success``
+        robot's other links by ``collision.margin`` (:class:`ggik.collision.CollisionConfig`); "dg" pushes the joint
+        points out of the obstacles between its steps (:func:`ggik.ik.dg_refine.push_out`); raw samples are only
+        checked. The result then reports ``collision_free`` and ``clearance`` per solution, and ``success``
         requires collision-free; the restarts of "model-first" go to the goals without such a solution. A
         ``collision_model`` without ``obstacles`` checks self-collision alone. SLSQP takes the clearances as inequality
         constraints (distance >= margin).

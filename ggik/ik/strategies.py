@@ -89,12 +89,12 @@ def samples_strategy(
     """``samples`` model samples per goal (B goals, one batched pass; drawn ``oversample`` times over, the best kept:
     :func:`sample_joint_angles`), refined by ``refine`` (None, "lm", "slsqp", "dg", "dg+lm"); ``cfg``: the tolerances
     and LM/SLSQP budgets, ``dg``: the budget of "dg". IKResult (B, samples). ``clearance``: obstacles, kept clear by
-    LM and checked for every refinement."""
+    LM and SLSQP, pushed out of by "dg" (:func:`ggik.ik.dg_refine.push_out`), and checked for every refinement."""
     robot = graph.robot
     raw = sample_joint_angles(model, graph, goals, samples, generator=generator, oversample=oversample)
     q, pos, rot = raw.q, raw.pos_err, raw.rot_err
     if refine in ("dg", "dg+lm"):
-        projected = dg_refine(graph, raw.points, goals, dg)
+        projected = dg_refine(graph, raw.points, goals, dg, clearance=clearance)
         q, pos, rot = projected.q, projected.pos_err, projected.rot_err
     if refine in ("lm", "slsqp", "dg+lm"):
         q, info = refine_starts(robot, goals.in_base, goals.kind, q, refine, cfg, clearance)
