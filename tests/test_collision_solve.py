@@ -318,3 +318,16 @@ def test_dg_pushes_the_joint_points_out_of_the_obstacles():
     assert (sphere[0] >= reach - 1e-9).all()
     res = GGIK.pretrained().solve(robot, robot.fk(q[:3]), SolveConfig(samples=4, refine="dg"), obstacles=scene)
     assert res.clearance is not None and res.clearance.shape == (3, 4)
+
+
+def test_sequential_lm_baseline_takes_obstacles():
+    from ggik.evaluation.path_baselines import sequential_lm
+
+    robot, qs, poses = _panda_path()
+    scene = Scene(spheres=(Sphere(0.05, (0.6, -0.4, 0.2)),))
+    check = Clearance(robot, CollisionModel.from_robot(robot), scene)
+    res = sequential_lm(robot, poses, 4, generator=torch.Generator().manual_seed(0), clearance=check)
+    assert res.collision_free is not None and res.min_clearance is not None
+    assert res.collision_free == bool(motion_clearance(check, res.q).min() >= 0)
+    plain = sequential_lm(robot, poses, 4, generator=torch.Generator().manual_seed(0))
+    assert plain.collision_free is None

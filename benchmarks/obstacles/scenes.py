@@ -7,7 +7,8 @@ from the base over random configurations), each on a table whose top is 1 cm bel
 * ``shelf``: a shelf in front of the arm (side walls, back wall, three boards: two compartments reachable); goals with
   the EE inside a compartment;
 * ``bin``: an open box on the table in front of the arm; goals with the EE inside it, below its rim;
-* ``gap``: two cubes side by side with a gap of 0.2 R between them; goals with the EE inside the gap.
+* ``gap``: two cubes side by side with a gap of 0.2 R between them; goals with the EE inside the gap;
+* ``corridor``: two thin walls (1 cm) 0.3 R apart and 0.6 R high; goals with the EE between them.
 
 Goals are the EE poses of uniform configurations that are collision-free (robot model: the default
 :class:`ggik.collision.CollisionModel`) with the EE inside the scene's region: every goal has a collision-free
@@ -15,7 +16,8 @@ solution by construction (the configuration it came from).
 
 Paths (:func:`scene_paths`): joint-space straight motions from a collision-free configuration to a goal's witness,
 collision-free at every degree, whose EE starts outside the region and ends inside it (a reach into the shelf or the
-bin, a pass into the gap); the waypoints are the EE poses along the motion, so a valid collision-free path exists.
+bin, a pass into the gap); in the corridor, from a configuration whose EE is between the walls too, so that the tool
+threads along between them. The waypoints are the EE poses along the motion, so a valid collision-free path exists.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from ggik.ik.path_collision import motion_clearance
 
 __all__ = ["SCENES", "SceneCase", "reach", "build_scene", "scene_goals", "scene_paths"]
 
-SCENES = ("table", "shelf", "bin", "gap")
+SCENES = ("table", "shelf", "bin", "gap", "corridor")
 _WALL = 0.02  #: [m] thickness of the shelf's and the bin's walls
 
 
@@ -87,6 +89,11 @@ def build_scene(name: str, R: float) -> SceneCase:
         parts = [table, _box([x0, g, 0.0], [x1, g + s, h]), _box([x0, -g - s, 0.0], [x1, -g, h])]
         lo, hi = torch.tensor([x0, -g + 0.02, 0.05 * R]), torch.tensor([x1, g - 0.02, h])
         return SceneCase(name, Scene(boxes=tuple(parts)), lo, hi)
+    if name == "corridor":
+        x0, x1, g, h, t = 0.3 * R, 0.8 * R, 0.15 * R, 0.6 * R, 0.01
+        parts = [table, _box([x0, g, 0.0], [x1, g + t, h]), _box([x0, -g - t, 0.0], [x1, -g, h])]
+        lo, hi = torch.tensor([x0, -g + 0.03, 0.1 * R]), torch.tensor([x1, g - 0.03, h - 0.05 * R])
+        return SceneCase(name, Scene(boxes=tuple(parts)), lo, hi)
     raise ValueError(f"unknown scene {name!r}; scenes: {SCENES}")
 
 
@@ -117,7 +124,9 @@ def scene_paths(
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Up to ``n`` paths (poses (waypoints, 4, 4), the witness motion (waypoints, dof)) into the goal region of
     ``case``: each a straight joint motion from a random collision-free configuration within 1 rad (per joint) of a
-    goal witness, whose EE starts outside the region, to that witness, collision-free at every degree."""
+    goal witness, whose EE starts outside the region, to that witness, collision-free at every degree. In the
+    corridor the motion starts inside the region instead, within 0.6 rad per joint of the witness and at least 0.1 m
+    from it by the EE."""
     gen = torch.Generator().manual_seed(seed)
     check = Clearance(robot, model, case.scene)
     lo, hi = robot.lower, robot.upper
@@ -126,9 +135,14 @@ def scene_paths(
     for qb in witnesses[: 4 * n]:  # a few tries per path at most
         if len(out) == n:
             break
-        for _ in range(40):
-            qa = (qb + (torch.rand(robot.dof, generator=gen, dtype=torch.float64) * 2 - 1)).clamp(lo, hi)
-            if bool(case.inside(robot.fk(qa)[:3, 3].float())):
+        thread = case.name == "corridor"
+        step = 0.6 if thread else 1.0  # [rad] the largest joint change of a start from the witness
+        for _ in range(60 if thread else 40):
+            qa = (qb + step * (torch.rand(robot.dof, generator=gen, dtype=torch.float64) * 2 - 1)).clamp(lo, hi)
+            ee = robot.fk(qa)[:3, 3]
+            if bool(case.inside(ee.float())) != thread:
+                continue
+            if thread and float(torch.linalg.vector_norm(ee - robot.fk(qb)[:3, 3])) < 0.1:
                 continue
             motion = qa + s * (qb - qa)
             if bool((motion_clearance(check, motion) >= 0).all()):

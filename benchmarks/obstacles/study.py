@@ -19,7 +19,9 @@ goals with a valid solution, distinct valid solutions per goal (0.1 rad apart), 
 and the median clearance of each goal's best valid solution.
 
 Paths (a second table, ``--out`` + ``_paths``): ``GGIK.solve_path`` with obstacles (model samples and random starts),
-the same with random starts only, and without obstacles (then checked): valid (poses, limits, moves, and
+the same with random starts only, sequential LM (32 chains warm-started waypoint by waypoint,
+:func:`ggik.evaluation.path_baselines.sequential_lm`) with the same clearance, and ``solve_path`` without obstacles
+(then checked): valid (poses, limits, moves, and
 collision-free at waypoints and motions), the lowest clearance, time. A figure per robot and scene (``--figures``):
 the collision model at a solution, the obstacles and a valid path's EE trace.
 """
@@ -37,6 +39,7 @@ from benchmarks.obstacles.scenes import SCENES, SceneCase, build_scene, reach, s
 from ggik import GGIK, IKResult, Robot, SolveConfig
 from ggik.collision import Clearance, CollisionConfig
 from ggik.errors import GGIKError
+from ggik.evaluation.path_baselines import sequential_lm
 from ggik.evaluation.report import Table
 from ggik.ik.metrics import count_distinct
 from ggik.ik.path_collision import motion_clearance
@@ -50,7 +53,12 @@ IK_METHODS = (
     "GGIK + DG, obstacle projection",
     "GGIK + DG, then checked",
 )
-PATH_METHODS = ("GGIK paths, clearance", "random-start paths, clearance", "GGIK paths, then checked")
+PATH_METHODS = (
+    "GGIK paths, clearance",
+    "random-start paths, clearance",
+    "sequential LM, clearance",
+    "GGIK paths, then checked",
+)
 
 
 @dataclass
@@ -188,7 +196,10 @@ def _path_rows(table: Table, study: ObstacleStudy, solver: GGIK, robot: Robot, c
             kw = {} if method.endswith("checked") else {"obstacles": case.scene}
             gen = torch.Generator().manual_seed(study.seed + k)
             t = time.perf_counter()
-            result = solver.solve_path(robot, poses, config, generator=gen, **kw)
+            if method.startswith("sequential"):
+                result = sequential_lm(robot, poses, 32, config.path_config(), gen, clearance=check)
+            else:
+                result = solver.solve_path(robot, poses, config, generator=gen, **kw)
             seconds.append(time.perf_counter() - t)
             c = float(motion_clearance(check, result.q).min())
             valid.append(result.valid and c >= 0)

@@ -1,7 +1,7 @@
 """The classic baseline of path following: sequential LM warm-started from the previous waypoint.
 
 K chains start from K configurations (uniform random, or all from a given start configuration), and waypoint
-by waypoint every chain runs :func:`ggik.ik.refine.lm_refine` from its value at the previous waypoint. A
+by waypoint every chain runs :func:`ggik.ik.refine.lm_refine_checked` from its value at the previous waypoint. A
 chain is a trajectory; the result is the best chain (valid first, then the fewest failing waypoints, then the
 smallest largest move), judged like :func:`ggik.ik.path.solve_path`'s results (:func:`ggik.ik.path.path_result`).
 Its first valid trajectory is known only at the end, so its time to the first valid one is its total time.
@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from ggik.ik.path import PathConfig, PathResult, check_path_inputs, path_result
 from ggik.ik.path_search import joint_scale, unwrap
-from ggik.ik.refine import lm_refine
+from ggik.ik.refine import lm_refine_checked
 from ggik.kinematics.robot import Robot
+
+if TYPE_CHECKING:
+    from ggik.collision import Clearance
 
 __all__ = ["sequential_lm"]
 
@@ -30,11 +34,14 @@ def sequential_lm(
     cfg: PathConfig | None = None,
     generator: torch.Generator | None = None,
     q_start: torch.Tensor | None = None,
+    clearance: Clearance | None = None,
 ) -> PathResult:
     """The baseline of the module docstring for ``poses`` (T, 4, 4) (base-link frame) with ``chains`` chains.
 
-    ``q_start`` (dof,): every chain starts from it (then the chains coincide: LM is deterministic). ValueError for
-    bad poses or ``q_start`` (:func:`ggik.ik.path.check_path_inputs`) or ``chains`` < 1."""
+    ``q_start`` (dof,): every chain starts from it (then the chains coincide: LM is deterministic). ``clearance``:
+    obstacles, kept clear by every LM call (:func:`ggik.ik.refine.lm_refine_checked`) and part of validity (at the
+    waypoints and on the motions between them). ValueError for bad poses or ``q_start``
+    (:func:`ggik.ik.path.check_path_inputs`) or ``chains`` < 1."""
     t0 = time.perf_counter()
     cfg = cfg or PathConfig()
     poses, qs = check_path_inputs(robot, poses, q_start)
@@ -46,8 +53,10 @@ def sequential_lm(
     out = torch.empty(T, chains, robot.dof, dtype=torch.float64)
     ok = torch.empty(T, chains, dtype=torch.bool)
     for t in range(T):
-        q, info = lm_refine(robot, poses[t], q, lm)
+        q, info = lm_refine_checked(robot, poses[t], q, lm, clearance=clearance)
         out[t], ok[t] = q, info.converged & robot.within_limits(q)
+        if clearance is not None:
+            ok[t] &= clearance.collision_free(q)
     scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
     best, best_key = None, None
     for k in range(chains):
@@ -58,7 +67,9 @@ def sequential_lm(
         if best_key is None or key < best_key:
             best, best_key = traj, key
     total = time.perf_counter() - t0
-    result = path_result(robot, poses, torch.from_numpy(best), cfg, qs, math.nan, total, T * chains, 1, {"lm": total})
+    result = path_result(
+        robot, poses, torch.from_numpy(best), cfg, qs, math.nan, total, T * chains, 1, {"lm": total}, clearance
+    )
     if result.valid:
         result.time_to_valid = total
     return result
