@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("ggik.nn",),
     ("ggik.checkpoint",),
     ("ggik.ik",),
+    ("ggik.baselines",),
     ("ggik.training",),
     ("ggik.evaluation",),
     ("ggik.cli",),

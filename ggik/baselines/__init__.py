@@ -1,0 +1,9 @@
+"""Learned IK baselines of the GGIK comparisons, trainable on a CPU: the distal teacher (:mod:`.distal`).
+
+Each is a per-robot model with ``fit(robot, config)``, ``solve(robot, T_goal) -> IKResult`` and ``save`` / ``load``
+(a ``ggik-baseline/1`` file, :mod:`.model_file`).
+"""
+
+from ggik.baselines.distal import DistalConfig, DistalTeacher
+
+__all__ = ["DistalConfig", "DistalTeacher"]
