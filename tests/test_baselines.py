@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ggik import Robot, random_robot
-from ggik.baselines import DistalConfig, DistalTeacher
+from ggik import Robot, random_robot, randomize_links
+from ggik.baselines import DistalConfig, DistalTeacher, IKNet, IKNetConfig
+from ggik.baselines.goals import goal_features
+from ggik.baselines.iknet import sparsemax
 from ggik.baselines.model_file import BASELINE_FORMAT, load_baseline, robot_fingerprint
 from ggik.errors import GGIKError
 
@@ -80,3 +82,65 @@ def test_model_files_round_trip_and_refuse_other_robots(arm, position_model, tmp
         DistalTeacher.load(tmp_path / "bad.pt")
     with pytest.raises(FileNotFoundError):
         DistalTeacher.load(tmp_path / "missing.pt")
+
+
+# ---------------------------------------------------------------------------------------------------------- IKNet
+ITINY = dict(hyper_width=32, hyper_layers=2, primary_hidden=8, components=4, samples=2000, steps=120, batch=128,
+             lr=3e-3)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def iknet(arm) -> IKNet:
+    return IKNet.fit(arm, IKNetConfig(**ITINY))
+
+
+def test_sparsemax_is_a_projection_onto_the_simplex():
+    z = torch.randn(200, 7, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 3
+    p = sparsemax(z)
+    torch.testing.assert_close(p.sum(-1), torch.ones(200, dtype=torch.float64))
+    assert (p >= 0).all() and (p == 0).any()
+    # the projection: p = argmin |p - z| over the simplex, so z - p is constant on the support
+    for row_z, row_p in zip(z, p):
+        d = (row_z - row_p)[row_p > 0]
+        torch.testing.assert_close(d, d[0].expand_as(d))
+        assert (row_z[row_p == 0] <= d[0] + 1e-12).all()
+
+
+@pytest.mark.parametrize("bad", [{"goal": "joints"}, {"components": 0}, {"min_std": 0.0}, {"hyper_width": 2.5}])
+def test_iknet_config_refuses_bad_values(bad):
+    with pytest.raises(ValueError, match="IKNetConfig"):
+        IKNetConfig(**bad)
+
+
+def test_iknet_training_raises_the_likelihood_and_samples_within_limits(arm, iknet):
+    q = arm.sample_q(256, torch.Generator().manual_seed(6))
+    feats = goal_features(arm.fk(q).float(), "position", iknet.scale)
+    untrained = IKNet.fit(arm, IKNetConfig(**{**ITINY, "steps": 1}))
+    with torch.no_grad():
+        before = IKNet._joint_log_likelihood(untrained.net, feats, q.float()).mean()
+        after = IKNet._joint_log_likelihood(iknet.net, feats, q.float()).mean()
+    assert after > before + 0.5
+    res = iknet.solve(arm, arm.fk(q[:5]), samples=16, generator=torch.Generator().manual_seed(0))
+    assert res.q.shape == (5, 16, arm.dof) and res.within_limits.all()
+    assert (res.pos_err[:, :-1] <= res.pos_err[:, 1:] + 1e-12).all() or res.success.any()  # sorted best first
+    again = iknet.solve(arm, arm.fk(q[:5]), samples=16, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(res.q, again.q)  # seeded
+    with pytest.raises(ValueError, match="samples"):
+        iknet.solve(arm, arm.fk(q[:1]), samples=0)
+
+
+def test_iknet_files_and_fine_tuning(arm, iknet, tmp_path):
+    back = IKNet.load(iknet.save(tmp_path / "iknet.pt"))
+    T = arm.fk(arm.sample_q(3, torch.Generator().manual_seed(7)))
+    g = torch.Generator
+    torch.testing.assert_close(
+        back.solve(arm, T, 8, g().manual_seed(1)).q, iknet.solve(arm, T, 8, g().manual_seed(1)).q
+    )
+    changed = randomize_links(arm, 0.2, generator=torch.Generator().manual_seed(8))
+    tuned = IKNet.fit(changed, IKNetConfig(**{**ITINY, "steps": 10}), init=iknet)
+    assert tuned.training["fine_tuned"] and tuned.scale == iknet.scale
+    assert tuned.solve(changed, changed.fk(changed.sample_q(2)), 4).q.shape == (2, 4, arm.dof)
+    with pytest.raises(GGIKError, match="fine-tuning"):
+        IKNet.fit(Robot.from_name("panda"), IKNetConfig(**ITINY), init=iknet)
+    with pytest.raises(GGIKError, match="not a 'distal-teacher' model"):
+        DistalTeacher.load(tmp_path / "iknet.pt")

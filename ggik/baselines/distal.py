@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ggik.baselines.goals import goal_features, goal_poses
 from ggik.baselines.model_file import check_robot, load_baseline, robot_fingerprint, robot_of, save_baseline
 from ggik.errors import GGIKError
 from ggik.ik.result import IKResult, sort_best_first
@@ -93,14 +94,6 @@ class _Net(nn.Module):
         return out / out.norm(dim=-1, keepdim=True).clamp(min=1e-9)
 
 
-def _features(T: torch.Tensor, goal: str, scale: float) -> torch.Tensor:
-    """Network inputs of goal poses T (B, 4, 4): position / scale, and the first two rotation columns (pose goals)."""
-    p = T[:, :3, 3] / scale
-    if goal == "position":
-        return p
-    return torch.cat([p, T[:, :3, 0], T[:, :3, 1]], -1)
-
-
 def _angle_error(R: torch.Tensor, R_goal: torch.Tensor) -> torch.Tensor:
     """(B,) rotation angle between R and R_goal [rad], 2 acos|q . q*| in a form with a finite gradient at 0."""
     M = R.transpose(-1, -2) @ R_goal
@@ -152,7 +145,7 @@ class DistalTeacher:
 
     @staticmethod
     def _angles(net: _Net, T: torch.Tensor, goal: str, scale: float) -> torch.Tensor:
-        cs = net(_features(T, goal, scale))
+        cs = net(goal_features(T, goal, scale))
         return torch.atan2(cs[..., 1], cs[..., 0])
 
     @staticmethod
@@ -177,15 +170,7 @@ class DistalTeacher:
         errors (rot_err is 0 for a position-only model), success at ``pos_tol`` [m] and ``rot_tol`` [rad]."""
         check_robot(robot, {"name": self.robot.name, "dof": self.robot.dof,
                             "fingerprint": self.training["fingerprint"]}, self.kind)  # fmt: skip
-        T = torch.as_tensor(T_goal, dtype=torch.float64)
-        if self.config.goal == "position" and T.shape[-1:] == (3,) and T.ndim in (1, 2):
-            pos = T.reshape(-1, 3)
-            T = torch.eye(4, dtype=torch.float64).repeat(pos.shape[0], 1, 1)
-            T[:, :3, 3] = pos
-        if T.shape == (4, 4):
-            T = T[None]
-        if T.ndim != 3 or T.shape[-2:] != (4, 4) or not torch.isfinite(T).all():
-            raise ValueError(f"T_goal must be finite poses (4, 4) or (B, 4, 4), got shape {tuple(T.shape)}")
+        T = goal_poses(T_goal, self.config.goal)
         with torch.no_grad():
             q = self._angles(self.net, T.float(), self.config.goal, self.scale).double()
         pos, rot = pose_errors(robot.fk(q), T)

@@ -1,0 +1,285 @@
+"""IKNet (Bensadoun et al., "Neural Inverse Kinematics", ICML 2022), a learned IK baseline: a hypernetwork turns the
+goal into the weights of one small primary network per joint, and the primary networks give a Gaussian mixture over
+each joint's angle given the angles before it.
+
+* Hypernetwork f: ``hyper_layers`` fully connected layers of width ``hyper_width`` with batch norm and ReLU, then one
+  linear projection per joint onto the weights and biases of its primary network.
+* Primary network g_k (joint k): three linear layers (``primary_hidden`` wide, ReLU between) from the inputs
+  ``[1, theta_1 .. theta_{k-1}]`` to the ``components`` means, log standard deviations and mixture logits of joint
+  k's mixture; the mixture weights are the sparsemax of the logits (exact zeros allowed).
+* Training: negative log-likelihood of (goal, joints) pairs from FK of uniform configurations, teacher forcing (each
+  g_k gets the true earlier angles). Sampling: joint by joint, each from its mixture given the angles sampled before
+  it, clamped into the joint's limits.
+
+The paper's sizes are ``hyper_width`` 1024, ``primary_hidden`` 256 and 50 components: a hypernetwork of several
+hundred million weights per arm, not trainable on a 2-core CPU in minutes. :class:`IKNetConfig`'s defaults are the
+CPU-sized ones (256, 16, 10; say which when quoting). Goals: positions, as in the paper, or full poses (the goal
+features of :mod:`ggik.baselines.goals`: position / reach and two rotation columns) as an extension.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from ggik.baselines.goals import goal_features, goal_poses
+from ggik.baselines.model_file import check_robot, load_baseline, robot_fingerprint, robot_of, save_baseline
+from ggik.errors import GGIKError
+from ggik.ik.result import IKResult, sort_best_first
+from ggik.ik.tolerances import SOLVE_TOLERANCES
+from ggik.kinematics.geometry import pose_errors
+from ggik.kinematics.robot import Robot
+
+__all__ = ["IKNetConfig", "IKNet", "IKNET_KIND", "sparsemax"]
+
+IKNET_KIND = "iknet"
+
+
+def sparsemax(z: torch.Tensor) -> torch.Tensor:
+    """Sparsemax over the last dimension (Martins and Astudillo 2016): the Euclidean projection of z onto the
+    probability simplex; sums to 1, with exact zeros for low scores."""
+    zs = z.sort(-1, descending=True).values
+    k = torch.arange(1, z.shape[-1] + 1, dtype=z.dtype, device=z.device)
+    cum = zs.cumsum(-1)
+    support = (1 + k * zs) > cum
+    k_z = support.to(z.dtype).sum(-1, keepdim=True)
+    tau = (cum.gather(-1, k_z.long() - 1) - 1) / k_z
+    return (z - tau).clamp(min=0)
+
+
+@dataclass(frozen=True)
+class IKNetConfig:
+    """IKNet's sizes and training (module docstring; defaults CPU-sized).
+
+    Attributes:
+        goal: "position" (the paper's) or "pose". hyper_width, hyper_layers: the hypernetwork's hidden layers.
+        primary_hidden: width of each primary network; components: mixture components per joint.
+        samples: training pairs; steps: Adam steps; batch: pairs per step; lr: Adam's learning rate;
+        min_std: [rad] the smallest standard deviation of a component. seed: the training set and the init.
+    """
+
+    goal: str = "position"
+    hyper_width: int = 256
+    hyper_layers: int = 4
+    primary_hidden: int = 16
+    components: int = 10
+    samples: int = 100_000
+    steps: int = 4000
+    batch: int = 256
+    lr: float = 1e-3
+    min_std: float = 1e-3
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.goal not in ("pose", "position"):
+            raise ValueError(f"IKNetConfig.goal must be 'pose' or 'position', got {self.goal!r}")
+        for name in ("hyper_width", "hyper_layers", "primary_hidden", "components", "samples", "steps", "batch"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"IKNetConfig.{name} must be an integer >= 1, got {value!r}")
+        for name in ("lr", "min_std"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+                raise ValueError(f"IKNetConfig.{name} must be a finite number > 0, got {value!r}")
+
+    @classmethod
+    def from_dict(cls, data: dict) -> IKNetConfig:
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
+        if unknown:
+            raise GGIKError(f"an IKNet config with unknown keys {unknown} (written by a newer ggik?)")
+        return cls(**data)
+
+
+class _IKNetModule(nn.Module):
+    """The hypernetwork and the primary networks' shapes (module docstring)."""
+
+    def __init__(self, inputs: int, dof: int, cfg: IKNetConfig) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        width = inputs
+        for _ in range(cfg.hyper_layers):
+            layers += [nn.Linear(width, cfg.hyper_width), nn.BatchNorm1d(cfg.hyper_width), nn.ReLU()]
+            width = cfg.hyper_width
+        self.body = nn.Sequential(*layers)
+        h, m = cfg.primary_hidden, cfg.components
+        #: per joint k: the shapes of W1 (k, h), b1, W2 (h, h), b2, W3 (h, 3m), b3
+        self.shapes = [[(k + 1, h), (h,), (h, h), (h,), (h, 3 * m), (3 * m,)] for k in range(dof)]
+        self.heads = nn.ModuleList(nn.Linear(width, sum(math.prod(s) for s in shapes)) for shapes in self.shapes)
+        self.dof, self.m, self.min_std = dof, m, cfg.min_std
+        self._init_heads(width)
+
+    @torch.no_grad()
+    def _init_heads(self, width: int) -> None:
+        """Generated weights of the usual scale from the start: each block of a head gets weights of variance
+        1 / (width * fan_in) (so the generated matrix has variance about 1 / fan_in), the generated weight matrices a
+        bias drawn like a standard layer's initial weights, the generated biases a zero bias."""
+        for head, shapes in zip(self.heads, self.shapes):
+            at = 0
+            for shape in shapes:
+                size = math.prod(shape)
+                fan_in = shape[0] if len(shape) == 2 else 1
+                head.weight[at : at + size].normal_(0.0, 1.0 / math.sqrt(width * fan_in))
+                if len(shape) == 2:
+                    head.bias[at : at + size].uniform_(-1.0 / math.sqrt(fan_in), 1.0 / math.sqrt(fan_in))
+                else:
+                    head.bias[at : at + size].zero_()
+                at += size
+
+    def primary(self, features: torch.Tensor) -> list[list[torch.Tensor]]:
+        """Per joint, the primary network's weights for each goal: [W1 (B, k+1, h), b1 (B, h), ...]."""
+        z = self.body(features)
+        out = []
+        for head, shapes in zip(self.heads, self.shapes):
+            flat, parts, at = head(z), [], 0
+            for shape in shapes:
+                size = math.prod(shape)
+                parts.append(flat[:, at : at + size].view(-1, *shape))
+                at += size
+            out.append(parts)
+        return out
+
+    def mixture(self, weights: list[torch.Tensor], prev: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """(mean, std, pi) (B, S, m) of one joint's mixture for earlier angles prev (B, S, k)."""
+        W1, b1, W2, b2, W3, b3 = weights
+        x = torch.cat([prev.new_ones(prev.shape[:-1] + (1,)), prev], -1)
+        x = torch.relu(x @ W1 + b1[:, None])
+        x = torch.relu(x @ W2 + b2[:, None])
+        out = x @ W3 + b3[:, None]
+        mean, log_std, logits = out.split(self.m, -1)
+        std = torch.nn.functional.softplus(log_std) + self.min_std
+        return mean, std, sparsemax(logits)
+
+
+def _log_likelihood(mean: torch.Tensor, std: torch.Tensor, pi: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+    """log sum_i pi_i N(theta; mean_i, std_i), theta (B, S), the rest (B, S, m)."""
+    z = (theta[..., None] - mean) / std
+    log_n = -0.5 * z * z - std.log() - 0.5 * math.log(2 * math.pi)
+    log_pi = torch.where(pi > 0, pi.clamp(min=1e-30).log(), torch.full_like(pi, -torch.inf))
+    return torch.logsumexp(log_pi + log_n, -1)
+
+
+class IKNet:
+    """A trained IKNet for one robot: :meth:`fit` trains (or fine-tunes) one, :meth:`solve` samples goals,
+    :meth:`save` / :meth:`load` keep it in a baseline file (:mod:`ggik.baselines.model_file`)."""
+
+    kind = IKNET_KIND
+
+    def __init__(self, net: _IKNetModule, config: IKNetConfig, robot: Robot, scale: float, training: dict) -> None:
+        self.net, self.config, self.robot, self.scale, self.training = net.eval(), config, robot, scale, training
+
+    @classmethod
+    def fit(
+        cls, robot: Robot, config: IKNetConfig | None = None, init: IKNet | None = None, progress: bool = False
+    ) -> IKNet:
+        """Train IKNet for ``robot`` by NLL with teacher forcing (module docstring). ``init``: a model of another arm
+        with as many joints to fine-tune from (the paper's few-shot adaptation; its reach scale is kept)."""
+        cfg = config or IKNetConfig()
+        t0, c0 = time.perf_counter(), time.process_time()
+        gen = torch.Generator().manual_seed(cfg.seed)
+        torch.manual_seed(cfg.seed)
+        q = robot.sample_q(cfg.samples, gen)
+        goals = robot.fk(q).to(torch.float32)
+        q = q.to(torch.float32)
+        if init is not None:
+            if init.robot.dof != robot.dof or init.config.goal != cfg.goal:
+                raise GGIKError(f"fine-tuning needs a {robot.dof}-joint {cfg.goal} model, got {init.robot.dof} joints")
+            net, scale = init.net, init.scale
+            net.load_state_dict(init.net.state_dict())
+        else:
+            scale = float(goals[:, :3, 3].norm(dim=-1).max().clamp(min=1e-6))
+            net = _IKNetModule(3 if cfg.goal == "position" else 9, robot.dof, cfg)
+        net.train()
+        opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+        steps: Any = range(cfg.steps)
+        if progress:
+            from tqdm import tqdm
+
+            steps = tqdm(steps, desc=f"IKNet {robot.name}", unit="step")
+        for _ in steps:
+            idx = torch.randint(cfg.samples, (cfg.batch,), generator=gen)
+            loss = -cls._joint_log_likelihood(net, goal_features(goals[idx], cfg.goal, scale), q[idx]).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        net.eval()
+        training = {"samples": cfg.samples, "steps": cfg.steps, "wall_s": time.perf_counter() - t0,
+                    "cpu_s": time.process_time() - c0, "final_nll": float(loss.detach()),
+                    "fine_tuned": init is not None, "fingerprint": robot_fingerprint(robot)}  # fmt: skip
+        return cls(net, cfg, robot, scale, training)
+
+    @staticmethod
+    def _joint_log_likelihood(net: _IKNetModule, features: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+        """(B,) sum over joints of log p(theta_k | goal, theta_<k) for true angles q (B, dof) (teacher forcing)."""
+        weights = net.primary(features)
+        total = torch.zeros(q.shape[0], dtype=q.dtype)
+        for k in range(net.dof):
+            mean, std, pi = net.mixture(weights[k], q[:, None, :k])
+            total = total + _log_likelihood(mean, std, pi, q[:, None, k])[:, 0]
+        return total
+
+    def sample(self, T: torch.Tensor, samples: int, generator: torch.Generator | None = None) -> torch.Tensor:
+        """(B, samples, dof) joint angles drawn joint by joint for goal poses T (B, 4, 4), clamped into the limits."""
+        lo, hi = self.robot.lower.float(), self.robot.upper.float()
+        with torch.no_grad():
+            weights = self.net.primary(goal_features(T.float(), self.config.goal, self.scale))
+            q = torch.zeros(T.shape[0], samples, 0)
+            for k in range(self.net.dof):
+                mean, std, pi = self.net.mixture(weights[k], q)
+                pick = torch.multinomial(pi.reshape(-1, pi.shape[-1]), 1, generator=generator).view(*pi.shape[:2], 1)
+                mu, sd = mean.gather(-1, pick)[..., 0], std.gather(-1, pick)[..., 0]
+                theta = mu + sd * torch.randn(mu.shape, generator=generator)
+                theta = torch.where(self.robot.limited[k], theta.clamp(lo[k], hi[k]), theta)
+                q = torch.cat([q, theta[..., None]], -1)
+        q64 = q.double()  # clamped again in float64: a float32 limit can lie just outside the float64 one
+        return torch.where(self.robot.limited, q64.clamp(self.robot.lower, self.robot.upper), q64)
+
+    def solve(
+        self,
+        robot: Robot,
+        T_goal: Any,
+        samples: int = 100,
+        generator: torch.Generator | None = None,
+        pos_tol: float = SOLVE_TOLERANCES.pos_tol,
+        rot_tol: float = SOLVE_TOLERANCES.rot_tol,
+    ) -> IKResult:
+        """``samples`` answers per goal: ``T_goal`` poses (4, 4) / (B, 4, 4) in the base-link frame (a position model
+        also takes positions (3,) / (B, 3)). IKResult (B, samples) sorted best first; rot_err is 0 for a position
+        model; success at ``pos_tol`` [m] and ``rot_tol`` [rad]."""
+        check_robot(robot, {"name": self.robot.name, "dof": self.robot.dof,
+                            "fingerprint": self.training["fingerprint"]}, self.kind)  # fmt: skip
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise ValueError(f"samples must be an integer >= 1, got {samples!r}")
+        T = goal_poses(T_goal, self.config.goal)
+        q = self.sample(T, samples, generator)
+        pos, rot = pose_errors(robot.fk(q), T[:, None])
+        if self.config.goal == "position":
+            rot = torch.zeros_like(rot)
+        ok = (pos < pos_tol) & (rot < rot_tol)
+        return sort_best_first(q, pos, rot, ok, robot.within_limits(q), pos_tol, rot_tol)
+
+    def save(self, path: str | Path) -> Path:
+        """Write this model to ``path`` (atomically)."""
+        return save_baseline(path, self.kind, {**asdict(self.config), "scale": self.scale}, self.net, self.robot,
+                             self.training)  # fmt: skip
+
+    @classmethod
+    def load(cls, path: str | Path) -> IKNet:
+        """A model written by :meth:`save` (GGIKError for a corrupt file or another kind of model)."""
+        payload = load_baseline(path, IKNET_KIND)
+        config = dict(payload["config"])
+        scale = float(config.pop("scale"))
+        cfg = IKNetConfig.from_dict(config)
+        robot = robot_of(payload)
+        net = _IKNetModule(3 if cfg.goal == "position" else 9, robot.dof, cfg)
+        try:
+            net.load_state_dict(payload["state"])
+        except RuntimeError as exc:
+            raise GGIKError(f"{path}: weights that do not fit the recorded config ({exc})") from None
+        training = {**payload["training"], "fingerprint": payload["robot"]["fingerprint"]}
+        return cls(net, cfg, robot, scale, training)
