@@ -120,15 +120,17 @@ class _IKNetModule(nn.Module):
         1 / (width * fan_in) (so the generated matrix has variance about 1 / fan_in), the generated weight matrices a
         bias drawn like a standard layer's initial weights, the generated biases a zero bias."""
         for head, shapes in zip(self.heads, self.shapes):
+            assert isinstance(head, nn.Linear)
+            weight, bias = head.weight, head.bias
             at = 0
             for shape in shapes:
                 size = math.prod(shape)
                 fan_in = shape[0] if len(shape) == 2 else 1
-                head.weight[at : at + size].normal_(0.0, 1.0 / math.sqrt(width * fan_in))
+                weight[at : at + size].normal_(0.0, 1.0 / math.sqrt(width * fan_in))
                 if len(shape) == 2:
-                    head.bias[at : at + size].uniform_(-1.0 / math.sqrt(fan_in), 1.0 / math.sqrt(fan_in))
+                    bias[at : at + size].uniform_(-1.0 / math.sqrt(fan_in), 1.0 / math.sqrt(fan_in))
                 else:
-                    head.bias[at : at + size].zero_()
+                    bias[at : at + size].zero_()
                 at += size
 
     def primary(self, features: torch.Tensor) -> list[list[torch.Tensor]]:
