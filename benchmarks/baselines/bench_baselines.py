@@ -1,0 +1,50 @@
+"""IKNet and the distal teacher on their papers' protocols, beside GGIK and LM: the script of
+:mod:`benchmarks.baselines.study` (what is measured, and how).
+
+Usage: ``python -m benchmarks.baselines.bench_baselines [--robots panda ...] [--targets 200] [--samples 100]
+[--iknet-steps 4000] [--distal-steps 4000] [--sizes 1000 10000 100000] [--threads 2] [--out FILE]``. Run it alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+from benchmarks.baselines.study import BaselineStudy, baseline_tables
+from benchmarks.common.scripts import positive_int, run_table_script
+from ggik import GGIK
+from ggik.evaluation.report import model_stamp
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--robots", nargs="+", default=["panda"], help="shipped robots")
+    ap.add_argument("--targets", type=positive_int, default=200, help="test targets / poses per robot")
+    ap.add_argument("--samples", type=positive_int, default=100, help="answers per target in table 1")
+    ap.add_argument("--iknet-steps", type=positive_int, default=4000)
+    ap.add_argument("--distal-steps", type=positive_int, default=4000)
+    ap.add_argument("--sizes", nargs="+", type=positive_int, default=[1_000, 10_000, 100_000], help="training poses")
+    ap.add_argument("--ckpt", default=None, help="GGIK model file (default: the shipped model)")
+    ap.add_argument("--threads", type=positive_int, default=2, help="torch CPU threads")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=None, help="write the tables here (.md/.csv, and _distal.md/.csv)")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    study = BaselineStudy(
+        robots=args.robots, targets=args.targets, samples=args.samples, iknet_steps=args.iknet_steps,
+        distal_steps=args.distal_steps, sizes=tuple(args.sizes), seed=args.seed,
+    )  # fmt: skip
+    ckpt = args.ckpt or "ggik/weights/ggik_default.pt"
+    solver, stamp = GGIK.load_or_pretrained(args.ckpt), model_stamp(ckpt)
+    return run_table_script(
+        __file__, argv, args.seed, lambda command: baseline_tables(study, solver, command, args.out, stamp),
+        ckpt=ckpt, out=args.out,
+    )  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""The learned baselines (IKNet, the distal teacher) on their papers' protocols, beside GGIK and LM, in one process.
+
+Table 1, IKNet's protocol (position-only targets, ``samples`` answers per target): per robot, the mean and standard
+deviation of the distance [cm] between the answers' EE positions and the targets, over every answer of every target,
+and the share of answers within 10 cm. Methods: IKNet trained here (CPU sizes, ``iknet_steps`` steps), the distal
+teacher for positions (one answer per target: its rows use it alone), GGIK raw (the shipped model, position goals,
+``samples`` samples) and GGIK + LM, and LM from ``samples`` random starts. The paper's numbers beside ours, quoted.
+
+Table 2, the distal teacher's protocol: solve rates at (1 cm, 0.03 rad) and (1 mm, 0.01 rad) on joint-uniform test
+poses, for training sets of ``sizes`` goals (the same steps each), against one GGIK raw sample and LM from one random
+start (the same budget: one answer per pose).
+
+Targets of both: FK of configurations uniform within the limits (``targets`` of them, seeded). Training budgets are
+reported in CPU seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ggik import GGIK, Robot, SolveConfig
+from ggik.baselines import DistalConfig, DistalTeacher, IKNet, IKNetConfig
+from ggik.evaluation.report import Table
+from ggik.kinematics.geometry import pose_errors
+
+__all__ = ["BaselineStudy", "iknet_table", "distal_table", "baseline_tables", "IKNET_QUOTED"]
+
+#: IKNet's published position-only results (100 samples per target): robot -> (mean cm, std cm, % within 10 cm)
+IKNET_QUOTED = {"panda": (3.1, 2.6, 98.0), "ur5": (2.8, 2.1, 98.8)}
+
+
+@dataclass
+class BaselineStudy:
+    """The options of a run (the script's arguments)."""
+
+    robots: list[str]
+    targets: int = 200
+    samples: int = 100
+    iknet_steps: int = 4000
+    distal_steps: int = 4000
+    sizes: tuple[int, ...] = (1_000, 10_000, 100_000)
+    seed: int = 0
+
+
+def _distances_cm(robot: Robot, q: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """(B, S) distances [cm] of the EE positions of q (B, S, dof) from target positions (B, 3)."""
+    return 100 * (robot.fk(q)[..., :3, 3] - targets[:, None]).norm(dim=-1)
+
+
+def _row(method: str, robot: Robot, d: torch.Tensor, budget: str) -> list:
+    return [robot.name, method, round(float(d.mean()), 2), round(float(d.std()), 2),
+            round(100 * float((d < 10).float().mean()), 1), budget]  # fmt: skip
+
+
+def iknet_table(study: BaselineStudy, solver: GGIK) -> Table:
+    """Table 1 (module docstring)."""
+    table = Table(
+        f"IKNet's protocol: position-only targets, {study.samples} answers per target",
+        ["robot", "method", "mean distance [cm]", "std [cm]", "within 10 cm [%]", "training (CPU)"],
+    )
+    for name in study.robots:
+        robot = Robot.from_name(name)
+        gen = torch.Generator().manual_seed(study.seed)
+        targets = robot.fk(robot.sample_q(study.targets, gen))[:, :3, 3]
+        iknet = IKNet.fit(robot, IKNetConfig(goal="position", steps=study.iknet_steps, seed=study.seed))
+        res = iknet.solve(robot, targets, study.samples, torch.Generator().manual_seed(study.seed))
+        table.add(*_row("IKNet (CPU sizes)", robot, _distances_cm(robot, res.q, targets),
+                        f"{iknet.training['cpu_s']:.0f} s, {study.iknet_steps} steps"))  # fmt: skip
+        distal = DistalTeacher.fit(robot, DistalConfig(goal="position", steps=study.distal_steps, seed=study.seed))
+        res = distal.solve(robot, targets)
+        table.add(*_row("distal teacher (1 answer)", robot, _distances_cm(robot, res.q, targets),
+                        f"{distal.training['cpu_s']:.0f} s, {study.distal_steps} steps"))  # fmt: skip
+        for method, config in (
+            ("GGIK raw", SolveConfig(samples=study.samples)),
+            ("GGIK + LM", SolveConfig(samples=study.samples, refine="lm")),
+            ("LM, random starts", SolveConfig(strategy="random", random_starts=study.samples)),
+        ):
+            res = solver.solve(robot, targets, config, goal="position", generator=torch.Generator().manual_seed(0))
+            table.add(*_row(method, robot, _distances_cm(robot, res.q, targets), "shipped model" if "GGIK" in method
+                            else "none"))  # fmt: skip
+        if name in IKNET_QUOTED:
+            mean, std, within = IKNET_QUOTED[name]
+            table.add(name, "IKNet, paper (quoted)", mean, std, within, "paper sizes")
+    table.notes += [
+        "distances over every answer of every target (S answers per target; the distal teacher gives 1); GGIK raw: the "
+        "model's own answers for position goals; + LM: each refined by LM (1 mm); LM: from uniform random starts.",
+        "IKNet CPU sizes: hypernetwork 4 x 256 (paper 1,024), primary networks 16 wide (paper 256), 10 components "
+        "(paper 50); 100,000 training pairs.",
+    ]
+    return table
+
+
+def distal_table(study: BaselineStudy, solver: GGIK) -> Table:
+    """Table 2 (module docstring)."""
+    table = Table(
+        "The distal teacher's protocol: one answer per pose, solve rates against the training-set size",
+        ["robot", "method", "training poses", "solved 1 cm & 0.03 rad [%]", "solved 1 mm & 0.01 rad [%]",
+         "median position error [mm]", "training (CPU)"],
+    )  # fmt: skip
+    for name in study.robots:
+        robot = Robot.from_name(name)
+        T = robot.fk(robot.sample_q(study.targets, torch.Generator().manual_seed(study.seed + 1)))
+
+        for size in study.sizes:
+            model = DistalTeacher.fit(robot, DistalConfig(samples=size, steps=study.distal_steps, seed=study.seed))
+            _rate_row(table, robot, T, "distal teacher", model.solve(robot, T).q[:, 0], f"{size:,}",
+                      f"{model.training['cpu_s']:.0f} s, {study.distal_steps} steps")  # fmt: skip
+        raw = solver.solve(robot, T, SolveConfig(samples=1), generator=torch.Generator().manual_seed(0))
+        _rate_row(table, robot, T, "GGIK raw, 1 sample", raw.q[:, 0], "shipped model", "shipped model")
+        lm = solver.solve(robot, T, SolveConfig(strategy="random", random_starts=1),
+                          generator=torch.Generator().manual_seed(0))  # fmt: skip
+        _rate_row(table, robot, T, "LM, 1 random start", lm.q[:, 0], "none", "none")
+    table.notes += [
+        f"{study.targets} poses of uniform configurations per robot; one answer each. The paper's numbers are not "
+        "quoted here: its arms and training sets differ from ours.",
+        "a deterministic network has no second try: one answer per pose for every row.",
+    ]
+    return table
+
+
+def _rate_row(
+    table: Table, robot: Robot, T: torch.Tensor, method: str, q: torch.Tensor, size: str, budget: str
+) -> None:
+    """A row of table 2: the solve rates and median position error of answers q (B, dof) for poses T (B, 4, 4)."""
+    pos, rot = pose_errors(robot.fk(q), T)
+    loose = 100 * float(((pos < 0.01) & (rot < 0.03)).float().mean())
+    strict = 100 * float(((pos < 0.001) & (rot < 0.01)).float().mean())
+    table.add(robot.name, method, size, round(loose, 1), round(strict, 1), round(1e3 * float(pos.median()), 2), budget)
+
+
+def baseline_tables(study: BaselineStudy, solver: GGIK, command: str, out: str | None, stamp: str | None) -> Table:
+    """Table 2 printed (and written to ``out``_distal when given); table 1 returned (the script prints and writes
+    it)."""
+    from pathlib import Path
+
+    distal = distal_table(study, solver)
+    print(distal.markdown(command, study.seed, stamp))
+    if out is not None:
+        print("wrote", *distal.write(f"{Path(out)}_distal", command, study.seed, stamp))
+    return iknet_table(study, solver)
