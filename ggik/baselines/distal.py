@@ -12,19 +12,17 @@ reach, and for pose goals the first two columns of the goal rotation (a continuo
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, fields
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import nn
 
+from ggik.baselines.base import TrainedBaseline, check_config
 from ggik.baselines.goals import goal_features, goal_poses
-from ggik.baselines.model_file import check_robot, load_baseline, robot_fingerprint, robot_of, save_baseline
-from ggik.errors import GGIKError
-from ggik.ik.result import IKResult, sort_best_first
+from ggik.baselines.model_file import robot_fingerprint
+from ggik.ik.result import IKResult
 from ggik.ik.tolerances import SOLVE_TOLERANCES
-from ggik.kinematics.geometry import pose_errors
 from ggik.kinematics.robot import Robot
 
 __all__ = ["DistalConfig", "DistalTeacher", "DISTAL_KIND"]
@@ -57,24 +55,9 @@ class DistalConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.goal not in GOALS:
-            raise ValueError(f"DistalConfig.goal must be one of {GOALS}, got {self.goal!r}")
-        for name in ("hidden", "layers", "samples", "steps", "batch"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"DistalConfig.{name} must be an integer >= 1, got {value!r}")
-        for name in ("lr", "rot_weight", "limit_weight"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
-                raise ValueError(f"DistalConfig.{name} must be a finite number >= 0, got {value!r}")
-
-    @classmethod
-    def from_dict(cls, data: dict) -> DistalConfig:
-        """The config a model file recorded (unknown keys are an error: a file of a newer ggik)."""
-        unknown = sorted(set(data) - {f.name for f in fields(cls)})
-        if unknown:
-            raise GGIKError(f"a distal-teacher config with unknown keys {unknown} (written by a newer ggik?)")
-        return cls(**data)
+        check_config(
+            self, ("hidden", "layers", "samples", "steps", "batch"), ("lr", "rot_weight", "limit_weight"), False
+        )
 
 
 class _Net(nn.Module):
@@ -103,14 +86,17 @@ def _angle_error(R: torch.Tensor, R_goal: torch.Tensor) -> torch.Tensor:
     return torch.atan2(s, c)
 
 
-class DistalTeacher:
+class DistalTeacher(TrainedBaseline):
     """A trained distal-teacher network for one robot: :meth:`fit` trains one, :meth:`solve` answers goals, and
     :meth:`save` / :meth:`load` keep it in a baseline file (:mod:`ggik.baselines.model_file`)."""
 
     kind = DISTAL_KIND
+    config_type = DistalConfig
+    net: _Net
 
-    def __init__(self, net: _Net, config: DistalConfig, robot: Robot, scale: float, training: dict) -> None:
-        self.net, self.config, self.robot, self.scale, self.training = net.eval(), config, robot, scale, training
+    @staticmethod
+    def build(config: DistalConfig, dof: int) -> _Net:
+        return _Net(3 if config.goal == "position" else 9, dof, config.hidden, config.layers)
 
     @classmethod
     def fit(cls, robot: Robot, config: DistalConfig | None = None, progress: bool = False) -> DistalTeacher:
@@ -121,7 +107,7 @@ class DistalTeacher:
         torch.manual_seed(cfg.seed)
         goals = robot.fk(robot.sample_q(cfg.samples, gen)).to(torch.float32)
         scale = float(goals[:, :3, 3].norm(dim=-1).max().clamp(min=1e-6))
-        net = _Net(3 if cfg.goal == "position" else 9, robot.dof, cfg.hidden, cfg.layers)
+        net = cls.build(cfg, robot.dof)
         opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
         lo, hi = robot.lower.float(), robot.upper.float()
         limited = robot.limited
@@ -168,35 +154,8 @@ class DistalTeacher:
         """The network's one answer per goal: ``T_goal`` (4, 4) or (B, 4, 4) poses in the base-link frame (for a
         position-only model, positions (3,) or (B, 3) too; their rotation is ignored). IKResult (B, 1): joint values,
         errors (rot_err is 0 for a position-only model), success at ``pos_tol`` [m] and ``rot_tol`` [rad]."""
-        check_robot(robot, {"name": self.robot.name, "dof": self.robot.dof,
-                            "fingerprint": self.training["fingerprint"]}, self.kind)  # fmt: skip
+        self.check(robot)
         T = goal_poses(T_goal, self.config.goal)
         with torch.no_grad():
             q = self._angles(self.net, T.float(), self.config.goal, self.scale).double()
-        pos, rot = pose_errors(robot.fk(q), T)
-        if self.config.goal == "position":
-            rot = torch.zeros_like(rot)
-        q, pos, rot = q[:, None], pos[:, None], rot[:, None]
-        ok = (pos < pos_tol) & (rot < rot_tol)
-        return sort_best_first(q, pos, rot, ok, robot.within_limits(q), pos_tol, rot_tol)
-
-    def save(self, path: str | Path) -> Path:
-        """Write this model to ``path`` (atomically)."""
-        config = {**asdict(self.config), "scale": self.scale}
-        return save_baseline(path, self.kind, config, self.net, self.robot, self.training)
-
-    @classmethod
-    def load(cls, path: str | Path) -> DistalTeacher:
-        """A model written by :meth:`save` (GGIKError for a corrupt file or another kind of model)."""
-        payload = load_baseline(path, DISTAL_KIND)
-        config = dict(payload["config"])
-        scale = float(config.pop("scale"))
-        cfg = DistalConfig.from_dict(config)
-        robot = robot_of(payload)
-        net = _Net(3 if cfg.goal == "position" else 9, robot.dof, cfg.hidden, cfg.layers)
-        try:
-            net.load_state_dict(payload["state"])
-        except RuntimeError as exc:
-            raise GGIKError(f"{path}: weights that do not fit the recorded config ({exc})") from None
-        training = {**payload["training"], "fingerprint": payload["robot"]["fingerprint"]}
-        return cls(net, cfg, robot, scale, training)
+        return self.ranked(robot, q[:, None], T, pos_tol, rot_tol)

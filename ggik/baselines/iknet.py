@@ -21,19 +21,18 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, fields
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import nn
 
+from ggik.baselines.base import TrainedBaseline, check_config
 from ggik.baselines.goals import goal_features, goal_poses
-from ggik.baselines.model_file import check_robot, load_baseline, robot_fingerprint, robot_of, save_baseline
+from ggik.baselines.model_file import robot_fingerprint
 from ggik.errors import GGIKError
-from ggik.ik.result import IKResult, sort_best_first
+from ggik.ik.result import IKResult
 from ggik.ik.tolerances import SOLVE_TOLERANCES
-from ggik.kinematics.geometry import pose_errors
 from ggik.kinematics.robot import Robot
 
 __all__ = ["IKNetConfig", "IKNet", "IKNET_KIND", "sparsemax"]
@@ -77,23 +76,8 @@ class IKNetConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.goal not in ("pose", "position"):
-            raise ValueError(f"IKNetConfig.goal must be 'pose' or 'position', got {self.goal!r}")
-        for name in ("hyper_width", "hyper_layers", "primary_hidden", "components", "samples", "steps", "batch"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"IKNetConfig.{name} must be an integer >= 1, got {value!r}")
-        for name in ("lr", "min_std"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not 0 < value < float("inf"):
-                raise ValueError(f"IKNetConfig.{name} must be a finite number > 0, got {value!r}")
-
-    @classmethod
-    def from_dict(cls, data: dict) -> IKNetConfig:
-        unknown = sorted(set(data) - {f.name for f in fields(cls)})
-        if unknown:
-            raise GGIKError(f"an IKNet config with unknown keys {unknown} (written by a newer ggik?)")
-        return cls(**data)
+        counts = ("hyper_width", "hyper_layers", "primary_hidden", "components", "samples", "steps", "batch")
+        check_config(self, counts, ("lr", "min_std"), True)
 
 
 class _IKNetModule(nn.Module):
@@ -166,14 +150,17 @@ def _log_likelihood(mean: torch.Tensor, std: torch.Tensor, pi: torch.Tensor, the
     return torch.logsumexp(log_pi + log_n, -1)
 
 
-class IKNet:
+class IKNet(TrainedBaseline):
     """A trained IKNet for one robot: :meth:`fit` trains (or fine-tunes) one, :meth:`solve` samples goals,
     :meth:`save` / :meth:`load` keep it in a baseline file (:mod:`ggik.baselines.model_file`)."""
 
     kind = IKNET_KIND
+    config_type = IKNetConfig
+    net: _IKNetModule
 
-    def __init__(self, net: _IKNetModule, config: IKNetConfig, robot: Robot, scale: float, training: dict) -> None:
-        self.net, self.config, self.robot, self.scale, self.training = net.eval(), config, robot, scale, training
+    @staticmethod
+    def build(config: IKNetConfig, dof: int) -> _IKNetModule:
+        return _IKNetModule(3 if config.goal == "position" else 9, dof, config)
 
     @classmethod
     def fit(
@@ -195,7 +182,7 @@ class IKNet:
             net.load_state_dict(init.net.state_dict())
         else:
             scale = float(goals[:, :3, 3].norm(dim=-1).max().clamp(min=1e-6))
-            net = _IKNetModule(3 if cfg.goal == "position" else 9, robot.dof, cfg)
+            net = cls.build(cfg, robot.dof)
         net.train()
         opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
         steps: Any = range(cfg.steps)
@@ -253,35 +240,8 @@ class IKNet:
         """``samples`` answers per goal: ``T_goal`` poses (4, 4) / (B, 4, 4) in the base-link frame (a position model
         also takes positions (3,) / (B, 3)). IKResult (B, samples) sorted best first; rot_err is 0 for a position
         model; success at ``pos_tol`` [m] and ``rot_tol`` [rad]."""
-        check_robot(robot, {"name": self.robot.name, "dof": self.robot.dof,
-                            "fingerprint": self.training["fingerprint"]}, self.kind)  # fmt: skip
+        self.check(robot)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be an integer >= 1, got {samples!r}")
         T = goal_poses(T_goal, self.config.goal)
-        q = self.sample(T, samples, generator)
-        pos, rot = pose_errors(robot.fk(q), T[:, None])
-        if self.config.goal == "position":
-            rot = torch.zeros_like(rot)
-        ok = (pos < pos_tol) & (rot < rot_tol)
-        return sort_best_first(q, pos, rot, ok, robot.within_limits(q), pos_tol, rot_tol)
-
-    def save(self, path: str | Path) -> Path:
-        """Write this model to ``path`` (atomically)."""
-        return save_baseline(path, self.kind, {**asdict(self.config), "scale": self.scale}, self.net, self.robot,
-                             self.training)  # fmt: skip
-
-    @classmethod
-    def load(cls, path: str | Path) -> IKNet:
-        """A model written by :meth:`save` (GGIKError for a corrupt file or another kind of model)."""
-        payload = load_baseline(path, IKNET_KIND)
-        config = dict(payload["config"])
-        scale = float(config.pop("scale"))
-        cfg = IKNetConfig.from_dict(config)
-        robot = robot_of(payload)
-        net = _IKNetModule(3 if cfg.goal == "position" else 9, robot.dof, cfg)
-        try:
-            net.load_state_dict(payload["state"])
-        except RuntimeError as exc:
-            raise GGIKError(f"{path}: weights that do not fit the recorded config ({exc})") from None
-        training = {**payload["training"], "fingerprint": payload["robot"]["fingerprint"]}
-        return cls(net, cfg, robot, scale, training)
+        return self.ranked(robot, self.sample(T, samples, generator), T, pos_tol, rot_tol)
