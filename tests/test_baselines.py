@@ -144,3 +144,19 @@ def test_iknet_files_and_fine_tuning(arm, iknet, tmp_path):
         IKNet.fit(Robot.from_name("panda"), IKNetConfig(**ITINY), init=iknet)
     with pytest.raises(GGIKError, match="not a 'distal-teacher' model"):
         DistalTeacher.load(tmp_path / "iknet.pt")
+
+
+def test_iknet_path_sampling_stays_in_the_neighbourhood(arm, iknet):
+    q = arm.sample_q(1, torch.Generator().manual_seed(9))[0]
+    qs = q + torch.linspace(0, 0.3, 12, dtype=torch.float64)[:, None]  # a smooth joint motion
+    targets = arm.fk(qs.clamp(arm.lower, arm.upper))[:, :3, 3]
+    path = iknet.sample_path(arm, targets, q_start=q, radius=0.1, generator=torch.Generator().manual_seed(0))
+    assert path.shape == (12, arm.dof) and bool(arm.within_limits(path).all())
+    steps = torch.diff(torch.cat([q[None], path]), dim=0).abs()
+    assert (steps <= 0.1 + 1e-6).all()
+    again = iknet.sample_path(arm, targets, q_start=q, radius=0.1, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(path, again)
+    free = iknet.sample_path(arm, targets, generator=torch.Generator().manual_seed(0))  # first waypoint unrestricted
+    assert (torch.diff(free, dim=0).abs() <= 0.1 + 1e-6).all()
+    with pytest.raises(ValueError, match="radius"):
+        iknet.sample_path(arm, targets, radius=0.0)

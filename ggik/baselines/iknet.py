@@ -228,6 +228,44 @@ class IKNet(TrainedBaseline):
         q64 = q.double()  # clamped again in float64: a float32 limit can lie just outside the float64 one
         return torch.where(self.robot.limited, q64.clamp(self.robot.lower, self.robot.upper), q64)
 
+    def sample_path(
+        self,
+        robot: Robot,
+        T_goal: Any,
+        q_start: torch.Tensor | None = None,
+        radius: float = 0.1,
+        generator: torch.Generator | None = None,
+    ) -> torch.Tensor:
+        """One joint trajectory (T, dof) [rad] through goals ``T_goal`` (T, 4, 4) or positions (T, 3): IKNet's path
+        following. Each waypoint's joints are drawn joint by joint from their mixtures restricted to ``radius`` [rad]
+        around the previous waypoint's value (the first waypoint: around ``q_start`` when given, else unrestricted;
+        the paper's r = 0.1). A component is chosen in proportion to its weight times its mass inside the
+        neighbourhood and sampled there (a truncated normal); when no component has mass there, the nearest point of
+        the neighbourhood to the likeliest mean is taken."""
+        self.check(robot)
+        if not 0 < radius < float("inf"):
+            raise ValueError(f"radius must be a positive number [rad], got {radius!r}")
+        T = goal_poses(T_goal, self.config.goal)
+        prev = None if q_start is None else robot.check_q(q_start).to(torch.float32).reshape(robot.dof)
+        lo, hi = self.robot.lower.float(), self.robot.upper.float()
+        out = []
+        with torch.no_grad():
+            weights = self.net.primary(goal_features(T.float(), self.config.goal, self.scale))
+            for t in range(T.shape[0]):
+                q = torch.zeros(1, 1, 0)
+                for k in range(self.net.dof):
+                    mean, std, pi = self.net.mixture([w[t : t + 1] for w in weights[k]], q)
+                    mean, std, pi = mean[0, 0], std[0, 0], pi[0, 0]
+                    a = -torch.inf if prev is None else float(prev[k]) - radius
+                    b = torch.inf if prev is None else float(prev[k]) + radius
+                    if self.robot.limited[k]:
+                        a, b = max(a, float(lo[k])), min(b, float(hi[k]))
+                    theta = _truncated_mixture_draw(mean, std, pi, a, b, generator)
+                    q = torch.cat([q, theta.reshape(1, 1, 1)], -1)
+                prev = q[0, 0]
+                out.append(prev.double())
+        return torch.stack(out)
+
     def solve(
         self,
         robot: Robot,
@@ -245,3 +283,18 @@ class IKNet(TrainedBaseline):
             raise ValueError(f"samples must be an integer >= 1, got {samples!r}")
         T = goal_poses(T_goal, self.config.goal)
         return self.ranked(robot, self.sample(T, samples, generator), T, pos_tol, rot_tol)
+
+
+def _truncated_mixture_draw(
+    mean: torch.Tensor, std: torch.Tensor, pi: torch.Tensor, a: float, b: float, generator: torch.Generator | None
+) -> torch.Tensor:
+    """One draw from the mixture (m,) restricted to [a, b] (module docstring of :meth:`IKNet.sample_path`)."""
+    za, zb = (a - mean) / std, (b - mean) / std
+    ca, cb = torch.special.ndtr(za), torch.special.ndtr(zb)
+    mass = pi * (cb - ca)
+    if float(mass.sum()) <= 1e-12:
+        return mean[pi.argmax()].clamp(a, b)
+    i = int(torch.multinomial(mass / mass.sum(), 1, generator=generator))
+    u = ca[i] + (cb[i] - ca[i]) * torch.rand((), generator=generator)
+    x = mean[i] + std[i] * torch.special.ndtri(u.clamp(1e-12, 1 - 1e-12))
+    return x.clamp(a, b)
