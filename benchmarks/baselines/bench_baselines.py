@@ -2,7 +2,8 @@
 :mod:`benchmarks.baselines.study` (what is measured, and how).
 
 Usage: ``python -m benchmarks.baselines.bench_baselines [--robots panda ...] [--targets 200] [--samples 100]
-[--iknet-steps 4000] [--distal-steps 4000] [--sizes 1000 10000 100000] [--threads 2] [--out FILE]``. Run it alone.
+[--iknet-steps 4000] [--distal-steps 4000] [--sizes 1000 10000 100000] [--curve-steps ...] [--threads 2]
+[--out FILE]``. Run it alone.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ __all__ = ["main"]
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--robots", nargs="+", default=["panda"], help="shipped robots")
+    ap.add_argument("--robots", nargs="*", default=["panda"], help="shipped robots (none: table 3 alone)")
     ap.add_argument("--targets", type=positive_int, default=200, help="test targets / poses per robot")
     ap.add_argument("--samples", type=positive_int, default=100, help="answers per target in table 1")
     ap.add_argument("--iknet-steps", type=positive_int, default=4000)
     ap.add_argument("--distal-steps", type=positive_int, default=4000)
     ap.add_argument("--sizes", nargs="+", type=positive_int, default=[1_000, 10_000, 100_000], help="training poses")
+    ap.add_argument("--curve-steps", nargs="*", type=positive_int, default=[], help="table 3: IKNet on planar chains")
     ap.add_argument("--ckpt", default=None, help="GGIK model file (default: the shipped model)")
     ap.add_argument("--threads", type=positive_int, default=2, help="torch CPU threads")
     ap.add_argument("--seed", type=int, default=0)
@@ -36,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     study = BaselineStudy(
         robots=args.robots, targets=args.targets, samples=args.samples, iknet_steps=args.iknet_steps,
-        distal_steps=args.distal_steps, sizes=tuple(args.sizes), seed=args.seed,
+        distal_steps=args.distal_steps, sizes=tuple(args.sizes), curve_steps=tuple(args.curve_steps), seed=args.seed,
     )  # fmt: skip
     ckpt = args.ckpt or "ggik/weights/ggik_default.pt"
     solver, stamp = GGIK.load_or_pretrained(args.ckpt), model_stamp(ckpt)

@@ -10,8 +10,10 @@ Table 2, the distal teacher's protocol: solve rates at (1 cm, 0.03 rad) and (1 m
 poses, for training sets of ``sizes`` goals (the same steps each), against one GGIK raw sample and LM from one random
 start (the same budget: one answer per pose).
 
-Targets of both: FK of configurations uniform within the limits (``targets`` of them, seeded). Training budgets are
-reported in CPU seconds.
+Table 3 (with ``curve_steps``), IKNet against its training steps on the paper's planar 2- and 4-joint chains.
+
+Targets: FK of configurations uniform within the limits (``targets`` of them, seeded). Training budgets are reported
+in CPU seconds.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class BaselineStudy:
     iknet_steps: int = 4000
     distal_steps: int = 4000
     sizes: tuple[int, ...] = (1_000, 10_000, 100_000)
+    curve_steps: tuple[int, ...] = ()
     seed: int = 0
 
 
@@ -120,6 +123,31 @@ def distal_table(study: BaselineStudy, solver: GGIK) -> Table:
     return table
 
 
+def planar_arm(joints: int) -> Robot:
+    """IKNet's planar chains: ``joints`` revolute joints about parallel axes, links of 1 m in all (DH)."""
+    return Robot.from_dh(a=[1.0 / joints] * joints, d=[0.0] * joints, alpha=[0.0] * joints, name=f"planar{joints}")
+
+
+def curve_table(study: BaselineStudy) -> Table:
+    """Table 3: IKNet (CPU sizes) on the planar 2- and 4-joint chains of its paper (20,000 training pairs, 1,000
+    targets, 100 answers each) against its training steps: whether more steps close the gap of table 1."""
+    table = Table(
+        "IKNet on planar chains against training steps (20,000 pairs, 1,000 targets, 100 answers each)",
+        ["robot", "steps", "mean distance [cm]", "within 10 cm [%]", "within 1 cm [%]", "training (CPU)"],
+    )
+    for joints in (2, 4):
+        robot = planar_arm(joints)
+        targets = robot.fk(robot.sample_q(1000, torch.Generator().manual_seed(study.seed + 2)))[:, :3, 3]
+        for steps in study.curve_steps:
+            model = IKNet.fit(robot, IKNetConfig(samples=20_000, steps=steps, seed=study.seed))
+            res = model.solve(robot, targets, 100, torch.Generator().manual_seed(study.seed))
+            d = _distances_cm(robot, res.q, targets)
+            table.add(robot.name, steps, round(float(d.mean()), 2), round(100 * float((d < 10).float().mean()), 1),
+                      round(100 * float((d < 1).float().mean()), 1), f"{model.training['cpu_s']:.0f} s")  # fmt: skip
+    table.notes += ["links of 1 m in all (0.5 m each for 2 joints, 0.25 m for 4); IKNet's CPU sizes (table 1)."]
+    return table
+
+
 def _rate_row(
     table: Table, robot: Robot, T: torch.Tensor, method: str, q: torch.Tensor, size: str, budget: str
 ) -> None:
@@ -139,4 +167,9 @@ def baseline_tables(study: BaselineStudy, solver: GGIK, command: str, out: str |
     print(distal.markdown(command, study.seed, stamp))
     if out is not None:
         print("wrote", *distal.write(f"{Path(out)}_distal", command, study.seed, stamp))
+    if study.curve_steps:
+        curve = curve_table(study)
+        print(curve.markdown(command, study.seed, None))
+        if out is not None:
+            print("wrote", *curve.write(f"{Path(out)}_curve", command, study.seed, None))
     return iknet_table(study, solver)
