@@ -25,3 +25,12 @@ def test_bench_baselines_tiny_run(tmp_path):
         distal = list(csv.DictReader(f))
     assert [r["training poses"] for r in distal][:2] == ["200", "400"] and len(distal) == 4
     assert "sha256" in (tmp_path / "baselines.md").read_text()
+
+
+def test_bench_baselines_planar_curve_alone(tmp_path):
+    out = tmp_path / "planar"
+    assert bench_baselines.main(["--robots", "--curve-steps", "2", "3", "--threads", "1", "--out", str(out)]) == 0
+    with open(f"{out}_curve.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["robot"], r["steps"]) for r in rows] == [("planar2", "2"), ("planar2", "3"), ("planar4", "2"),
+                                                        ("planar4", "3")]  # fmt: skip
