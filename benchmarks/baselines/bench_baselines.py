@@ -30,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--distal-steps", type=positive_int, default=4000)
     ap.add_argument("--sizes", nargs="+", type=positive_int, default=[1_000, 10_000, 100_000], help="training poses")
     ap.add_argument("--curve-steps", nargs="*", type=positive_int, default=[], help="table 3: IKNet on planar chains")
+    ap.add_argument("--width-steps", nargs="*", type=positive_int, default=[], help="table 4: IKNet's mixture widths")
     ap.add_argument("--ckpt", default=None, help="GGIK model file (default: the shipped model)")
     ap.add_argument("--threads", type=positive_int, default=2, help="torch CPU threads")
     ap.add_argument("--seed", type=int, default=0)
@@ -38,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     study = BaselineStudy(
         robots=args.robots, targets=args.targets, samples=args.samples, iknet_steps=args.iknet_steps,
-        distal_steps=args.distal_steps, sizes=tuple(args.sizes), curve_steps=tuple(args.curve_steps), seed=args.seed,
+        distal_steps=args.distal_steps, sizes=tuple(args.sizes), curve_steps=tuple(args.curve_steps),
+        width_steps=tuple(args.width_steps), seed=args.seed,
     )  # fmt: skip
     ckpt = args.ckpt or "ggik/weights/ggik_default.pt"
     solver, stamp = GGIK.load_or_pretrained(args.ckpt), model_stamp(ckpt)

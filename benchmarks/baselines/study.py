@@ -10,7 +10,8 @@ Table 2, the distal teacher's protocol: solve rates at (1 cm, 0.03 rad) and (1 m
 poses, for training sets of ``sizes`` goals (the same steps each), against one GGIK raw sample and LM from one random
 start (the same budget: one answer per pose).
 
-Table 3 (with ``curve_steps``), IKNet against its training steps on the paper's planar 2- and 4-joint chains.
+Table 3 (with ``curve_steps``), IKNet against its training steps on the paper's planar 2- and 4-joint chains;
+table 4 (with ``width_steps``), its mixtures' widths against their means' errors there.
 
 Targets: FK of configurations uniform within the limits (``targets`` of them, seeded). Training budgets are reported
 in CPU seconds.
@@ -44,6 +45,7 @@ class BaselineStudy:
     distal_steps: int = 4000
     sizes: tuple[int, ...] = (1_000, 10_000, 100_000)
     curve_steps: tuple[int, ...] = ()
+    width_steps: tuple[int, ...] = ()
     seed: int = 0
 
 
@@ -148,6 +150,39 @@ def curve_table(study: BaselineStudy) -> Table:
     return table
 
 
+def width_table(study: BaselineStudy) -> Table:
+    """Table 4: why IKNet's answers miss, on the planar 2-joint chain against training steps: for 1,000 held-out
+    (target, joints) pairs, each joint's mixture given the true earlier joints (teacher forcing), and in it the
+    component whose mean is nearest the true angle: the median of its width (standard deviation) and of its mean's
+    distance from the true angle [rad], and the median number of components with weight > 0."""
+    from ggik.baselines.goals import goal_features
+
+    table = Table(
+        "IKNet on the planar 2-joint chain: the mixtures' widths against their means' errors",
+        ["steps", "joint", "nearest component: width [rad]", "its mean's error [rad]", "components in use",
+         "held-out log-likelihood per joint"],
+    )  # fmt: skip
+    robot = planar_arm(2)
+    q = robot.sample_q(1000, torch.Generator().manual_seed(study.seed + 3))
+    for steps in study.width_steps:
+        model = IKNet.fit(robot, IKNetConfig(samples=20_000, steps=steps, seed=study.seed))
+        T = robot.fk(q).float()
+        with torch.no_grad():
+            weights = model.net.primary(goal_features(T, "position", model.scale))
+            for k in range(robot.dof):
+                mean, std, pi = (t[:, 0] for t in model.net.mixture(weights[k], q[:, None, :k].float()))
+                near = (mean - q[:, k, None].float()).abs().argmin(-1, keepdim=True)
+                err = (mean.gather(-1, near)[:, 0] - q[:, k].float()).abs()
+                z = (q[:, k, None].float() - mean) / std
+                log_n = -0.5 * z * z - std.log() - 0.9189385332046727
+                ll = torch.logsumexp(torch.where(pi > 0, pi.clamp(min=1e-30).log(), -torch.inf) + log_n, -1)
+                table.add(steps, k + 1, round(float(std.gather(-1, near).median()), 4), round(float(err.median()), 4),
+                          float((pi > 0).sum(-1).float().median()), round(float(ll.mean()), 3))  # fmt: skip
+    table.notes += ["a component as wide as its mean's error gives answers that miss by about that much; narrower "
+                    "components with small mean errors would give sharp answers."]  # fmt: skip
+    return table
+
+
 def _rate_row(
     table: Table, robot: Robot, T: torch.Tensor, method: str, q: torch.Tensor, size: str, budget: str
 ) -> None:
@@ -167,9 +202,13 @@ def baseline_tables(study: BaselineStudy, solver: GGIK, command: str, out: str |
     print(distal.markdown(command, study.seed, stamp))
     if out is not None:
         print("wrote", *distal.write(f"{Path(out)}_distal", command, study.seed, stamp))
-    if study.curve_steps:
-        curve = curve_table(study)
-        print(curve.markdown(command, study.seed, None))
-        if out is not None:
-            print("wrote", *curve.write(f"{Path(out)}_curve", command, study.seed, None))
+    for steps, build, suffix in (
+        (study.curve_steps, curve_table, "_curve"),
+        (study.width_steps, width_table, "_widths"),
+    ):
+        if steps:
+            extra = build(study)
+            print(extra.markdown(command, study.seed, None))
+            if out is not None:
+                print("wrote", *extra.write(f"{Path(out)}{suffix}", command, study.seed, None))
     return iknet_table(study, solver)

@@ -34,3 +34,13 @@ def test_bench_baselines_planar_curve_alone(tmp_path):
         rows = list(csv.DictReader(f))
     assert [(r["robot"], r["steps"]) for r in rows] == [("planar2", "2"), ("planar2", "3"), ("planar4", "2"),
                                                         ("planar4", "3")]  # fmt: skip
+
+
+def test_bench_baselines_mixture_widths(tmp_path):
+    out = tmp_path / "planar"
+    assert bench_baselines.main(["--robots", "--width-steps", "2", "--threads", "1", "--out", str(out)]) == 0
+    with open(f"{out}_widths.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["joint"] for r in rows] == ["1", "2"] and all(
+        float(r["nearest component: width [rad]"]) > 0 for r in rows
+    )
