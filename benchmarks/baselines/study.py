@@ -25,6 +25,7 @@ import torch
 
 from ggik import GGIK, Robot, SolveConfig
 from ggik.baselines import DistalConfig, DistalTeacher, IKNet, IKNetConfig
+from ggik.baselines.iknet import mixture_log_likelihood
 from ggik.evaluation.report import Table
 from ggik.kinematics.geometry import pose_errors
 
@@ -173,9 +174,7 @@ def width_table(study: BaselineStudy) -> Table:
                 mean, std, pi = (t[:, 0] for t in model.net.mixture(weights[k], q[:, None, :k].float()))
                 near = (mean - q[:, k, None].float()).abs().argmin(-1, keepdim=True)
                 err = (mean.gather(-1, near)[:, 0] - q[:, k].float()).abs()
-                z = (q[:, k, None].float() - mean) / std
-                log_n = -0.5 * z * z - std.log() - 0.9189385332046727
-                ll = torch.logsumexp(torch.where(pi > 0, pi.clamp(min=1e-30).log(), -torch.inf) + log_n, -1)
+                ll = mixture_log_likelihood(mean, std, pi, q[:, k].float())
                 table.add(steps, k + 1, round(float(std.gather(-1, near).median()), 4), round(float(err.median()), 4),
                           float((pi > 0).sum(-1).float().median()), round(float(ll.mean()), 3))  # fmt: skip
     table.notes += ["a component as wide as its mean's error gives answers that miss by about that much; narrower "

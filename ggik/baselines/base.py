@@ -3,6 +3,7 @@ ranking of answers into an :class:`ggik.IKResult`."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any, ClassVar
@@ -15,7 +16,7 @@ from ggik.ik.result import IKResult, sort_best_first
 from ggik.kinematics.geometry import pose_errors
 from ggik.kinematics.robot import Robot
 
-__all__ = ["check_config", "config_from_dict", "TrainedBaseline"]
+__all__ = ["check_config", "config_from_dict", "training_pairs", "TrainedBaseline"]
 
 
 def check_config(config: Any, counts: tuple[str, ...], numbers: tuple[str, ...], positive: bool) -> None:
@@ -43,7 +44,19 @@ def config_from_dict(cls: Any, data: dict) -> Any:
     return cls(**data)
 
 
-class TrainedBaseline:
+def training_pairs(robot: Robot, samples: int, seed: int) -> tuple[torch.Generator, torch.Tensor, torch.Tensor, float]:
+    """The training set of a baseline, seeded (torch's global seed too, for the network's init): (the generator, to
+    draw batches with; joint values q (samples, dof) uniform within the limits; their EE poses (samples, 4, 4), both
+    float32; the reach scale [m], the largest EE distance from the base)."""
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    q = robot.sample_q(samples, gen)
+    goals = robot.fk(q).to(torch.float32)
+    scale = float(goals[:, :3, 3].norm(dim=-1).max().clamp(min=1e-6))
+    return gen, q.to(torch.float32), goals, scale
+
+
+class TrainedBaseline(ABC):
     """A trained per-robot network: ``net`` (eval mode), its ``config``, the ``robot`` it was trained for, the reach
     ``scale`` [m] of its inputs and its ``training`` record (with the robot's fingerprint). Subclasses set ``kind``,
     ``config_type`` and :meth:`build` (the untrained network of a config)."""
@@ -55,8 +68,9 @@ class TrainedBaseline:
         self.net, self.config, self.robot, self.scale, self.training = net.eval(), config, robot, scale, training
 
     @staticmethod
+    @abstractmethod
     def build(config: Any, dof: int) -> torch.nn.Module:
-        raise NotImplementedError  # each baseline builds its own network
+        """The untrained network of ``config`` for an arm of ``dof`` joints (each baseline defines its own)."""
 
     def check(self, robot: Robot) -> None:
         """GGIKError unless ``robot`` is the arm this model was trained for."""

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ggik.baselines.base import TrainedBaseline, check_config
+from ggik.baselines.base import TrainedBaseline, check_config, training_pairs
 from ggik.baselines.goals import goal_features, goal_poses
 from ggik.baselines.model_file import robot_fingerprint
 from ggik.ik.result import IKResult
@@ -103,10 +103,7 @@ class DistalTeacher(TrainedBaseline):
         """Train a distal teacher for ``robot`` on the CPU (module docstring; ``progress``: a tqdm bar)."""
         cfg = config or DistalConfig()
         t0, c0 = time.perf_counter(), time.process_time()
-        gen = torch.Generator().manual_seed(cfg.seed)
-        torch.manual_seed(cfg.seed)
-        goals = robot.fk(robot.sample_q(cfg.samples, gen)).to(torch.float32)
-        scale = float(goals[:, :3, 3].norm(dim=-1).max().clamp(min=1e-6))
+        gen, _, goals, scale = training_pairs(robot, cfg.samples, cfg.seed)
         net = cls.build(cfg, robot.dof)
         opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
         lo, hi = robot.lower.float(), robot.upper.float()

@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ggik.baselines.base import TrainedBaseline, check_config
+from ggik.baselines.base import TrainedBaseline, check_config, training_pairs
 from ggik.baselines.goals import goal_features, goal_poses
 from ggik.baselines.model_file import robot_fingerprint
 from ggik.errors import GGIKError
@@ -35,7 +35,7 @@ from ggik.ik.result import IKResult
 from ggik.ik.tolerances import SOLVE_TOLERANCES
 from ggik.kinematics.robot import Robot
 
-__all__ = ["IKNetConfig", "IKNet", "IKNET_KIND", "sparsemax"]
+__all__ = ["IKNetConfig", "IKNet", "IKNET_KIND", "sparsemax", "mixture_log_likelihood"]
 
 IKNET_KIND = "iknet"
 
@@ -142,7 +142,9 @@ class _IKNetModule(nn.Module):
         return mean, std, sparsemax(logits)
 
 
-def _log_likelihood(mean: torch.Tensor, std: torch.Tensor, pi: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+def mixture_log_likelihood(
+    mean: torch.Tensor, std: torch.Tensor, pi: torch.Tensor, theta: torch.Tensor
+) -> torch.Tensor:
     """log sum_i pi_i N(theta; mean_i, std_i), theta (B, S), the rest (B, S, m)."""
     z = (theta[..., None] - mean) / std
     log_n = -0.5 * z * z - std.log() - 0.5 * math.log(2 * math.pi)
@@ -170,18 +172,14 @@ class IKNet(TrainedBaseline):
         with as many joints to fine-tune from (the paper's few-shot adaptation; its reach scale is kept)."""
         cfg = config or IKNetConfig()
         t0, c0 = time.perf_counter(), time.process_time()
-        gen = torch.Generator().manual_seed(cfg.seed)
-        torch.manual_seed(cfg.seed)
-        q = robot.sample_q(cfg.samples, gen)
-        goals = robot.fk(q).to(torch.float32)
-        q = q.to(torch.float32)
+        gen, q, goals, reach = training_pairs(robot, cfg.samples, cfg.seed)
         if init is not None:
             if init.robot.dof != robot.dof or init.config.goal != cfg.goal:
                 raise GGIKError(f"fine-tuning needs a {robot.dof}-joint {cfg.goal} model, got {init.robot.dof} joints")
             net, scale = init.net, init.scale
             net.load_state_dict(init.net.state_dict())
         else:
-            scale = float(goals[:, :3, 3].norm(dim=-1).max().clamp(min=1e-6))
+            scale = reach
             net = cls.build(cfg, robot.dof)
         net.train()
         opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
@@ -209,7 +207,7 @@ class IKNet(TrainedBaseline):
         total = torch.zeros(q.shape[0], dtype=q.dtype)
         for k in range(net.dof):
             mean, std, pi = net.mixture(weights[k], q[:, None, :k])
-            total = total + _log_likelihood(mean, std, pi, q[:, None, k])[:, 0]
+            total = total + mixture_log_likelihood(mean, std, pi, q[:, None, k])[:, 0]
         return total
 
     def sample(self, T: torch.Tensor, samples: int, generator: torch.Generator | None = None) -> torch.Tensor:
