@@ -85,8 +85,8 @@ def test_model_files_round_trip_and_refuse_other_robots(arm, position_model, tmp
 
 
 # ---------------------------------------------------------------------------------------------------------- IKNet
-ITINY = dict(hyper_width=32, hyper_layers=2, primary_hidden=8, components=4, samples=2000, steps=120, batch=128,
-             lr=3e-3)  # fmt: skip
+ITINY = dict(hyper_width=32, hyper_layers=2, embedding=16, primary_hidden=8, components=4, samples=2000, steps=120,
+             batch=128, lr=3e-3, validate_every=40, val_targets=20, val_samples=4)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,11 @@ def test_sparsemax_is_a_projection_onto_the_simplex():
         assert (row_z[row_p == 0] <= d[0] + 1e-12).all()
 
 
-@pytest.mark.parametrize("bad", [{"goal": "joints"}, {"components": 0}, {"min_std": 0.0}, {"hyper_width": 2.5}])
+@pytest.mark.parametrize(
+    "bad",
+    [{"goal": "joints"}, {"components": 0}, {"min_std": 0.0}, {"hyper_width": 2.5}, {"grad_clip": -1.0},
+     {"validate_every": -1}, {"patience": 1.5}, {"embedding": 0}, {"mixture_weights": "max"}, {"head_gain": 0.0}],
+)  # fmt: skip
 def test_iknet_config_refuses_bad_values(bad):
     with pytest.raises(ValueError, match="IKNetConfig"):
         IKNetConfig(**bad)
@@ -127,6 +131,56 @@ def test_iknet_training_raises_the_likelihood_and_samples_within_limits(arm, ikn
     assert torch.equal(res.q, again.q)  # seeded
     with pytest.raises(ValueError, match="samples"):
         iknet.solve(arm, arm.fk(q[:1]), samples=0)
+
+
+def test_iknet_keeps_the_weights_of_its_best_validation(arm, iknet):
+    curve = iknet.training["validation"]
+    assert [s for s, _ in curve] == [40, 80, 120] and iknet.training["steps_run"] == 120
+    best_step, best = min(curve, key=lambda c: c[1])
+    assert iknet.training["best_step"] == best_step
+    # the kept weights give the best validation again (same held-out targets, same draws)
+    from ggik.baselines.iknet import _mean_distance
+
+    cfg = iknet.config
+    val_gen = torch.Generator().manual_seed(cfg.seed + 1)
+    val_T = arm.fk(arm.sample_q(cfg.val_targets, val_gen))
+    feats = goal_features(val_T.float(), "position", iknet.scale)
+    again = _mean_distance(iknet.net, arm, feats, val_T, cfg.val_samples, torch.Generator().manual_seed(5))
+    iknet.net.eval()
+    assert again < 1.5 * best and not iknet.net.training
+
+
+def test_iknet_reference_settings_are_the_authors_and_train():
+    ref = IKNetConfig.reference(steps=3)
+    assert (ref.mixture_weights, ref.head_gain, ref.batch, ref.hyper_width, ref.primary_hidden, ref.components) == (
+        "sparsemax",
+        1.0,
+        1024,
+        1024,
+        256,
+        50,
+    )
+    arm = random_robot(3, generator=torch.Generator().manual_seed(4))
+    small = IKNetConfig.reference(**{**ITINY, "steps": 20})
+    model = IKNet.fit(arm, small)
+    T = arm.fk(arm.sample_q(4, torch.Generator().manual_seed(1)))
+    q = arm.sample_q(64, torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        pi = model.net.mixture(model.net.primary(goal_features(arm.fk(q).float(), "position", model.scale))[1],
+                               q[:, None, :1].float())[2]  # fmt: skip
+    torch.testing.assert_close(pi.sum(-1), torch.ones(64, 1))
+    assert model.solve(arm, T, 5).q.shape == (4, 5, 3)
+
+
+def test_iknet_stops_after_its_patience():
+    arm = random_robot(3, generator=torch.Generator().manual_seed(4))
+    # a learning rate that cannot improve the first validation's weights after it: stops 2 validations later
+    model = IKNet.fit(arm, IKNetConfig(**{**ITINY, "steps": 400, "validate_every": 10, "patience": 2, "lr": 1e-12}))
+    run = model.training
+    assert run["steps_run"] < 400 and run["steps_run"] - run["best_step"] == 20
+    assert [s for s, _ in run["validation"]][-1] == run["steps_run"]
+    without = IKNet.fit(arm, IKNetConfig(**{**ITINY, "steps": 30, "validate_every": 0}))
+    assert without.training["validation"] == [] and without.training["best_step"] == 30
 
 
 def test_iknet_files_and_fine_tuning(arm, iknet, tmp_path):

@@ -10,8 +10,9 @@ Table 2, the distal teacher's protocol: solve rates at (1 cm, 0.03 rad) and (1 m
 poses, for training sets of ``sizes`` goals (the same steps each), against one GGIK raw sample and LM from one random
 start (the same budget: one answer per pose).
 
-Table 3 (with ``curve_steps``), IKNet against its training steps on the paper's planar 2- and 4-joint chains;
-table 4 (with ``width_steps``), its mixtures' widths against their means' errors there.
+Tables 3-5 (the planar chains: steps curve, ablation, few-shot) are in :mod:`benchmarks.baselines.planar`, tables 6
+and 7 (the distal teacher's other test sets, IKNet's paths) in :mod:`benchmarks.baselines.protocols`;
+:func:`baseline_tables` runs the tables asked for.
 
 Targets: FK of configurations uniform within the limits (``targets`` of them, seeded). Training budgets are reported
 in CPU seconds.
@@ -20,19 +21,25 @@ in CPU seconds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
+from benchmarks.baselines.protocols import cached
+from benchmarks.common.scripts import BenchmarkError
 from ggik import GGIK, Robot, SolveConfig
 from ggik.baselines import DistalConfig, DistalTeacher, IKNet, IKNetConfig
-from ggik.baselines.iknet import mixture_log_likelihood
 from ggik.evaluation.report import Table
 from ggik.kinematics.geometry import pose_errors
 
-__all__ = ["BaselineStudy", "iknet_table", "distal_table", "baseline_tables", "IKNET_QUOTED"]
+__all__ = ["BaselineStudy", "TABLES", "iknet_table", "distal_table", "baseline_tables", "IKNET_QUOTED"]
 
 #: IKNet's published position-only results (100 samples per target): robot -> (mean cm, std cm, % within 10 cm)
 IKNET_QUOTED = {"panda": (3.1, 2.6, 98.0), "ur5": (2.8, 2.1, 98.8)}
+
+
+#: the tables a run can make, in the order they are made
+TABLES = ("iknet", "distal", "planar", "ablation", "fewshot", "distal-protocols", "paths")
 
 
 @dataclass
@@ -40,13 +47,19 @@ class BaselineStudy:
     """The options of a run (the script's arguments)."""
 
     robots: list[str]
+    tables: tuple[str, ...] = ("iknet", "distal")
     targets: int = 200
     samples: int = 100
     iknet_steps: int = 4000
+    iknet_samples: int = 1_000_000
     distal_steps: int = 4000
     sizes: tuple[int, ...] = (1_000, 10_000, 100_000)
-    curve_steps: tuple[int, ...] = ()
-    width_steps: tuple[int, ...] = ()
+    curve_steps: tuple[int, ...] = (2000, 8000)
+    ablation_steps: int = 2000
+    fewshot_steps: int = 2000
+    planar4_samples: int = 1_000_000
+    paths: int = 20
+    models: str | None = None
     seed: int = 0
 
 
@@ -70,10 +83,13 @@ def iknet_table(study: BaselineStudy, solver: GGIK) -> Table:
         robot = Robot.from_name(name)
         gen = torch.Generator().manual_seed(study.seed)
         targets = robot.fk(robot.sample_q(study.targets, gen))[:, :3, 3]
-        iknet = IKNet.fit(robot, IKNetConfig(goal="position", steps=study.iknet_steps, seed=study.seed))
+        config = IKNetConfig(samples=study.iknet_samples, steps=study.iknet_steps, seed=study.seed)
+        iknet = cached(IKNet, _model_path(study, f"iknet_{name}_position_{study.iknet_steps}.pt"), robot, config)
+        assert isinstance(iknet, IKNet)
         res = iknet.solve(robot, targets, study.samples, torch.Generator().manual_seed(study.seed))
         table.add(*_row("IKNet (CPU sizes)", robot, _distances_cm(robot, res.q, targets),
-                        f"{iknet.training['cpu_s']:.0f} s, {study.iknet_steps} steps"))  # fmt: skip
+                        f"{iknet.training['cpu_s']:.0f} s, {study.iknet_steps} steps (best "
+                        f"{iknet.training['best_step']})"))  # fmt: skip
         distal = DistalTeacher.fit(robot, DistalConfig(goal="position", steps=study.distal_steps, seed=study.seed))
         res = distal.solve(robot, targets)
         table.add(*_row("distal teacher (1 answer)", robot, _distances_cm(robot, res.q, targets),
@@ -92,8 +108,10 @@ def iknet_table(study: BaselineStudy, solver: GGIK) -> Table:
     table.notes += [
         "distances over every answer of every target (S answers per target; the distal teacher gives 1); GGIK raw: the "
         "model's own answers for position goals; + LM: each refined by LM (1 mm); LM: from uniform random starts.",
-        "IKNet CPU sizes: hypernetwork 4 x 256 (paper 1,024), primary networks 16 wide (paper 256), 10 components "
-        "(paper 50); 100,000 training pairs.",
+        "IKNet CPU sizes (IKNetConfig defaults): hypernetwork 3 x 256 (authors 1,024), embedding 128, primary "
+        "networks 64 wide (authors 256), 10 components (authors 50), softmax weights and head gain 8 (authors: "
+        f"sparsemax, 1; table 4), batch 256 (authors 1,024); {study.iknet_samples:,} training pairs (the authors' "
+        "Franka and UR5 sets: 1,000,000); the weights of the best validation kept (its step in brackets).",
     ]
     return table
 
@@ -126,62 +144,6 @@ def distal_table(study: BaselineStudy, solver: GGIK) -> Table:
     return table
 
 
-def planar_arm(joints: int) -> Robot:
-    """IKNet's planar chains: ``joints`` revolute joints about parallel axes, links of 1 m in all (DH)."""
-    return Robot.from_dh(a=[1.0 / joints] * joints, d=[0.0] * joints, alpha=[0.0] * joints, name=f"planar{joints}")
-
-
-def curve_table(study: BaselineStudy) -> Table:
-    """Table 3: IKNet (CPU sizes) on the planar 2- and 4-joint chains of its paper (20,000 training pairs, 1,000
-    targets, 100 answers each) against its training steps: whether more steps close the gap of table 1."""
-    table = Table(
-        "IKNet on planar chains against training steps (20,000 pairs, 1,000 targets, 100 answers each)",
-        ["robot", "steps", "mean distance [cm]", "within 10 cm [%]", "within 1 cm [%]", "training (CPU)"],
-    )
-    for joints in (2, 4):
-        robot = planar_arm(joints)
-        targets = robot.fk(robot.sample_q(1000, torch.Generator().manual_seed(study.seed + 2)))[:, :3, 3]
-        for steps in study.curve_steps:
-            model = IKNet.fit(robot, IKNetConfig(samples=20_000, steps=steps, seed=study.seed))
-            res = model.solve(robot, targets, 100, torch.Generator().manual_seed(study.seed))
-            d = _distances_cm(robot, res.q, targets)
-            table.add(robot.name, steps, round(float(d.mean()), 2), round(100 * float((d < 10).float().mean()), 1),
-                      round(100 * float((d < 1).float().mean()), 1), f"{model.training['cpu_s']:.0f} s")  # fmt: skip
-    table.notes += ["links of 1 m in all (0.5 m each for 2 joints, 0.25 m for 4); IKNet's CPU sizes (table 1)."]
-    return table
-
-
-def width_table(study: BaselineStudy) -> Table:
-    """Table 4: why IKNet's answers miss, on the planar 2-joint chain against training steps: for 1,000 held-out
-    (target, joints) pairs, each joint's mixture given the true earlier joints (teacher forcing), and in it the
-    component whose mean is nearest the true angle: the median of its width (standard deviation) and of its mean's
-    distance from the true angle [rad], and the median number of components with weight > 0."""
-    from ggik.baselines.goals import goal_features
-
-    table = Table(
-        "IKNet on the planar 2-joint chain: the mixtures' widths against their means' errors",
-        ["steps", "joint", "nearest component: width [rad]", "its mean's error [rad]", "components in use",
-         "held-out log-likelihood per joint"],
-    )  # fmt: skip
-    robot = planar_arm(2)
-    q = robot.sample_q(1000, torch.Generator().manual_seed(study.seed + 3))
-    for steps in study.width_steps:
-        model = IKNet.fit(robot, IKNetConfig(samples=20_000, steps=steps, seed=study.seed))
-        T = robot.fk(q).float()
-        with torch.no_grad():
-            weights = model.net.primary(goal_features(T, "position", model.scale))
-            for k in range(robot.dof):
-                mean, std, pi = (t[:, 0] for t in model.net.mixture(weights[k], q[:, None, :k].float()))
-                near = (mean - q[:, k, None].float()).abs().argmin(-1, keepdim=True)
-                err = (mean.gather(-1, near)[:, 0] - q[:, k].float()).abs()
-                ll = mixture_log_likelihood(mean, std, pi, q[:, k].float())
-                table.add(steps, k + 1, round(float(std.gather(-1, near).median()), 4), round(float(err.median()), 4),
-                          float((pi > 0).sum(-1).float().median()), round(float(ll.mean()), 3))  # fmt: skip
-    table.notes += ["a component as wide as its mean's error gives answers that miss by about that much; narrower "
-                    "components with small mean errors would give sharp answers."]  # fmt: skip
-    return table
-
-
 def _rate_row(
     table: Table, robot: Robot, T: torch.Tensor, method: str, q: torch.Tensor, size: str, budget: str
 ) -> None:
@@ -192,22 +154,42 @@ def _rate_row(
     table.add(robot.name, method, size, round(loose, 1), round(strict, 1), round(1e3 * float(pos.median()), 2), budget)
 
 
-def baseline_tables(study: BaselineStudy, solver: GGIK, command: str, out: str | None, stamp: str | None) -> Table:
-    """Table 2 printed (and written to ``out``_distal when given); table 1 returned (the script prints and writes
-    it)."""
-    from pathlib import Path
+def _model_path(study: BaselineStudy, name: str) -> Path | None:
+    """Where a trained baseline of this run is kept (None: not kept)."""
+    if study.models is None:
+        return None
+    Path(study.models).mkdir(parents=True, exist_ok=True)
+    return Path(study.models) / name
 
-    distal = distal_table(study, solver)
-    print(distal.markdown(command, study.seed, stamp))
-    if out is not None:
-        print("wrote", *distal.write(f"{Path(out)}_distal", command, study.seed, stamp))
-    for steps, build, suffix in (
-        (study.curve_steps, curve_table, "_curve"),
-        (study.width_steps, width_table, "_widths"),
-    ):
-        if steps:
-            extra = build(study)
-            print(extra.markdown(command, study.seed, None))
-            if out is not None:
-                print("wrote", *extra.write(f"{Path(out)}{suffix}", command, study.seed, None))
-    return iknet_table(study, solver)
+
+def baseline_tables(study: BaselineStudy, solver: GGIK, command: str, out: str | None, stamp: str | None) -> Table:
+    """Every table of ``study.tables`` (:data:`TABLES`) but the last printed and written to ``out``_NAME.md/.csv
+    when ``out`` is given; the last returned (the script prints it and writes it to ``out``_LAST)."""
+    from benchmarks.baselines.planar import ablation_table, curve_table, fewshot_table
+    from benchmarks.baselines.protocols import distal_protocol_table, iknet_path_table
+
+    models = None if study.models is None else Path(study.models)
+    if models is not None:
+        models.mkdir(parents=True, exist_ok=True)
+    builders = {
+        "iknet": lambda: iknet_table(study, solver),
+        "distal": lambda: distal_table(study, solver),
+        "planar": lambda: curve_table(study.curve_steps, study.planar4_samples, study.seed),
+        "ablation": lambda: ablation_table(study.ablation_steps, study.seed),
+        "fewshot": lambda: fewshot_table(study.fewshot_steps, 0.2, study.seed),
+        "distal-protocols": lambda: distal_protocol_table(
+            study.robots, study.targets, study.distal_steps, solver, study.seed, models
+        ),  # fmt: skip
+        "paths": lambda: iknet_path_table(
+            study.robots, study.paths, study.iknet_samples, study.iknet_steps, study.seed, models
+        ),  # fmt: skip
+    }
+    unknown = [t for t in study.tables if t not in builders]
+    if unknown or not study.tables:
+        raise BenchmarkError(f"--tables must name some of {TABLES}, got {list(study.tables)}")
+    for name in study.tables[:-1]:
+        table = builders[name]()
+        print(table.markdown(command, study.seed, stamp))
+        if out is not None:
+            print("wrote", *table.write(f"{out}_{name}", command, study.seed, stamp))
+    return builders[study.tables[-1]]()

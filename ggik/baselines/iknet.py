@@ -2,19 +2,25 @@
 goal into the weights of one small primary network per joint, and the primary networks give a Gaussian mixture over
 each joint's angle given the angles before it.
 
-* Hypernetwork f: ``hyper_layers`` fully connected layers of width ``hyper_width`` with batch norm and ReLU, then one
-  linear projection per joint onto the weights and biases of its primary network.
-* Primary network g_k (joint k): three linear layers (``primary_hidden`` wide, ReLU between) from the inputs
-  ``[1, theta_1 .. theta_{k-1}]`` to the ``components`` means, log standard deviations and mixture logits of joint
-  k's mixture; the mixture weights are the sparsemax of the logits (exact zeros allowed).
-* Training: negative log-likelihood of (goal, joints) pairs from FK of uniform configurations, teacher forcing (each
-  g_k gets the true earlier angles). Sampling: joint by joint, each from its mixture given the angles sampled before
-  it, clamped into the joint's limits.
+The structure follows the authors' published code (github.com/RaphaelBensTAU/NeuralInverseKinematics), which is what
+produced the paper's numbers:
 
-The paper's sizes are ``hyper_width`` 1024, ``primary_hidden`` 256 and 50 components: a hypernetwork of several
-hundred million weights per arm, not trainable on a 2-core CPU in minutes. :class:`IKNetConfig`'s defaults are the
-CPU-sized ones (256, 16, 10; say which when quoting). Goals: positions, as in the paper, or full poses (the goal
-features of :mod:`ggik.baselines.goals`: position / reach and two rotation columns) as an extension.
+* Hypernetwork f: ``hyper_layers`` hidden layers of width ``hyper_width``, each batch norm -> linear -> ReLU, then a
+  linear map to an embedding of ``embedding`` numbers; from it one linear projection per joint onto the weights and
+  biases of its primary network, divided by sqrt(``embedding``).
+* Primary network g_k (joint k): linear (``[1, theta_1 .. theta_{k-1}]`` -> ``primary_hidden``), ReLU, linear to the
+  ``components`` means [rad], log standard deviations and mixture logits of joint k's mixture; the mixture weights are
+  the sparsemax of the logits (exact zeros allowed).
+* Training: negative log-likelihood (mean over joints) of (goal, joints) pairs from FK of uniform configurations,
+  teacher forcing (each g_k gets the true earlier angles), Adam with gradient-norm clipping. Every
+  ``validate_every`` steps the model samples ``val_samples`` answers for ``val_targets`` held-out targets; the
+  weights with the lowest mean EE distance are kept (the authors' early stopping, ``patience`` validations).
+* Sampling: joint by joint, each from its mixture given the angles sampled before it, clamped into the joint's limits.
+
+The paper's sizes are ``hyper_width`` 1024, ``primary_hidden`` 256 and 50 components (2 on its planar chains):
+more than 30 M weights for a 7-joint arm, too slow for a 2-core CPU in minutes. :class:`IKNetConfig`'s defaults are
+CPU-sized (256, 64, 10; say which when quoting). Goals: positions, as in the paper, or full poses (the goal features
+of :mod:`ggik.baselines.goals`: position / reach and two rotation columns) as an extension.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ from ggik.kinematics.robot import Robot
 __all__ = ["IKNetConfig", "IKNet", "IKNET_KIND", "sparsemax", "mixture_log_likelihood"]
 
 IKNET_KIND = "iknet"
+#: how a primary network's logits become mixture weights
+MIXTURE_WEIGHTS = ("softmax", "sparsemax")
 
 
 def sparsemax(z: torch.Tensor) -> torch.Tensor:
@@ -54,30 +62,67 @@ def sparsemax(z: torch.Tensor) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class IKNetConfig:
-    """IKNet's sizes and training (module docstring; defaults CPU-sized).
+    """IKNet's sizes and training (module docstring; defaults CPU-sized, the authors' code in brackets).
 
     Attributes:
-        goal: "position" (the paper's) or "pose". hyper_width, hyper_layers: the hypernetwork's hidden layers.
-        primary_hidden: width of each primary network; components: mixture components per joint.
-        samples: training pairs; steps: Adam steps; batch: pairs per step; lr: Adam's learning rate;
-        min_std: [rad] the smallest standard deviation of a component. seed: the training set and the init.
+        goal: "position" (the paper's) or "pose".
+        hyper_width, hyper_layers: the hypernetwork's hidden layers [1024, 3]; embedding: its output [128].
+        primary_hidden: width of each primary network's hidden layer [256]; components: mixture components per
+            joint [50; 2 on the planar chains]. mixture_weights: "sparsemax" [the authors'] or "softmax" of the
+            logits. head_gain: the generated weights are the projections times head_gain / sqrt(embedding) [1].
+            Softmax and a gain of 8 learn several times faster per step on a CPU budget (README of
+            benchmarks/baselines, the ablation table); ``IKNetConfig.reference()`` gives the authors' settings.
+        samples: training pairs; steps: the most Adam steps; batch: pairs per step [1024]; lr: Adam's learning
+            rate [1e-3]; grad_clip: the largest gradient norm (0: no clipping) [1].
+        min_std: [rad] added to each component's standard deviation [1e-7; larger here for float32 sampling].
+        validate_every: steps between validations (0: none, the last weights are kept); val_targets, val_samples:
+            held-out targets and answers per target of a validation [1,000, 10]; patience: validations without
+            improvement before training stops (0: never stops early) [50 epochs].
+        seed: the training set, the held-out targets and the init.
     """
 
     goal: str = "position"
     hyper_width: int = 256
-    hyper_layers: int = 4
-    primary_hidden: int = 16
+    hyper_layers: int = 3
+    embedding: int = 128
+    primary_hidden: int = 64
     components: int = 10
+    mixture_weights: str = "softmax"
+    head_gain: float = 8.0
     samples: int = 100_000
     steps: int = 4000
     batch: int = 256
     lr: float = 1e-3
-    min_std: float = 1e-3
+    grad_clip: float = 1.0
+    min_std: float = 1e-4
+    validate_every: int = 250
+    val_targets: int = 200
+    val_samples: int = 10
+    patience: int = 0
     seed: int = 0
 
+    @classmethod
+    def reference(cls, **changes: Any) -> IKNetConfig:
+        """The authors' code's settings (sparsemax weights, gain 1, batch 1024, 1024-wide hypernetwork, primary
+        networks 256 wide, 50 components, 1,000 validation targets), with ``changes``."""
+        paper = dict(mixture_weights="sparsemax", head_gain=1.0, batch=1024, hyper_width=1024, primary_hidden=256,
+                     components=50, val_targets=1000)  # fmt: skip
+        return cls(**{**paper, **changes})
+
     def __post_init__(self) -> None:
-        counts = ("hyper_width", "hyper_layers", "primary_hidden", "components", "samples", "steps", "batch")
+        counts = ("hyper_width", "hyper_layers", "embedding", "primary_hidden", "components", "samples", "steps",
+                  "batch", "val_targets", "val_samples")  # fmt: skip
         check_config(self, counts, ("lr", "min_std"), True)
+        check_config(self, (), ("grad_clip",), False)
+        check_config(self, (), ("head_gain",), True)
+        if self.mixture_weights not in MIXTURE_WEIGHTS:
+            raise ValueError(
+                f"IKNetConfig.mixture_weights must be one of {MIXTURE_WEIGHTS}, got {self.mixture_weights!r}"
+            )
+        for name in ("validate_every", "patience"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"IKNetConfig.{name} must be an integer >= 0, got {value!r}")
 
 
 class _IKNetModule(nn.Module):
@@ -88,41 +133,25 @@ class _IKNetModule(nn.Module):
         layers: list[nn.Module] = []
         width = inputs
         for _ in range(cfg.hyper_layers):
-            layers += [nn.Linear(width, cfg.hyper_width), nn.BatchNorm1d(cfg.hyper_width), nn.ReLU()]
+            layers += [nn.BatchNorm1d(width), nn.Linear(width, cfg.hyper_width), nn.ReLU()]
             width = cfg.hyper_width
-        self.body = nn.Sequential(*layers)
+        self.body = nn.Sequential(*layers, nn.Linear(width, cfg.embedding))
         h, m = cfg.primary_hidden, cfg.components
-        #: per joint k: the shapes of W1 (k, h), b1, W2 (h, h), b2, W3 (h, 3m), b3
-        self.shapes = [[(k + 1, h), (h,), (h, h), (h,), (h, 3 * m), (3 * m,)] for k in range(dof)]
-        self.heads = nn.ModuleList(nn.Linear(width, sum(math.prod(s) for s in shapes)) for shapes in self.shapes)
+        #: per joint k: the shapes of W1 (k, h), b1, W2 (h, 3m), b2
+        self.shapes = [[(k + 1, h), (h,), (h, 3 * m), (3 * m,)] for k in range(dof)]
+        self.heads = nn.ModuleList(
+            nn.Linear(cfg.embedding, sum(math.prod(s) for s in shapes)) for shapes in self.shapes
+        )
+        self.head_scale = cfg.head_gain / math.sqrt(cfg.embedding)
         self.dof, self.m, self.min_std = dof, m, cfg.min_std
-        self._init_heads(width)
-
-    @torch.no_grad()
-    def _init_heads(self, width: int) -> None:
-        """Generated weights of the usual scale from the start: each block of a head gets weights of variance
-        1 / (width * fan_in) (so the generated matrix has variance about 1 / fan_in), the generated weight matrices a
-        bias drawn like a standard layer's initial weights, the generated biases a zero bias."""
-        for head, shapes in zip(self.heads, self.shapes):
-            assert isinstance(head, nn.Linear)
-            weight, bias = head.weight, head.bias
-            at = 0
-            for shape in shapes:
-                size = math.prod(shape)
-                fan_in = shape[0] if len(shape) == 2 else 1
-                weight[at : at + size].normal_(0.0, 1.0 / math.sqrt(width * fan_in))
-                if len(shape) == 2:
-                    bias[at : at + size].uniform_(-1.0 / math.sqrt(fan_in), 1.0 / math.sqrt(fan_in))
-                else:
-                    bias[at : at + size].zero_()
-                at += size
+        self.weights_of = sparsemax if cfg.mixture_weights == "sparsemax" else (lambda z: torch.softmax(z, -1))
 
     def primary(self, features: torch.Tensor) -> list[list[torch.Tensor]]:
-        """Per joint, the primary network's weights for each goal: [W1 (B, k+1, h), b1 (B, h), ...]."""
+        """Per joint, the primary network's weights for each goal: [W1 (B, k+1, h), b1 (B, h), W2 (B, h, 3m), b2]."""
         z = self.body(features)
         out = []
         for head, shapes in zip(self.heads, self.shapes):
-            flat, parts, at = head(z), [], 0
+            flat, parts, at = head(z) * self.head_scale, [], 0
             for shape in shapes:
                 size = math.prod(shape)
                 parts.append(flat[:, at : at + size].view(-1, *shape))
@@ -131,15 +160,31 @@ class _IKNetModule(nn.Module):
         return out
 
     def mixture(self, weights: list[torch.Tensor], prev: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """(mean, std, pi) (B, S, m) of one joint's mixture for earlier angles prev (B, S, k)."""
-        W1, b1, W2, b2, W3, b3 = weights
+        """(mean [rad], std [rad], pi) (B, S, m) of one joint's mixture for earlier angles prev (B, S, k)."""
+        W1, b1, W2, b2 = weights
         x = torch.cat([prev.new_ones(prev.shape[:-1] + (1,)), prev], -1)
         x = torch.relu(x @ W1 + b1[:, None])
-        x = torch.relu(x @ W2 + b2[:, None])
-        out = x @ W3 + b3[:, None]
+        out = x @ W2 + b2[:, None]
         mean, log_std, logits = out.split(self.m, -1)
-        std = torch.nn.functional.softplus(log_std) + self.min_std
-        return mean, std, sparsemax(logits)
+        std = log_std.clamp(max=10.0).exp() + self.min_std
+        return mean, std, self.weights_of(logits)
+
+    def draw(
+        self, features: torch.Tensor, samples: int, robot: Robot, generator: torch.Generator | None
+    ) -> torch.Tensor:
+        """(B, samples, dof) float32 joint angles [rad] drawn joint by joint for goal features (B, F), each clamped
+        into its joint's limits before the next joint is drawn."""
+        lo, hi, limited = robot.lower.float(), robot.upper.float(), robot.limited
+        weights = self.primary(features)
+        q = features.new_zeros(features.shape[0], samples, 0)
+        for k in range(self.dof):
+            mean, std, pi = self.mixture(weights[k], q)
+            pick = torch.multinomial(pi.reshape(-1, pi.shape[-1]), 1, generator=generator).view(*pi.shape[:2], 1)
+            mu, sd = mean.gather(-1, pick)[..., 0], std.gather(-1, pick)[..., 0]
+            theta = mu + sd * torch.randn(mu.shape, generator=generator)
+            theta = torch.where(limited[k], theta.clamp(lo[k], hi[k]), theta)
+            q = torch.cat([q, theta[..., None]], -1)
+        return q
 
 
 def mixture_log_likelihood(
@@ -168,36 +213,61 @@ class IKNet(TrainedBaseline):
     def fit(
         cls, robot: Robot, config: IKNetConfig | None = None, init: IKNet | None = None, progress: bool = False
     ) -> IKNet:
-        """Train IKNet for ``robot`` by NLL with teacher forcing (module docstring). ``init``: a model of another arm
-        with as many joints to fine-tune from (the paper's few-shot adaptation; its reach scale is kept)."""
+        """Train IKNet for ``robot`` by NLL with teacher forcing, keeping the weights of the best validation (module
+        docstring). ``init``: a model of another arm with as many joints to fine-tune from (the paper's few-shot
+        adaptation; its reach scale is kept). The training record holds the validation curve ``validation``
+        [(step, mean distance [m])], the kept ``best_step`` and the ``steps_run``."""
         cfg = config or IKNetConfig()
         t0, c0 = time.perf_counter(), time.process_time()
         gen, q, goals, reach = training_pairs(robot, cfg.samples, cfg.seed)
         if init is not None:
             if init.robot.dof != robot.dof or init.config.goal != cfg.goal:
                 raise GGIKError(f"fine-tuning needs a {robot.dof}-joint {cfg.goal} model, got {init.robot.dof} joints")
-            net, scale = init.net, init.scale
-            net.load_state_dict(init.net.state_dict())
+            scale = init.scale
+            net = cls.build(cfg, robot.dof)
+            try:
+                net.load_state_dict(init.net.state_dict())
+            except RuntimeError as exc:
+                raise GGIKError(f"fine-tuning needs the sizes of the model it starts from ({exc})") from None
         else:
             scale = reach
             net = cls.build(cfg, robot.dof)
+        val_gen = torch.Generator().manual_seed(cfg.seed + 1)
+        val_T = robot.fk(robot.sample_q(cfg.val_targets, val_gen))
+        val_features = goal_features(val_T.float(), cfg.goal, scale)
         net.train()
         opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
-        steps: Any = range(cfg.steps)
+        steps: Any = range(1, cfg.steps + 1)
         if progress:
             from tqdm import tqdm
 
             steps = tqdm(steps, desc=f"IKNet {robot.name}", unit="step")
-        for _ in steps:
+        curve: list[tuple[int, float]] = []
+        best: tuple[float, int, dict] = (float("inf"), 0, {})
+        step = 0
+        for step in steps:
             idx = torch.randint(cfg.samples, (cfg.batch,), generator=gen)
-            loss = -cls._joint_log_likelihood(net, goal_features(goals[idx], cfg.goal, scale), q[idx]).mean()
+            ll = cls._joint_log_likelihood(net, goal_features(goals[idx], cfg.goal, scale), q[idx])
+            loss = -(ll / robot.dof).mean()
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            if cfg.grad_clip > 0:
+                nn.utils.clip_grad_norm_(net.parameters(), cfg.grad_clip)
             opt.step()
+            if cfg.validate_every and (step % cfg.validate_every == 0 or step == cfg.steps):
+                dist = _mean_distance(net, robot, val_features, val_T, cfg.val_samples, val_gen)
+                curve.append((step, dist))
+                if dist < best[0]:
+                    best = (dist, step, {k: v.detach().clone() for k, v in net.state_dict().items()})
+                elif cfg.patience and (step - best[1]) >= cfg.patience * cfg.validate_every:
+                    break
+        if best[2]:
+            net.load_state_dict(best[2])
         net.eval()
-        training = {"samples": cfg.samples, "steps": cfg.steps, "wall_s": time.perf_counter() - t0,
-                    "cpu_s": time.process_time() - c0, "final_nll": float(loss.detach()),
-                    "fine_tuned": init is not None, "fingerprint": robot_fingerprint(robot)}  # fmt: skip
+        training = {"samples": cfg.samples, "steps": cfg.steps, "steps_run": step, "best_step": best[1] or step,
+                    "validation": curve, "wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0,
+                    "final_nll": float(loss.detach()), "fine_tuned": init is not None,
+                    "fingerprint": robot_fingerprint(robot)}  # fmt: skip
         return cls(net, cfg, robot, scale, training)
 
     @staticmethod
@@ -212,17 +282,8 @@ class IKNet(TrainedBaseline):
 
     def sample(self, T: torch.Tensor, samples: int, generator: torch.Generator | None = None) -> torch.Tensor:
         """(B, samples, dof) joint angles drawn joint by joint for goal poses T (B, 4, 4), clamped into the limits."""
-        lo, hi = self.robot.lower.float(), self.robot.upper.float()
         with torch.no_grad():
-            weights = self.net.primary(goal_features(T.float(), self.config.goal, self.scale))
-            q = torch.zeros(T.shape[0], samples, 0)
-            for k in range(self.net.dof):
-                mean, std, pi = self.net.mixture(weights[k], q)
-                pick = torch.multinomial(pi.reshape(-1, pi.shape[-1]), 1, generator=generator).view(*pi.shape[:2], 1)
-                mu, sd = mean.gather(-1, pick)[..., 0], std.gather(-1, pick)[..., 0]
-                theta = mu + sd * torch.randn(mu.shape, generator=generator)
-                theta = torch.where(self.robot.limited[k], theta.clamp(lo[k], hi[k]), theta)
-                q = torch.cat([q, theta[..., None]], -1)
+            q = self.net.draw(goal_features(T.float(), self.config.goal, self.scale), samples, self.robot, generator)
         q64 = q.double()  # clamped again in float64: a float32 limit can lie just outside the float64 one
         return torch.where(self.robot.limited, q64.clamp(self.robot.lower, self.robot.upper), q64)
 
@@ -296,3 +357,15 @@ def _truncated_mixture_draw(
     u = ca[i] + (cb[i] - ca[i]) * torch.rand((), generator=generator)
     x = mean[i] + std[i] * torch.special.ndtri(u.clamp(1e-12, 1 - 1e-12))
     return x.clamp(a, b)
+
+
+def _mean_distance(
+    net: _IKNetModule, robot: Robot, features: torch.Tensor, T: torch.Tensor, samples: int, generator: torch.Generator
+) -> float:
+    """A validation: the mean distance [m] of ``samples`` answers per target from the targets T (B, 4, 4) (the
+    position; the network is put back in training mode)."""
+    net.eval()
+    with torch.no_grad():
+        q = net.draw(features, samples, robot, generator).double()
+    net.train()
+    return float((robot.fk(q)[..., :3, 3] - T[:, None, :3, 3]).norm(dim=-1).mean())
