@@ -2,9 +2,10 @@
 :mod:`benchmarks.baselines.study` (what is measured, and how).
 
 Usage: ``python -m benchmarks.baselines.bench_baselines [--tables iknet distal planar ablation fewshot
-distal-protocols paths] [--robots panda ...] [--targets 200] [--samples 100] [--iknet-steps 4000] [--distal-steps
-4000] [--sizes 1000 10000 100000] [--curve-steps 2000 8000] [--models DIR] [--threads 2] [--out FILE]``. Run it
-alone. ``--models DIR`` keeps the trained baselines there and reuses them in later tables and runs.
+distal-protocols paths family] [--robots panda ...] [--targets 200] [--samples 100] [--iknet-steps 4000] [--distal-steps
+4000] [--sizes 1000 10000 100000] [--curve-steps 2000 8000] [--family-arms 55 10] [--models DIR] [--threads 2]
+[--out FILE]``. Run it alone. ``--models DIR`` keeps the trained baselines there and reuses them in later
+tables and runs.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fewshot-steps", type=positive_int, default=2000, help="table fewshot")
     ap.add_argument("--planar4-samples", type=positive_int, default=1_000_000, help="pairs of the 4-joint chain")
     ap.add_argument("--paths", type=positive_int, default=20, help="paths per robot (table paths)")
+    ap.add_argument("--family-arms", nargs=2, type=positive_int, default=[55, 10], help="training and test arms")
+    ap.add_argument("--family-steps", type=positive_int, default=4000, help="table family")
+    ap.add_argument("--family-samples", type=positive_int, default=1_100_000, help="table family: pairs in all")
     ap.add_argument("--models", default=None, help="keep the trained baselines in this folder and reuse them")
     ap.add_argument("--ckpt", default=None, help="GGIK model file (default: the shipped model)")
     ap.add_argument("--threads", type=positive_int, default=2, help="torch CPU threads")
@@ -49,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         iknet_steps=args.iknet_steps, iknet_samples=args.iknet_samples, distal_steps=args.distal_steps,
         sizes=tuple(args.sizes), curve_steps=tuple(args.curve_steps), ablation_steps=args.ablation_steps,
         fewshot_steps=args.fewshot_steps, planar4_samples=args.planar4_samples, paths=args.paths,
+        family_arms=tuple(args.family_arms), family_steps=args.family_steps, family_samples=args.family_samples,
         models=args.models, seed=args.seed,
     )  # fmt: skip
     last = f"{args.out}_{args.tables[-1]}" if args.out is not None else None

@@ -39,7 +39,7 @@ IKNET_QUOTED = {"panda": (3.1, 2.6, 98.0), "ur5": (2.8, 2.1, 98.8)}
 
 
 #: the tables a run can make, in the order they are made
-TABLES = ("iknet", "distal", "planar", "ablation", "fewshot", "distal-protocols", "paths")
+TABLES = ("iknet", "distal", "planar", "ablation", "fewshot", "distal-protocols", "paths", "family")
 
 
 @dataclass
@@ -59,6 +59,9 @@ class BaselineStudy:
     fewshot_steps: int = 2000
     planar4_samples: int = 1_000_000
     paths: int = 20
+    family_arms: tuple[int, int] = (55, 10)
+    family_steps: int = 4000
+    family_samples: int = 1_100_000
     models: str | None = None
     seed: int = 0
 
@@ -165,6 +168,7 @@ def _model_path(study: BaselineStudy, name: str) -> Path | None:
 def baseline_tables(study: BaselineStudy, solver: GGIK, command: str, out: str | None, stamp: str | None) -> Table:
     """Every table of ``study.tables`` (:data:`TABLES`) but the last printed and written to ``out``_NAME.md/.csv
     when ``out`` is given; the last returned (the script prints it and writes it to ``out``_LAST)."""
+    from benchmarks.baselines.family import family_table
     from benchmarks.baselines.planar import ablation_table, curve_table, fewshot_table
     from benchmarks.baselines.protocols import distal_protocol_table, iknet_path_table
 
@@ -180,6 +184,7 @@ def baseline_tables(study: BaselineStudy, solver: GGIK, command: str, out: str |
         "distal-protocols": lambda: distal_protocol_table(
             study.robots, study.targets, study.distal_steps, solver, study.seed, models
         ),  # fmt: skip
+        "family": lambda: family_table(*study.family_arms, 100, study.family_steps, study.family_samples, study.seed),
         "paths": lambda: iknet_path_table(
             study.robots, study.paths, study.iknet_samples, study.iknet_steps, study.seed, models
         ),  # fmt: skip

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +42,7 @@ from ggik.ik.result import IKResult
 from ggik.ik.tolerances import SOLVE_TOLERANCES
 from ggik.kinematics.robot import Robot
 
-__all__ = ["IKNetConfig", "IKNet", "IKNET_KIND", "sparsemax", "mixture_log_likelihood"]
+__all__ = ["IKNetConfig", "IKNet", "IKNetModule", "IKNET_KIND", "sparsemax", "mixture_log_likelihood", "train_iknet"]
 
 IKNET_KIND = "iknet"
 #: how a primary network's logits become mixture weights
@@ -125,8 +126,9 @@ class IKNetConfig:
                 raise ValueError(f"IKNetConfig.{name} must be an integer >= 0, got {value!r}")
 
 
-class _IKNetModule(nn.Module):
-    """The hypernetwork and the primary networks' shapes (module docstring)."""
+class IKNetModule(nn.Module):
+    """The hypernetwork and the primary networks' shapes (module docstring) for ``inputs`` goal (and arm) features
+    and ``dof`` joints."""
 
     def __init__(self, inputs: int, dof: int, cfg: IKNetConfig) -> None:
         super().__init__()
@@ -203,11 +205,11 @@ class IKNet(TrainedBaseline):
 
     kind = IKNET_KIND
     config_type = IKNetConfig
-    net: _IKNetModule
+    net: IKNetModule
 
     @staticmethod
-    def build(config: IKNetConfig, dof: int) -> _IKNetModule:
-        return _IKNetModule(3 if config.goal == "position" else 9, dof, config)
+    def build(config: IKNetConfig, dof: int) -> IKNetModule:
+        return IKNetModule(3 if config.goal == "position" else 9, dof, config)
 
     @classmethod
     def fit(
@@ -235,43 +237,22 @@ class IKNet(TrainedBaseline):
         val_gen = torch.Generator().manual_seed(cfg.seed + 1)
         val_T = robot.fk(robot.sample_q(cfg.val_targets, val_gen))
         val_features = goal_features(val_T.float(), cfg.goal, scale)
-        net.train()
-        opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
-        steps: Any = range(1, cfg.steps + 1)
-        if progress:
-            from tqdm import tqdm
 
-            steps = tqdm(steps, desc=f"IKNet {robot.name}", unit="step")
-        curve: list[tuple[int, float]] = []
-        best: tuple[float, int, dict] = (float("inf"), 0, {})
-        step = 0
-        for step in steps:
+        def batch() -> tuple[torch.Tensor, torch.Tensor]:
             idx = torch.randint(cfg.samples, (cfg.batch,), generator=gen)
-            ll = cls._joint_log_likelihood(net, goal_features(goals[idx], cfg.goal, scale), q[idx])
-            loss = -(ll / robot.dof).mean()
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            if cfg.grad_clip > 0:
-                nn.utils.clip_grad_norm_(net.parameters(), cfg.grad_clip)
-            opt.step()
-            if cfg.validate_every and (step % cfg.validate_every == 0 or step == cfg.steps):
-                dist = _mean_distance(net, robot, val_features, val_T, cfg.val_samples, val_gen)
-                curve.append((step, dist))
-                if dist < best[0]:
-                    best = (dist, step, {k: v.detach().clone() for k, v in net.state_dict().items()})
-                elif cfg.patience and (step - best[1]) >= cfg.patience * cfg.validate_every:
-                    break
-        if best[2]:
-            net.load_state_dict(best[2])
-        net.eval()
-        training = {"samples": cfg.samples, "steps": cfg.steps, "steps_run": step, "best_step": best[1] or step,
-                    "validation": curve, "wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0,
-                    "final_nll": float(loss.detach()), "fine_tuned": init is not None,
+            return goal_features(goals[idx], cfg.goal, scale), q[idx]
+
+        def validate(net: IKNetModule) -> float:
+            return _mean_distance(net, robot, val_features, val_T, cfg.val_samples, val_gen)
+
+        run = train_iknet(net, cfg, batch, validate, f"IKNet {robot.name}" if progress else None)
+        training = {"samples": cfg.samples, "steps": cfg.steps, **run, "wall_s": time.perf_counter() - t0,
+                    "cpu_s": time.process_time() - c0, "fine_tuned": init is not None,
                     "fingerprint": robot_fingerprint(robot)}  # fmt: skip
         return cls(net, cfg, robot, scale, training)
 
     @staticmethod
-    def _joint_log_likelihood(net: _IKNetModule, features: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    def _joint_log_likelihood(net: IKNetModule, features: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
         """(B,) sum over joints of log p(theta_k | goal, theta_<k) for true angles q (B, dof) (teacher forcing)."""
         weights = net.primary(features)
         total = torch.zeros(q.shape[0], dtype=q.dtype)
@@ -359,13 +340,57 @@ def _truncated_mixture_draw(
     return x.clamp(a, b)
 
 
+def train_iknet(
+    net: IKNetModule,
+    cfg: IKNetConfig,
+    batch: Callable[[], tuple[torch.Tensor, torch.Tensor]],
+    validate: Callable[[IKNetModule], float],
+    progress: str | None = None,
+) -> dict:
+    """IKNet's training (module docstring): ``cfg.steps`` Adam steps on the mean-over-joints NLL of ``batch()``'s
+    (features (B, F), joints (B, dof)) with teacher forcing, gradient norm clipped at ``cfg.grad_clip``;
+    ``validate(net)`` (a mean distance [m], lower is better) every ``cfg.validate_every`` steps and at the end, the
+    best weights kept, stopped after ``cfg.patience`` validations without improvement. ``progress``: a tqdm bar's
+    name. ``net`` ends with the kept weights, in eval mode. Returns the record: ``steps_run``, ``best_step``,
+    ``validation`` [(step, distance)] and ``final_nll`` (the last batch's, per joint)."""
+    net.train()
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    steps: Any = range(1, cfg.steps + 1)
+    if progress is not None:
+        from tqdm import tqdm
+
+        steps = tqdm(steps, desc=progress, unit="step")
+    curve: list[tuple[int, float]] = []
+    best: tuple[float, int, dict] = (float("inf"), 0, {})
+    step, loss = 0, torch.zeros(())
+    for step in steps:
+        features, q = batch()
+        loss = -(IKNet._joint_log_likelihood(net, features, q) / net.dof).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.grad_clip > 0:
+            nn.utils.clip_grad_norm_(net.parameters(), cfg.grad_clip)
+        opt.step()
+        if cfg.validate_every and (step % cfg.validate_every == 0 or step == cfg.steps):
+            dist = validate(net)
+            net.train()
+            curve.append((step, dist))
+            if dist < best[0]:
+                best = (dist, step, {k: v.detach().clone() for k, v in net.state_dict().items()})
+            elif cfg.patience and (step - best[1]) >= cfg.patience * cfg.validate_every:
+                break
+    if best[2]:
+        net.load_state_dict(best[2])
+    net.eval()
+    return {"steps_run": step, "best_step": best[1] or step, "validation": curve, "final_nll": float(loss.detach())}
+
+
 def _mean_distance(
-    net: _IKNetModule, robot: Robot, features: torch.Tensor, T: torch.Tensor, samples: int, generator: torch.Generator
+    net: IKNetModule, robot: Robot, features: torch.Tensor, T: torch.Tensor, samples: int, generator: torch.Generator
 ) -> float:
     """A validation: the mean distance [m] of ``samples`` answers per target from the targets T (B, 4, 4) (the
-    position; the network is put back in training mode)."""
+    position; the network is left in eval mode)."""
     net.eval()
     with torch.no_grad():
         q = net.draw(features, samples, robot, generator).double()
-    net.train()
     return float((robot.fk(q)[..., :3, 3] - T[:, None, :3, 3]).norm(dim=-1).mean())

@@ -70,3 +70,14 @@ def test_bench_baselines_protocol_tables_reuse_models(tmp_path):
     assert sorted(p.name for p in models.iterdir()) == saved
     with pytest.raises(SystemExit, match="tables"):
         bench_baselines.main(["--tables", "nothing", "--robots"])
+
+
+def test_bench_baselines_family_of_arms(tmp_path):
+    out = tmp_path / "family"
+    args = ["--tables", "family", "--robots", "--family-arms", "3", "2", "--family-steps", "3", "--family-samples",
+            "300", "--threads", "1", "--out", str(out)]  # fmt: skip
+    assert bench_baselines.main(args) == 0
+    rows = _rows(f"{out}_family.csv")
+    assert [r["method"] for r in rows] == ["IKNet conditioned on the link lengths", "IKNet, no arm description",
+                                           "IKNet of the nominal chain alone", "LM, 100 random starts"]  # fmt: skip
+    assert all(float(r["mean distance [cm]"]) >= 0 for r in rows) and rows[0]["training arms"] == "3"
