@@ -24,9 +24,19 @@ from ggik.evaluation.report import Table
 from ggik.ik.refine import lm_refine
 from ggik.kinematics.geometry import pose_errors
 
-__all__ = ["JUMP", "cached", "manipulability_sets", "trajectories", "distal_protocol_table", "iknet_path_table"]
+__all__ = [
+    "JUMP",
+    "TRACIK_TIMEOUT",
+    "tracik_answers",
+    "cached",
+    "manipulability_sets",
+    "trajectories",
+    "distal_protocol_table",
+    "iknet_path_table",
+]
 
 JUMP = 0.5  #: [rad] a joint step between consecutive waypoints above this is a jump
+TRACIK_TIMEOUT = 0.005  #: [s] TRAC-IK's time budget per pose (its common default)
 LOOSE = (0.01, 0.03)  #: [m, rad] the distal teacher's paper's loose solve threshold
 
 
@@ -95,16 +105,41 @@ def _lm_random(robot: Robot, T: torch.Tensor, seed: int) -> torch.Tensor:
     return lm_refine(robot, T, robot.sample_q(T.shape[0], torch.Generator().manual_seed(seed)))[0]
 
 
+def tracik_answers(
+    robot: Robot, seed: int, timeout: float = TRACIK_TIMEOUT
+) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    """TRAC-IK (the ``bench`` extra's pytracik, Speed mode) as a one-answer method: answers (B, dof) for goal poses
+    (B, 4, 4), each from one uniform random seed; where it finds no solution in ``timeout`` [s], the seed itself (an
+    unsolved answer). None when pytracik is not importable."""
+    try:
+        from benchmarks.solvers.solver_runs import TracIK
+
+        tracik = TracIK(robot, timeout)
+    except ImportError:
+        return None
+
+    def answer(T: torch.Tensor) -> torch.Tensor:
+        seeds = robot.sample_q(T.shape[0], torch.Generator().manual_seed(seed))
+        q = torch.stack([tracik.solve(T[i], seeds[i]) for i in range(T.shape[0])])
+        return torch.where(q.isnan(), seeds, q)
+
+    return answer
+
+
 def _one_answer_methods(
     robot: Robot, distal: DistalTeacher, solver: GGIK, seed: int
 ) -> dict[str, Callable[[torch.Tensor], torch.Tensor]]:
-    """Table 6's methods: name -> answers (B, dof) for goal poses (B, 4, 4), one each."""
-    return {
+    """Table 6's methods: name -> answers (B, dof) for goal poses (B, 4, 4), one each (TRAC-IK where importable)."""
+    methods: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
         "distal teacher": lambda T: distal.solve(robot, T).q[:, 0],
         "GGIK raw, 1 sample": lambda T: _one_answer(solver, robot, T, None),
         "GGIK + LM, 1 sample": lambda T: _one_answer(solver, robot, T, "lm"),
         "LM, 1 random start": lambda T: _lm_random(robot, T, seed),
     }
+    tracik = tracik_answers(robot, seed)
+    if tracik is not None:
+        methods["TRAC-IK, 1 random seed"] = tracik
+    return methods
 
 
 def distal_protocol_table(robots: list[str], targets: int, steps: int, solver: GGIK, seed: int,
@@ -140,7 +175,7 @@ def distal_protocol_table(robots: list[str], targets: int, steps: int, solver: G
         goals = robot.fk(paths)
         flat = goals.reshape(-1, 4, 4)
         answers = {method: answer(flat).reshape(paths.shape) for method, answer in methods.items()
-                   if method != "LM, 1 random start"}  # fmt: skip
+                   if method not in ("LM, 1 random start", "TRAC-IK, 1 random seed")}  # fmt: skip
         answers["LM, chained from the previous pose"] = _chained_lm(robot, goals, "pose", seed)
         for method, q in answers.items():
             pos, rot = pose_errors(robot.fk(q), goals)
@@ -155,7 +190,8 @@ def distal_protocol_table(robots: list[str], targets: int, steps: int, solver: G
         f"uniform configurations). Trajectories: {max(1, targets // 10)} per robot of 50 poses each (module "
         f"docstring); a jump is a joint step above {JUMP} rad.",
         "distal teacher: pose goals, 100,000 training poses; GGIK: the shipped model; LM: the library's LM (1 mm, "
-        "0.01 rad), last iterate when it does not converge.",
+        "0.01 rad), last iterate when it does not converge; TRAC-IK (where pytracik is installed): Speed mode, "
+        f"{1e3 * TRACIK_TIMEOUT:g} ms per pose, epsilon 1e-5, its seed counted as the answer where it finds none.",
     ]
     return table
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.baselines.protocols import cached
+from benchmarks.baselines.protocols import cached, tracik_answers
 from benchmarks.common.scripts import BenchmarkError
 from ggik import GGIK, Robot, SolveConfig
 from ggik.baselines import DistalConfig, DistalTeacher, IKNet, IKNetConfig
@@ -139,10 +139,15 @@ def distal_table(study: BaselineStudy, solver: GGIK) -> Table:
         lm = solver.solve(robot, T, SolveConfig(strategy="random", random_starts=1),
                           generator=torch.Generator().manual_seed(0))  # fmt: skip
         _rate_row(table, robot, T, "LM, 1 random start", lm.q[:, 0], "none", "none")
+        tracik = tracik_answers(robot, study.seed)
+        if tracik is not None:
+            _rate_row(table, robot, T, "TRAC-IK, 1 random seed", tracik(T), "none", "none")
     table.notes += [
         f"{study.targets} poses of uniform configurations per robot; one answer each. The paper's numbers are not "
         "quoted here: its arms and training sets differ from ours.",
         "a deterministic network has no second try: one answer per pose for every row.",
+        "TRAC-IK (where the bench extra's pytracik is installed): Speed mode, 5 ms per pose, epsilon 1e-5, one "
+        "random seed; its seed is counted as the answer where it finds none.",
     ]
     return table
 

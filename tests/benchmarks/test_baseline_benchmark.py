@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
 
 import pytest
 
 from benchmarks.baselines import bench_baselines
 
 pytestmark = pytest.mark.slow
+
+TRACIK = importlib.util.find_spec("pytracik") is not None  #: the bench extra adds TRAC-IK rows
 
 TINY = ["--targets", "6", "--samples", "4", "--iknet-steps", "3", "--iknet-samples", "300", "--distal-steps", "3",
         "--threads", "1"]  # fmt: skip
@@ -28,7 +31,7 @@ def test_bench_baselines_tiny_run(tmp_path):
     assert methods[:2] == ["IKNet (CPU sizes)", "distal teacher (1 answer)"] and "IKNet, paper (quoted)" in methods
     assert all(0 <= float(r["within 10 cm [%]"]) <= 100 for r in rows)
     distal = _rows(f"{out}_distal.csv")
-    assert [r["training poses"] for r in distal][:2] == ["200", "400"] and len(distal) == 4
+    assert [r["training poses"] for r in distal][:2] == ["200", "400"] and len(distal) == 4 + TRACIK
     assert "sha256" in (tmp_path / "baselines_distal.md").read_text()
 
 
@@ -61,7 +64,11 @@ def test_bench_baselines_protocol_tables_reuse_models(tmp_path):
     assert saved == ["distal_ur10_pose_3.pt", "iknet_ur10_position_3.pt"]
     rows = _rows(f"{out}_distal-protocols.csv")
     sets = [r["test set"] for r in rows]
-    assert sets.count("near-singular") == 4 and sets.count("unreachable") == 3 and "trajectories, 50 poses" in sets
+    assert (
+        sets.count("near-singular") == 4 + TRACIK
+        and sets.count("unreachable") == 3 + TRACIK
+        and "trajectories, 50 poses" in sets
+    )
     unreachable = [r for r in rows if r["test set"] == "unreachable"]
     assert all(float(r["unreachable: excess distance [cm]"]) >= -1e-6 for r in unreachable)
     paths = _rows(f"{out}_paths.csv")
