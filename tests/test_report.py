@@ -42,6 +42,12 @@ def test_code_version_names_the_package_version():
     assert code_version().startswith("ggik ")
 
 
+def test_code_version_is_read_once_per_process(monkeypatch):
+    first = code_version()
+    monkeypatch.setattr("subprocess.run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("git read again")))
+    assert code_version() == first  # a run's tables name the code it started with
+
+
 def test_table_header_lists_command_model_code_machine_and_seed(tmp_path):
     table = Table("t", ["a", "b"])
     table.add(1, 2.5)

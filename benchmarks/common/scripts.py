@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ggik.errors import GGIKError
-from ggik.evaluation.report import Table, model_stamp
+from ggik.evaluation.report import Table, code_version, model_stamp
 
 __all__ = [
     "BenchmarkError",
@@ -58,6 +58,7 @@ def run_table_script(
     measured (:func:`ggik.evaluation.report.model_stamp`; None: a table of no model), and written to ``out``.md/.csv
     when given. A :class:`BenchmarkError` exits with its message (status 1, no traceback). Returns 0."""
     command = script_command(script, argv)
+    code_version()  # the code this run starts with, read before it runs (tables printed hours later name it)
     try:
         table = run(command)
     except BenchmarkError as exc:

@@ -19,10 +19,10 @@ produced the paper's numbers:
 
 The paper's sizes are ``hyper_width`` 1024, ``primary_hidden`` 256 and 50 components (2 on its planar chains):
 more than 30 M weights for a 7-joint arm, too slow to train on a 2-core CPU in an hour. :class:`IKNetConfig`'s
-defaults are CPU-sized (256, 64, 10; say which when quoting), with three changes that make the hypernetwork learn
-several times faster per step (measured in benchmarks/baselines, table ablation): softmax instead of sparsemax mixture
-weights (sparsemax gives no gradient to the components it drops), generated weights 8x larger at the start
-(``head_gain``), and batches of 256 pairs instead of 1,024 (more steps for the same examples).
+defaults are CPU-sized (256, 64, 10; say which when quoting), with batches of 256 pairs instead of 1,024 (the same
+distance per step at a third of the CPU time, on the planar 2-joint chain: benchmarks/baselines, table ablation).
+At that batch the authors' sparsemax weights learned 2.8x worse, so the defaults take softmax weights (sparsemax gives
+no gradient to the components it drops) and generated weights 8x larger at the start (``head_gain``).
 :meth:`IKNetConfig.reference` gives the authors' settings. Goals: positions, as in the paper, or full poses (the
 goal features of :mod:`ggik.baselines.goals`: position / reach and two rotation columns) as an extension.
 """
@@ -75,8 +75,8 @@ class IKNetConfig:
         primary_hidden: width of each primary network's hidden layer [256]; components: mixture components per
             joint [50; 2 on the planar chains]. mixture_weights: "sparsemax" [the authors'] or "softmax" of the
             logits. head_gain: the generated weights are the projections times head_gain / sqrt(embedding) [1].
-            Softmax and a gain of 8 learn several times faster per step on a CPU budget (README of
-            benchmarks/baselines, the ablation table); ``IKNetConfig.reference()`` gives the authors' settings.
+            With batch 256, softmax and a gain of 8 learn as the authors' settings at batch 1,024 per step
+            (benchmarks/baselines, the ablation table); ``IKNetConfig.reference()`` gives the authors' settings.
         samples: training pairs; steps: the most Adam steps; batch: pairs per step [1024]; lr: Adam's learning
             rate [1e-3]; grad_clip: the largest gradient norm (0: no clipping) [1].
         min_std: [rad] added to each component's standard deviation [1e-7; larger here for float32 sampling].
