@@ -3,7 +3,8 @@
 * table 6, the distal teacher's test sets: joint-uniform poses split by manipulability (the least and the most
   singular), unreachable targets (how far off the answer is), and trajectories (consistency from pose to pose);
 * table 7, IKNet's path following: each waypoint's joints drawn within r = 0.1 rad of the previous waypoint's
-  (:meth:`ggik.baselines.IKNet.sample_path`) against independent draws and LM chained along the path.
+  (:meth:`ggik.baselines.IKNet.sample_path`) against independent draws, LM chained along the path and GGIK's
+  independent samples (raw and refined).
 
 Trajectories and paths: ``waypoints`` poses along the FK of a straight joint-space line between two uniform
 configurations (every waypoint reachable, with a smooth solution through them). A *jump* is a step of more than
@@ -208,10 +209,11 @@ def _unreachable(robot: Robot, count: int, seed: int) -> tuple[torch.Tensor, tor
     return T, radius - reach
 
 
-def iknet_path_table(robots: list[str], paths: int, samples: int, steps: int, seed: int,
+def iknet_path_table(robots: list[str], paths: int, samples: int, steps: int, solver: GGIK, seed: int,
                      models: Path | None) -> Table:  # fmt: skip
     """Table 7 (module docstring): per robot, IKNet (position goals, ``samples`` training pairs, ``steps`` steps; the
-    model of table 1 when ``models`` holds it) along ``paths`` paths of 50 positions."""
+    model of table 1 when ``models`` holds it) along ``paths`` paths of 50 positions, beside LM chained along the path
+    and GGIK's one sample per waypoint (raw, and refined by LM)."""
     table = Table(
         "IKNet's path following: 50 positions per path, one answer per waypoint",
         ["robot", "method", "mean distance [cm]", "within 1 cm [%]", "within 10 cm [%]", "largest joint step [rad]",
@@ -232,6 +234,9 @@ def iknet_path_table(robots: list[str], paths: int, samples: int, steps: int, se
             "IKNet, independent draws": model.sample(goals.reshape(-1, 4, 4), 1, g).reshape(q_line.shape),
             "LM, chained from the previous waypoint": _chained_lm(robot, goals, "position", seed),
         }
+        flat = goals.reshape(-1, 4, 4)[:, :3, 3]
+        for method, refine in (("GGIK raw, independent samples", None), ("GGIK + LM, independent samples", "lm")):
+            answers[method] = _one_answer(solver, robot, flat, refine, "position").reshape(q_line.shape)
         for method, q in answers.items():
             d = 100 * (robot.fk(q)[..., :3, 3] - goals[..., :3, 3]).norm(dim=-1)
             table.add(name, method, round(float(d.mean()), 2), round(100 * float((d < 1).float().mean()), 1),

@@ -191,7 +191,7 @@ def baseline_tables(study: BaselineStudy, solver: GGIK, command: str, out: str |
         ),  # fmt: skip
         "family": lambda: family_table(*study.family_arms, 100, study.family_steps, study.family_samples, study.seed),
         "paths": lambda: iknet_path_table(
-            study.robots, study.paths, study.iknet_samples, study.iknet_steps, study.seed, models
+            study.robots, study.paths, study.iknet_samples, study.iknet_steps, solver, study.seed, models
         ),  # fmt: skip
     }
     unknown = [t for t in study.tables if t not in builders]

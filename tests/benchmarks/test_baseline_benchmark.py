@@ -72,7 +72,7 @@ def test_bench_baselines_protocol_tables_reuse_models(tmp_path):
     unreachable = [r for r in rows if r["test set"] == "unreachable"]
     assert all(float(r["unreachable: excess distance [cm]"]) >= -1e-6 for r in unreachable)
     paths = _rows(f"{out}_paths.csv")
-    assert len(paths) == 3 and float(paths[0]["largest joint step [rad]"]) <= 0.1 + 1e-6
+    assert len(paths) == 5 and float(paths[0]["largest joint step [rad]"]) <= 0.1 + 1e-6
     assert bench_baselines.main(args) == 0  # the second run loads the kept models
     assert sorted(p.name for p in models.iterdir()) == saved
     with pytest.raises(SystemExit, match="tables"):
