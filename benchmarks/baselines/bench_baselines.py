@@ -15,7 +15,7 @@ import sys
 
 import torch
 
-from benchmarks.baselines.study import TABLES, BaselineStudy, baseline_tables
+from benchmarks.baselines.study import GGIK_TABLES, TABLES, BaselineStudy, baseline_tables
 from benchmarks.common.scripts import positive_int, run_table_script
 from ggik import GGIK
 from ggik.evaluation.report import model_stamp
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     solver, stamp = GGIK.load_or_pretrained(args.ckpt), model_stamp(ckpt)
     return run_table_script(
         __file__, argv, args.seed, lambda command: baseline_tables(study, solver, command, args.out, stamp),
-        ckpt=ckpt, out=last,
+        ckpt=ckpt if args.tables[-1] in GGIK_TABLES else None, out=last,
     )  # fmt: skip
 
 

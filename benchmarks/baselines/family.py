@@ -4,7 +4,7 @@ authors' 0.1 m, and tested on ``test_arms`` new ones (the paper: 55 and 10).
 
 Rows, on the test arms (``targets`` targets each, 100 answers per target, distances in cm):
 
-* IKNet conditioned on the arm: inputs = goal position / reach and the link lengths' scales minus 1;
+* IKNet conditioned on the arm: inputs = goal position / reach and the 4 link lengths' scales minus 1;
 * the same network and data without the arm's description (its inputs zeroed): what the conditioning buys;
 * the nominal chain's own IKNet (trained on it alone), answering for the changed arms;
 * LM from 100 uniform random starts per target.
@@ -40,10 +40,18 @@ def random_arms(count: int, seed: int) -> list[Robot]:
     return [randomize_links(planar_arm(JOINTS), SPREAD, generator=g) for _ in range(count)]
 
 
+def _lengths(robot: Robot) -> torch.Tensor:
+    """(J,) [m] each joint origin's distance from its parent frame (the EE's fixed joint included)."""
+    return torch.tensor([float(torch.as_tensor(j.origin[:3, 3]).norm()) for j in robot.joints], dtype=torch.float64)
+
+
 def arm_features(robot: Robot) -> torch.Tensor:
-    """(L,) float32: each joint origin's distance from its parent over :data:`LINK`, minus 1 (0 for the nominal arm)."""
-    lengths = [float(torch.as_tensor(j.origin[:3, 3]).norm()) for j in robot.joints]
-    return torch.tensor(lengths, dtype=torch.float32) / LINK - 1
+    """(L,) float32: the scale of each link of the family's arm against the nominal chain's, minus 1 (0 for the
+    nominal chain); the links are the joint origins the nominal chain moves (the first joint sits at the base, so its
+    origin, 0 in every arm, is left out): L = 4 for the planar 4-joint chain."""
+    nominal = _lengths(planar_arm(JOINTS))
+    keep = nominal > 0
+    return (_lengths(robot)[keep] / nominal[keep] - 1).float()
 
 
 def _inputs(arms: list[Robot], q: list[torch.Tensor], scale: float, conditioned: bool) -> torch.Tensor:

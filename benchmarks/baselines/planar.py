@@ -1,4 +1,4 @@
-"""IKNet on the planar chains of its paper: the training-steps curve beside GGIK and LM (table 3), what makes the
+"""IKNet on the planar chains of its paper: the training-steps curve beside LM (table 3), what makes the
 hypernetwork learn on a CPU budget (table 4, an ablation at equal steps) and few-shot fine-tuning to a changed arm
 (table 5).
 

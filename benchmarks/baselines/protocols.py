@@ -8,7 +8,8 @@
 
 Trajectories and paths: ``waypoints`` poses along the FK of a straight joint-space line between two uniform
 configurations (every waypoint reachable, with a smooth solution through them). A *jump* is a step of more than
-:data:`JUMP` rad in any joint between consecutive waypoints (a branch switch or a flip).
+:data:`JUMP` rad in any joint between consecutive waypoints (a branch switch or a flip); "median largest joint step":
+over the paths, the median of each path's largest step.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import torch
 from benchmarks.common.scripts import BenchmarkError
 from ggik import GGIK, Robot, SolveConfig
 from ggik.baselines import DistalConfig, DistalTeacher, IKNet, IKNetConfig
+from ggik.errors import GGIKError
 from ggik.evaluation.report import Table
 from ggik.ik.refine import lm_refine
 from ggik.kinematics.geometry import pose_errors
@@ -75,7 +77,7 @@ def trajectories(robot: Robot, count: int, waypoints: int, seed: int) -> torch.T
     return a[:, None] + s * (b - a)[:, None]
 
 
-def _jumps(q: torch.Tensor) -> tuple[float, float]:
+def _jumps(q: torch.Tensor) -> tuple[float, float]:  # the tables' "median largest joint step", "paths with a jump"
     """For joint paths q (N, T, dof): the median over paths of the largest joint step [rad], and the share of paths
     with a jump [%]."""
     step = torch.diff(q, dim=1).abs().amax(dim=(1, 2))
@@ -111,12 +113,12 @@ def tracik_answers(
 ) -> Callable[[torch.Tensor], torch.Tensor] | None:
     """TRAC-IK (the ``bench`` extra's pytracik, Speed mode) as a one-answer method: answers (B, dof) for goal poses
     (B, 4, 4), each from one uniform random seed; where it finds no solution in ``timeout`` [s], the seed itself (an
-    unsolved answer). None when pytracik is not importable."""
+    unsolved answer). None when pytracik is not importable or sees another chain than ggik."""
     try:
         from benchmarks.solvers.solver_runs import TracIK
 
         tracik = TracIK(robot, timeout)
-    except ImportError:
+    except (ImportError, GGIKError):  # not installed, or TRAC-IK reads another chain from the URDF: no row
         return None
 
     def answer(T: torch.Tensor) -> torch.Tensor:
@@ -151,7 +153,7 @@ def distal_protocol_table(robots: list[str], targets: int, steps: int, solver: G
         "The distal teacher's other protocols: near-singular, non-singular, unreachable, trajectories (one answer per "
         "pose)",
         ["robot", "test set", "method", "solved 1 cm & 0.03 rad [%]", "median position error [mm]",
-         "unreachable: excess distance [cm]", "largest joint step [rad]", "paths with a jump [%]"],
+         "unreachable: excess distance [cm]", "median largest joint step [rad]", "paths with a jump [%]"],
     )  # fmt: skip
     for name in robots:
         robot = Robot.from_name(name)
@@ -216,8 +218,8 @@ def iknet_path_table(robots: list[str], paths: int, samples: int, steps: int, so
     and GGIK's one sample per waypoint (raw, and refined by LM)."""
     table = Table(
         "IKNet's path following: 50 positions per path, one answer per waypoint",
-        ["robot", "method", "mean distance [cm]", "within 1 cm [%]", "within 10 cm [%]", "largest joint step [rad]",
-         "paths with a jump [%]"],
+        ["robot", "method", "mean distance [cm]", "within 1 cm [%]", "within 10 cm [%]",
+         "median largest joint step [rad]", "paths with a jump [%]"],
     )  # fmt: skip
     for name in robots:
         robot = Robot.from_name(name)

@@ -32,14 +32,16 @@ from ggik.baselines import DistalConfig, DistalTeacher, IKNet, IKNetConfig
 from ggik.evaluation.report import Table
 from ggik.kinematics.geometry import pose_errors
 
-__all__ = ["BaselineStudy", "TABLES", "iknet_table", "distal_table", "baseline_tables", "IKNET_QUOTED"]
+__all__ = ["BaselineStudy", "TABLES", "GGIK_TABLES", "iknet_table", "distal_table", "baseline_tables", "IKNET_QUOTED"]
 
 #: IKNet's published position-only results (100 samples per target): robot -> (mean cm, std cm, % within 10 cm)
 IKNET_QUOTED = {"panda": (3.1, 2.6, 98.0), "ur5": (2.8, 2.1, 98.8)}
 
 
-#: the tables a run can make, in the order they are made
+#: the tables a run can make (made in the order ``--tables`` names them)
 TABLES = ("iknet", "distal", "planar", "ablation", "fewshot", "distal-protocols", "paths", "family")
+#: the tables with GGIK rows (their headers name the GGIK model file)
+GGIK_TABLES = ("iknet", "distal", "distal-protocols", "paths")
 
 
 @dataclass
@@ -199,7 +201,8 @@ def baseline_tables(study: BaselineStudy, solver: GGIK, command: str, out: str |
         raise BenchmarkError(f"--tables must name some of {TABLES}, got {list(study.tables)}")
     for name in study.tables[:-1]:
         table = builders[name]()
-        print(table.markdown(command, study.seed, stamp))
+        model = stamp if name in GGIK_TABLES else None
+        print(table.markdown(command, study.seed, model))
         if out is not None:
-            print("wrote", *table.write(f"{out}_{name}", command, study.seed, stamp))
+            print("wrote", *table.write(f"{out}_{name}", command, study.seed, model))
     return builders[study.tables[-1]]()

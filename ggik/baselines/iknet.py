@@ -51,6 +51,9 @@ __all__ = ["IKNetConfig", "IKNet", "IKNetModule", "IKNET_KIND", "sparsemax", "mi
 IKNET_KIND = "iknet"
 #: how a primary network's logits become mixture weights
 MIXTURE_WEIGHTS = ("softmax", "sparsemax")
+#: the config fields that define the network (a fine-tuned model keeps them)
+NETWORK_FIELDS = ("hyper_width", "hyper_layers", "embedding", "primary_hidden", "components", "mixture_weights",
+                  "head_gain", "min_std")  # fmt: skip
 
 
 def sparsemax(z: torch.Tensor) -> torch.Tensor:
@@ -120,6 +123,8 @@ class IKNetConfig:
         check_config(self, counts, ("lr", "min_std"), True)
         check_config(self, (), ("grad_clip",), False)
         check_config(self, (), ("head_gain",), True)
+        if self.batch < 2:
+            raise ValueError(f"IKNetConfig.batch must be >= 2 (batch norm needs two pairs), got {self.batch!r}")
         if self.mixture_weights not in MIXTURE_WEIGHTS:
             raise ValueError(
                 f"IKNetConfig.mixture_weights must be one of {MIXTURE_WEIGHTS}, got {self.mixture_weights!r}"
@@ -228,7 +233,13 @@ class IKNet(TrainedBaseline):
         gen, q, goals, reach = training_pairs(robot, cfg.samples, cfg.seed)
         if init is not None:
             if init.robot.dof != robot.dof or init.config.goal != cfg.goal:
-                raise GGIKError(f"fine-tuning needs a {robot.dof}-joint {cfg.goal} model, got {init.robot.dof} joints")
+                raise GGIKError(
+                    f"fine-tuning needs a {robot.dof}-joint {cfg.goal} model, got a {init.robot.dof}-joint "
+                    f"{init.config.goal} model"
+                )
+            differ = [f for f in NETWORK_FIELDS if getattr(init.config, f) != getattr(cfg, f)]
+            if differ:
+                raise GGIKError(f"fine-tuning needs the network settings of the model it starts from; {differ} differ")
             scale = init.scale
             net = cls.build(cfg, robot.dof)
             try:
@@ -285,7 +296,7 @@ class IKNet(TrainedBaseline):
         around the previous waypoint's value (the first waypoint: around ``q_start`` when given, else unrestricted;
         the paper's r = 0.1). A component is chosen in proportion to its weight times its mass inside the
         neighbourhood and sampled there (a truncated normal); when no component has mass there, the nearest point of
-        the neighbourhood to the likeliest mean is taken."""
+        the neighbourhood to the mean of the heaviest component is taken."""
         self.check(robot)
         if not 0 < radius < float("inf"):
             raise ValueError(f"radius must be a positive number [rad], got {radius!r}")
@@ -332,16 +343,22 @@ class IKNet(TrainedBaseline):
 def _truncated_mixture_draw(
     mean: torch.Tensor, std: torch.Tensor, pi: torch.Tensor, a: float, b: float, generator: torch.Generator | None
 ) -> torch.Tensor:
-    """One draw from the mixture (m,) restricted to [a, b] (module docstring of :meth:`IKNet.sample_path`)."""
+    """One draw from the mixture (m,) restricted to [a, b] (module docstring of :meth:`IKNet.sample_path`), in float64;
+    a window above a component's mean is drawn in the mirrored lower tail, so that its mass does not cancel to 0 far
+    out in the tail."""
+    mean, std, pi = mean.double(), std.double(), pi.double()
     za, zb = (a - mean) / std, (b - mean) / std
-    ca, cb = torch.special.ndtr(za), torch.special.ndtr(zb)
-    mass = pi * (cb - ca)
-    if float(mass.sum()) <= 1e-12:
-        return mean[pi.argmax()].clamp(a, b)
+    upper = za > 0
+    lo, hi = torch.where(upper, -zb, za), torch.where(upper, -za, zb)
+    clo, chi = torch.special.ndtr(lo), torch.special.ndtr(hi)
+    mass = pi * (chi - clo)
+    if float(mass.sum()) <= 1e-300:
+        return mean[pi.argmax()].clamp(a, b).float()
     i = int(torch.multinomial(mass / mass.sum(), 1, generator=generator))
-    u = ca[i] + (cb[i] - ca[i]) * torch.rand((), generator=generator)
-    x = mean[i] + std[i] * torch.special.ndtri(u.clamp(1e-12, 1 - 1e-12))
-    return x.clamp(a, b)
+    u = clo[i] + (chi[i] - clo[i]) * torch.rand((), generator=generator, dtype=torch.float64)
+    z = torch.special.ndtri(u.clamp(1e-300, 1 - 1e-16))
+    x = mean[i] + std[i] * (-z if bool(upper[i]) else z)
+    return x.clamp(a, b).float()
 
 
 def train_iknet(
@@ -376,6 +393,7 @@ def train_iknet(
             nn.utils.clip_grad_norm_(net.parameters(), cfg.grad_clip)
         opt.step()
         if cfg.validate_every and (step % cfg.validate_every == 0 or step == cfg.steps):
+            net.eval()  # batch norm on its running statistics, as the kept weights will answer
             dist = validate(net)
             net.train()
             curve.append((step, dist))
