@@ -30,6 +30,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--targets", type=positive_int, default=200, help="test targets / poses per robot")
     ap.add_argument("--samples", type=positive_int, default=100, help="answers per target in table 1")
     ap.add_argument("--iknet-steps", type=positive_int, default=4000)
+    ap.add_argument(
+        "--iknet-sizes",
+        nargs=3,
+        type=positive_int,
+        default=[256, 64, 10],
+        metavar=("HYPER", "PRIMARY", "COMPONENTS"),
+        help="table iknet: IKNet's widths and components",
+    )
     ap.add_argument("--iknet-samples", type=positive_int, default=1_000_000, help="IKNet's training pairs")
     ap.add_argument("--distal-steps", type=positive_int, default=4000)
     ap.add_argument("--sizes", nargs="+", type=positive_int, default=[1_000, 10_000, 100_000], help="training poses")
@@ -50,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     study = BaselineStudy(
         robots=args.robots, tables=tuple(args.tables), targets=args.targets, samples=args.samples,
-        iknet_steps=args.iknet_steps, iknet_samples=args.iknet_samples, distal_steps=args.distal_steps,
+        iknet_steps=args.iknet_steps, iknet_samples=args.iknet_samples,
+        iknet_sizes=tuple(args.iknet_sizes), distal_steps=args.distal_steps,
         sizes=tuple(args.sizes), curve_steps=tuple(args.curve_steps), ablation_steps=args.ablation_steps,
         fewshot_steps=args.fewshot_steps, planar4_samples=args.planar4_samples, paths=args.paths,
         family_arms=tuple(args.family_arms), family_steps=args.family_steps, family_samples=args.family_samples,

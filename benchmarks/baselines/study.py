@@ -40,6 +40,8 @@ IKNET_QUOTED = {"panda": (3.1, 2.6, 98.0), "ur5": (2.8, 2.1, 98.8)}
 
 #: the tables a run can make (made in the order ``--tables`` names them)
 TABLES = ("iknet", "distal", "planar", "ablation", "fewshot", "distal-protocols", "paths", "family")
+DEFAULT_SIZES = (256, 64, 10)  #: IKNetConfig's hypernetwork width, primary width and components
+
 #: the tables with GGIK rows (their headers name the GGIK model file)
 GGIK_TABLES = ("iknet", "distal", "distal-protocols", "paths")
 
@@ -54,6 +56,7 @@ class BaselineStudy:
     samples: int = 100
     iknet_steps: int = 4000
     iknet_samples: int = 1_000_000
+    iknet_sizes: tuple[int, int, int] = (256, 64, 10)  #: table iknet: hypernetwork width, primary width, components
     distal_steps: int = 4000
     sizes: tuple[int, ...] = (1_000, 10_000, 100_000)
     curve_steps: tuple[int, ...] = (2000, 8000)
@@ -88,11 +91,16 @@ def iknet_table(study: BaselineStudy, solver: GGIK) -> Table:
         robot = Robot.from_name(name)
         gen = torch.Generator().manual_seed(study.seed)
         targets = robot.fk(robot.sample_q(study.targets, gen))[:, :3, 3]
-        config = IKNetConfig(samples=study.iknet_samples, steps=study.iknet_steps, seed=study.seed)
-        iknet = cached(IKNet, _model_path(study, f"iknet_{name}_position_{study.iknet_steps}.pt"), robot, config)
+        hyper, primary, components = study.iknet_sizes
+        config = IKNetConfig(samples=study.iknet_samples, steps=study.iknet_steps, seed=study.seed,
+                             hyper_width=hyper, primary_hidden=primary, components=components)  # fmt: skip
+        sizes = "" if study.iknet_sizes == DEFAULT_SIZES else f"_{hyper}_{primary}_{components}"
+        path = _model_path(study, f"iknet_{name}_position_{study.iknet_steps}{sizes}.pt")
+        iknet = cached(IKNet, path, robot, config)
         assert isinstance(iknet, IKNet)
         res = iknet.solve(robot, targets, study.samples, torch.Generator().manual_seed(study.seed))
-        table.add(*_row("IKNet (CPU sizes)", robot, _distances_cm(robot, res.q, targets),
+        label = "IKNet (CPU sizes)" if not sizes else f"IKNet ({hyper} / {primary} / {components})"
+        table.add(*_row(label, robot, _distances_cm(robot, res.q, targets),
                         f"{iknet.training['cpu_s']:.0f} s, {study.iknet_steps} steps (best "
                         f"{iknet.training['best_step']})"))  # fmt: skip
         distal = DistalTeacher.fit(robot, DistalConfig(goal="position", steps=study.distal_steps, seed=study.seed))
@@ -113,7 +121,8 @@ def iknet_table(study: BaselineStudy, solver: GGIK) -> Table:
     table.notes += [
         "distances over every answer of every target (S answers per target; the distal teacher gives 1); GGIK raw: the "
         "model's own answers for position goals; + LM: each refined by LM (1 mm); LM: from uniform random starts.",
-        "IKNet CPU sizes (IKNetConfig defaults): hypernetwork 3 x 256 (authors 1,024), embedding 128, primary "
+        "IKNet (hypernetwork width / primary width / components where not the defaults) CPU sizes (IKNetConfig "
+        "defaults): hypernetwork 3 x 256 (authors 1,024), embedding 128, primary "
         "networks 64 wide (authors 256), 10 components (authors 50), softmax weights and head gain 8 (authors: "
         f"sparsemax, 1; table 4), batch 256 (authors 1,024); {study.iknet_samples:,} training pairs (the authors' "
         "Franka and UR5 sets: 1,000,000); the weights of the best validation kept (its step in brackets).",

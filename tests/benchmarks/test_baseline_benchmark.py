@@ -35,6 +35,13 @@ def test_bench_baselines_tiny_run(tmp_path):
     assert "sha256" in (tmp_path / "baselines_distal.md").read_text()
 
 
+def test_bench_baselines_iknet_sizes(tmp_path):
+    out = tmp_path / "sized"
+    args = ["--tables", "iknet", "--robots", "ur10", *TINY, "--iknet-sizes", "16", "8", "2", "--out", str(out)]
+    assert bench_baselines.main(args) == 0
+    assert _rows(f"{out}_iknet.csv")[0]["method"] == "IKNet (16 / 8 / 2)"
+
+
 def test_bench_baselines_planar_tables(tmp_path):
     out = tmp_path / "planar"
     args = ["--tables", "planar", "ablation", "fewshot", "--robots", "--curve-steps", "2", "3", "--ablation-steps",
