@@ -20,13 +20,13 @@ from dataclasses import replace
 
 import torch
 
+from benchmarks.baselines.distances import distance_stats, distances_cm, lm_distances_cm
 from benchmarks.baselines.planar import LINK, planar_arm
 from ggik import Robot, randomize_links
 from ggik.baselines import IKNet, IKNetConfig
 from ggik.baselines.goals import goal_poses
 from ggik.baselines.iknet import IKNetModule, train_iknet
 from ggik.evaluation.report import Table
-from ggik.ik.refine import lm_refine
 
 __all__ = ["family_table", "arm_features", "random_arms"]
 
@@ -83,24 +83,18 @@ def _fit_family(
         return x[idx], q[idx]
 
     def validate(net: IKNetModule) -> float:
-        return float(_distances_cm(net, val_arms, val_q, val_x, cfg.val_samples, g).mean()) / 100
+        return float(_drawn_distances_cm(net, val_arms, val_q, val_x, cfg.val_samples, g).mean()) / 100
 
     run = train_iknet(net, cfg, batch, validate)
     return net, run
 
 
-def _distances_cm(net: IKNetModule, arms: list[Robot], q: list[torch.Tensor], x: torch.Tensor, samples: int,
-                  g: torch.Generator) -> torch.Tensor:  # fmt: skip
+def _drawn_distances_cm(net: IKNetModule, arms: list[Robot], q: list[torch.Tensor], x: torch.Tensor, samples: int,
+                        g: torch.Generator) -> torch.Tensor:  # fmt: skip
     """(sum N, samples) distances [cm] of answers drawn for inputs x from the targets FK(q) of each arm."""
     with torch.no_grad():
-        answers = net.draw(x, samples, arms[0], g).double()
-    out, at = [], 0
-    for arm, qa in zip(arms, q):
-        n = qa.shape[0]
-        target = arm.fk(qa)[:, None, :3, 3]
-        out.append(100 * (arm.fk(answers[at : at + n])[..., :3, 3] - target).norm(dim=-1))
-        at += n
-    return torch.cat(out)
+        answers = net.draw(x, samples, arms[0], g).double().split([qa.shape[0] for qa in q])
+    return torch.cat([distances_cm(arm, a, arm.fk(qa)[:, :3, 3]) for arm, qa, a in zip(arms, q, answers)])
 
 
 def family_table(train_arms: int, test_arms: int, targets: int, steps: int, samples: int, seed: int) -> Table:
@@ -121,19 +115,17 @@ def family_table(train_arms: int, test_arms: int, targets: int, steps: int, samp
     for name, conditioned in (("IKNet conditioned on the link lengths", True), ("IKNet, no arm description", False)):
         c0 = time.process_time()
         net, run = _fit_family(train, val, cfg, scale, conditioned)
-        d = _distances_cm(net, test, test_q, _inputs(test, test_q, scale, conditioned), 100, g)
-        table.add(name, train_arms, *_stats(d), run["best_step"], f"{time.process_time() - c0:.0f} s")
+        d = _drawn_distances_cm(net, test, test_q, _inputs(test, test_q, scale, conditioned), 100, g)
+        table.add(name, train_arms, *distance_stats(d), run["best_step"], f"{time.process_time() - c0:.0f} s")
     own = IKNet.fit(nominal, replace(cfg, val_targets=200))
-    d = torch.cat([100 * (arm.fk(own.sample(goal_poses(arm.fk(qa)[:, :3, 3], "position"), 100, g))[..., :3, 3]
-                          - arm.fk(qa)[:, None, :3, 3]).norm(dim=-1) for arm, qa in zip(test, test_q)])  # fmt: skip
-    table.add("IKNet of the nominal chain alone", 1, *_stats(d), own.training["best_step"],
+    targets_of = [arm.fk(qa)[:, :3, 3] for arm, qa in zip(test, test_q)]
+    d = torch.cat([distances_cm(arm, own.sample(goal_poses(p, "position"), 100, g), p)
+                   for arm, p in zip(test, targets_of)])  # fmt: skip
+    table.add("IKNet of the nominal chain alone", 1, *distance_stats(d), own.training["best_step"],
               f"{own.training['cpu_s']:.0f} s")  # fmt: skip
-    lm = []
-    for arm, qa in zip(test, test_q):
-        target = arm.fk(qa)[:, None, :3, 3].expand(-1, 100, -1)
-        q, _ = lm_refine(arm, target, arm.sample_q(targets * 100, g).view(targets, 100, JOINTS), kind="position")
-        lm.append(100 * (arm.fk(q)[..., :3, 3] - target).norm(dim=-1))
-    table.add("LM, 100 random starts", 0, *_stats(torch.cat(lm)), "", "none")
+    lm = [lm_distances_cm(arm, p, arm.sample_q(targets * 100, g).view(targets, 100, JOINTS))
+          for arm, p in zip(test, targets_of)]  # fmt: skip
+    table.add("LM, 100 random starts", 0, *distance_stats(torch.cat(lm)), "", "none")
     table.notes += [
         f"arms: links of {LINK} m each scaled by U[{1 - SPREAD}, {1 + SPREAD}] (the EE offset too); IKNetConfig "
         f"defaults with 2 components, {samples:,} pairs in all ({samples // train_arms:,} per arm), {steps} steps, "
@@ -141,7 +133,3 @@ def family_table(train_arms: int, test_arms: int, targets: int, steps: int, samp
         "its text was not available offline.",
     ]
     return table
-
-
-def _stats(d: torch.Tensor) -> list:
-    return [round(float(d.mean()), 2), round(float(d.std()), 2), round(100 * float((d < 1).float().mean()), 1)]

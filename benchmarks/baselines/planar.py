@@ -13,11 +13,11 @@ from dataclasses import replace
 
 import torch
 
+from benchmarks.baselines.distances import distance_stats, distances_cm, lm_distances_cm
 from ggik import Robot, randomize_links
 from ggik.baselines import IKNet, IKNetConfig
 from ggik.baselines.goals import goal_features, goal_poses
 from ggik.evaluation.report import Table
-from ggik.ik.refine import lm_refine
 
 __all__ = ["planar_arm", "curve_table", "ablation_table", "fewshot_table", "FEWSHOT_QUOTED", "LINK"]
 
@@ -35,22 +35,12 @@ def planar_arm(joints: int) -> Robot:
     return Robot.from_dh(a=[LINK] * joints, d=[0.0] * joints, alpha=[0.0] * joints, name=f"planar{joints}")
 
 
-def _distances_cm(robot: Robot, q: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """(B, S) distances [cm] of the EE positions of q (B, S, dof) from target positions (B, 3)."""
-    return 100 * (robot.fk(q)[..., :3, 3] - targets[:, None]).norm(dim=-1)
-
-
 def _targets(robot: Robot, count: int, seed: int) -> torch.Tensor:
     return robot.fk(robot.sample_q(count, torch.Generator().manual_seed(seed)))[:, :3, 3]
 
 
-def _shares(d: torch.Tensor) -> list:
-    """mean [cm], std [cm] and share within 1 cm [%] of distances d [cm]."""
-    return [round(float(d.mean()), 2), round(float(d.std()), 2), round(100 * float((d < 1).float().mean()), 1)]
-
-
 def _solve_iknet(model: IKNet, robot: Robot, targets: torch.Tensor, seed: int) -> torch.Tensor:
-    return _distances_cm(robot, model.solve(robot, targets, 100, torch.Generator().manual_seed(seed)).q, targets)
+    return distances_cm(robot, model.solve(robot, targets, 100, torch.Generator().manual_seed(seed)).q, targets)
 
 
 def curve_table(steps: tuple[int, ...], samples4: int, seed: int) -> Table:
@@ -68,11 +58,11 @@ def curve_table(steps: tuple[int, ...], samples4: int, seed: int) -> Table:
         for n in steps:
             model = IKNet.fit(robot, IKNetConfig(components=2, samples=pairs, steps=n, seed=seed))
             d = _solve_iknet(model, robot, targets, seed)
-            table.add(robot.name, "IKNet (CPU sizes)", pairs, f"{n} ({model.training['best_step']})", *_shares(d),
-                      f"{model.training['cpu_s']:.0f} s")  # fmt: skip
+            table.add(robot.name, "IKNet (CPU sizes)", pairs, f"{n} ({model.training['best_step']})",
+                      *distance_stats(d), f"{model.training['cpu_s']:.0f} s")  # fmt: skip
         q0 = robot.sample_q(targets.shape[0] * 100, torch.Generator().manual_seed(seed)).view(-1, 100, joints)
-        q, _ = lm_refine(robot, targets[:, None].expand(-1, 100, -1), q0, kind="position")
-        table.add(robot.name, "LM, random starts", "", "", *_shares(_distances_cm(robot, q, targets)), "none")
+        d = lm_distances_cm(robot, targets, q0)
+        table.add(robot.name, "LM, random starts", "", "", *distance_stats(d), "none")
     table.notes += [
         f"links of {LINK} m (the authors' snake_2D URDFs); IKNet: IKNetConfig defaults (hypernetwork 3 x 256, "
         "embedding 128, primary networks 64 wide, softmax weights, head gain 8, batch 256) with 2 components; "
@@ -111,7 +101,7 @@ def ablation_table(steps: int, seed: int) -> Table:
         with torch.no_grad():
             feats = goal_features(robot.fk(q).float(), "position", model.scale)
             ll = IKNet._joint_log_likelihood(model.net, feats, q.float()).mean() / robot.dof
-        table.add(name, *_shares(_solve_iknet(model, robot, targets, seed)), round(float(ll), 3),
+        table.add(name, *distance_stats(_solve_iknet(model, robot, targets, seed)), round(float(ll), 3),
                   model.training["best_step"], f"{model.training['cpu_s']:.0f} s")  # fmt: skip
     table.notes += [
         "every row: hypernetwork 3 x 256, embedding 128, primary networks 64 wide, 2 components, lr 1e-3, gradient "
@@ -135,7 +125,7 @@ def fewshot_table(steps: int, fraction: float, seed: int) -> Table:
     cfg = IKNetConfig(components=2, steps=steps, seed=seed)
     source = IKNet.fit(robot, replace(cfg, samples=100_000))
     q = source.sample(goal_poses(targets, "position"), 100, torch.Generator().manual_seed(seed))
-    table.add("the original chain's model, not adapted", 0, *_shares(_distances_cm(changed, q, targets)),
+    table.add("the original chain's model, not adapted", 0, *distance_stats(distances_cm(changed, q, targets)),
               f"{source.training['cpu_s']:.0f} s")  # fmt: skip
     for name, pairs, init in (
         ("fine-tuned, 1,000 pairs", 1_000, source),
@@ -143,7 +133,7 @@ def fewshot_table(steps: int, fraction: float, seed: int) -> Table:
         ("from scratch, 1,000 pairs", 1_000, None),
     ):
         model = IKNet.fit(changed, replace(cfg, samples=pairs, seed=seed + 5), init=init)
-        table.add(name, pairs, *_shares(_solve_iknet(model, changed, targets, seed)),
+        table.add(name, pairs, *distance_stats(_solve_iknet(model, changed, targets, seed)),
                   f"{model.training['cpu_s']:.0f} s")  # fmt: skip
         table.add(f"{name}, paper (quoted)", pairs, FEWSHOT_QUOTED[name], "", "", "paper")
     table.notes += [

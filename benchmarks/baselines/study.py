@@ -25,6 +25,7 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.baselines.distances import distances_cm
 from benchmarks.baselines.protocols import cached, tracik_answers
 from benchmarks.common.scripts import BenchmarkError
 from ggik import GGIK, Robot, SolveConfig
@@ -71,11 +72,6 @@ class BaselineStudy:
     seed: int = 0
 
 
-def _distances_cm(robot: Robot, q: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """(B, S) distances [cm] of the EE positions of q (B, S, dof) from target positions (B, 3)."""
-    return 100 * (robot.fk(q)[..., :3, 3] - targets[:, None]).norm(dim=-1)
-
-
 def _row(method: str, robot: Robot, d: torch.Tensor, budget: str) -> list:
     return [robot.name, method, round(float(d.mean()), 2), round(float(d.std()), 2),
             round(100 * float((d < 10).float().mean()), 1), budget]  # fmt: skip
@@ -100,12 +96,14 @@ def iknet_table(study: BaselineStudy, solver: GGIK) -> Table:
         assert isinstance(iknet, IKNet)
         res = iknet.solve(robot, targets, study.samples, torch.Generator().manual_seed(study.seed))
         label = "IKNet (CPU sizes)" if not sizes else f"IKNet ({hyper} / {primary} / {components})"
-        table.add(*_row(label, robot, _distances_cm(robot, res.q, targets),
+        table.add(*_row(label, robot, distances_cm(robot, res.q, targets),
                         f"{iknet.training['cpu_s']:.0f} s, {study.iknet_steps} steps (best "
                         f"{iknet.training['best_step']})"))  # fmt: skip
+        curve = [f"{d * 100:.1f}" for step, d in iknet.training["validation"] if step % 1000 == 0]
+        table.notes.append(f"{name} {label}: validation mean distance [cm] every 1,000 steps: {', '.join(curve)}")
         distal = DistalTeacher.fit(robot, DistalConfig(goal="position", steps=study.distal_steps, seed=study.seed))
         res = distal.solve(robot, targets)
-        table.add(*_row("distal teacher (1 answer)", robot, _distances_cm(robot, res.q, targets),
+        table.add(*_row("distal teacher (1 answer)", robot, distances_cm(robot, res.q, targets),
                         f"{distal.training['cpu_s']:.0f} s, {study.distal_steps} steps"))  # fmt: skip
         for method, config in (
             ("GGIK raw", SolveConfig(samples=study.samples)),
@@ -113,7 +111,7 @@ def iknet_table(study: BaselineStudy, solver: GGIK) -> Table:
             ("LM, random starts", SolveConfig(strategy="random", random_starts=study.samples)),
         ):
             res = solver.solve(robot, targets, config, goal="position", generator=torch.Generator().manual_seed(0))
-            table.add(*_row(method, robot, _distances_cm(robot, res.q, targets), "shipped model" if "GGIK" in method
+            table.add(*_row(method, robot, distances_cm(robot, res.q, targets), "shipped model" if "GGIK" in method
                             else "none"))  # fmt: skip
         if name in IKNET_QUOTED:
             mean, std, within = IKNET_QUOTED[name]

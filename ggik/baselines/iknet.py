@@ -411,8 +411,7 @@ def _mean_distance(
     net: IKNetModule, robot: Robot, features: torch.Tensor, T: torch.Tensor, samples: int, generator: torch.Generator
 ) -> float:
     """A validation: the mean distance [m] of ``samples`` answers per target from the targets T (B, 4, 4) (the
-    position; the network is left in eval mode)."""
-    net.eval()
+    position; :func:`train_iknet` puts the network in eval mode for it)."""
     with torch.no_grad():
         q = net.draw(features, samples, robot, generator).double()
     return float((robot.fk(q)[..., :3, 3] - T[:, None, :3, 3]).norm(dim=-1).mean())

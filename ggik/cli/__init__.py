@@ -18,6 +18,7 @@ from ggik.cli.path import add_path_parser
 from ggik.cli.solve import add_solve_parser
 from ggik.cli.train import add_train_parser
 from ggik.errors import GGIKError
+from ggik.evaluation.report import code_version
 
 __all__ = ["main", "build_parser"]
 
@@ -51,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)  # bad values: an argparse error naming the option, exit status 2
     warn_deprecated(deprecation_notes(args), sys.stderr)  # old spellings of options, e.g. -n for samples
     args.argv = list(sys.argv[1:] if argv is None else argv)  # recorded in result files
+    if args.command == "eval":
+        code_version()  # the code the evaluation starts with, named in its tables however long it runs
     try:
         return args.func(args)
     except (GGIKError, FileNotFoundError, ValueError) as exc:  # bad input: one line, exit 2

@@ -33,8 +33,8 @@ SHA256_PREFIX = 12  #: hex digits of a model file's sha256 quoted in a table hea
 def code_version() -> str:
     """The code that ran: ``ggik X.Y.Z`` plus ``git describe --always --dirty`` of the checkout holding the
     package, when it is one (an installed wheel has no git: the version alone). Read once per process: a long run
-    calls it at its start (:func:`benchmarks.common.scripts.run_table_script` does), so commits made while it runs
-    do not change the version its tables name."""
+    calls it at its start (``ggik eval`` and :func:`benchmarks.common.scripts.run_table_script` do), so commits made
+    while it runs do not change the version its tables name."""
     root = Path(__file__).resolve().parents[2]
     try:
         described = subprocess.run(

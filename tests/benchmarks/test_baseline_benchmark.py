@@ -33,6 +33,7 @@ def test_bench_baselines_tiny_run(tmp_path):
     distal = _rows(f"{out}_distal.csv")
     assert [r["training poses"] for r in distal][:2] == ["200", "400"] and len(distal) == 4 + TRACIK
     assert "sha256" in (tmp_path / "baselines_distal.md").read_text()
+    assert "validation mean distance [cm] every 1,000 steps" in (tmp_path / "baselines_iknet.md").read_text()
 
 
 def test_bench_baselines_iknet_sizes(tmp_path):
