@@ -4,7 +4,8 @@ The method is :mod:`benchmarks.cascade.cascade_benchmark` (:func:`ggik.ik.cascad
 :func:`ggik.ik.cascade.lm_random_starts`); writes --out .md and .csv and prints the table. Run it alone on the machine.
 
 Usage: ``python -m benchmarks.cascade.bench_cascade [--ckpt CKPT] [--robots panda ur10 lbr_iiwa kr16_2] [-n 200]
-[--samples 1 2 4] [--random-starts 32] [--repeats 3] [--threads 2] [--out benchmarks/cascade/results/cascade]``
+[--samples 1 2 4] [--random-starts 32] [--repeats 3] [--threads 2] [--tracik-timeout 0.005]
+[--out benchmarks/cascade/results/cascade]``
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--threads", type=positive_int, default=d.threads, help="torch CPU threads")
     ap.add_argument("--seed", type=int, default=d.seed)
+    ap.add_argument(
+        "--tracik-timeout",
+        type=float,
+        default=d.tracik_timeout,
+        help="TRAC-IK's budget per call [s] (rows only where pytracik is importable; 0: none)",
+    )
     ap.add_argument("--out", default="benchmarks/cascade/results/cascade", help="output stem (.md and .csv)")
     args = ap.parse_args(argv)
     opts = CascadeBenchmark(
@@ -53,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         repeats=args.repeats,
         threads=args.threads,
         seed=args.seed,
+        tracik_timeout=args.tracik_timeout,
     )
     return run_table_script(
         __file__, argv, args.seed, lambda command: run_cascade_benchmark(args.ckpt, opts, args.out, command), args.ckpt

@@ -5,8 +5,10 @@ fails (:func:`ggik.ik.cascade.lm_cascade`), against LM from random starts alone
 Per robot, on the seeding table's goals and streams: the baseline with R random starts per goal and, for each S of
 ``samples``, the cascade with S model samples then R random starts for the goals still unsolved; every method is
 called once to warm up, then ``repeats`` times interleaved (a slow phase of the shared machine hits all alike), and the
-median wall time per goal is reported. Strict success: 1 mm and 0.01 rad within the joint limits. A timing
-benchmark: run it alone on the machine.
+median wall time per goal is reported. Strict success: 1 mm and 0.01 rad within the joint limits. Where ``pytracik``
+(the ``bench`` extra) is importable, TRAC-IK runs beside them on the same goals: one call per goal from one random
+seed, with its own time budget (it restarts from random seeds inside it), timed the same way. A timing benchmark: run
+it alone on the machine.
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ from pathlib import Path
 import torch
 
 from benchmarks.common.load import busy_processes
+from benchmarks.common.measure import strict_valid
 from benchmarks.common.robots import load_bench_model, robot_from_arg
 from benchmarks.common.scripts import BenchmarkError
 from ggik import rng
 from ggik.evaluation.report import Table, model_stamp
 from ggik.evaluation.tables import EvalConfig, evaluation_problems
 from ggik.graph.robot_graph import RobotGraph
-from ggik.ik.cascade import lm_cascade, lm_random_first, lm_random_starts
+from ggik.kinematics import Robot
+from ggik.ik.cascade import CascadeResult, lm_cascade, lm_random_first, lm_random_starts
 from ggik.ik.refine import RefineConfig
 from ggik.rng import step_generator
 
@@ -57,6 +61,7 @@ class CascadeBenchmark:
     repeats: int = 3  #: interleaved timed calls per method (the median is reported)
     threads: int = 2  #: torch CPU threads
     seed: int = 0  #: seeds the goals, the model noise and the random starts
+    tracik_timeout: float = 0.005  #: TRAC-IK's time budget per call [s] (its default); 0: no TRAC-IK rows
 
     def check(self) -> None:
         """:class:`BenchmarkError` naming the first bad option."""
@@ -71,6 +76,40 @@ class CascadeBenchmark:
                 raise BenchmarkError(f"bench_cascade: {name} must be integers >= 1, got {values}")
         if not self.robots:
             raise BenchmarkError("bench_cascade: --robots is empty")
+        if not self.tracik_timeout >= 0:
+            raise BenchmarkError(f"bench_cascade: --tracik-timeout must be >= 0, got {self.tracik_timeout}")
+
+
+TRACIK = "TRAC-IK, one seed"
+
+
+def _tracik_available(timeout: float, notes: list[str]) -> bool:
+    """Whether TRAC-IK rows are measured (``timeout`` > 0 and pytracik importable); says why not in ``notes``."""
+    if timeout == 0:
+        return False
+    try:
+        import pytracik  # noqa: F401
+    except ImportError as exc:
+        notes.append(f"TRAC-IK: not measured, pytracik is not importable here ({exc}); pip install 'ggik[bench]'.")
+        return False
+    return True
+
+
+def _tracik_method(robot: Robot, T: torch.Tensor, timeout: float, seed: int, cfg: RefineConfig):
+    """A callable solving every goal of T (P, 4, 4) with TRAC-IK, one call per goal from one uniform random seed
+    (the seeding table's start stream), returning a :class:`CascadeResult` judged by the same strict test."""
+    from benchmarks.solvers.solver_runs import TracIK
+
+    solver = TracIK(robot, timeout)
+
+    def solve() -> CascadeResult:
+        seeds = robot.sample_q(T.shape[0], step_generator(seed, rng.SEEDING_STARTS))
+        q = torch.stack([solver.solve(T[i], seeds[i]) for i in range(T.shape[0])])
+        ok = strict_valid(robot, q[:, None], T, cfg)[:, 0]
+        nan = torch.full((T.shape[0],), float("nan"), dtype=torch.float64)
+        return CascadeResult(q, nan, nan, ok, torch.zeros_like(ok), nan)
+
+    return solve
 
 
 def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_stem: str | Path, command: str) -> Table:
@@ -82,6 +121,8 @@ def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_ste
     robots = [robot_from_arg(name, opts.seed) for name in opts.robots]
     cfg, R = RefineConfig(), opts.random_starts
     before = busy_processes(1.0)
+    notes: list[str] = []
+    with_tracik = _tracik_available(opts.tracik_timeout, notes)
     table = Table(
         f"Cascades (LM from S model samples or S random starts, then {R} random starts where unsolved) vs LM from "
         f"{R} random starts",
@@ -110,6 +151,11 @@ def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_ste
             methods[("random-first cascade", S)] = lambda S=S, robot=robot, T=T: lm_random_first(
                 robot, T, S, R, cfg, step_generator(opts.seed, rng.SEEDING_STARTS)
             )
+        if with_tracik:
+            try:
+                methods[(TRACIK, 0)] = _tracik_method(robot, T, opts.tracik_timeout, opts.seed, cfg)
+            except Exception as exc:  # another chain in TRAC-IK's eyes, a URDF it refuses: say so, keep the rest
+                notes.append(f"TRAC-IK on {robot.name}: skipped, {type(exc).__name__}: {exc}")
         for fn in methods.values():
             fn()  # warm-up
         times: dict[tuple[str, int], list[float]] = {key: [] for key in methods}
@@ -127,10 +173,10 @@ def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_ste
                 robot.name,
                 method,
                 S if method == "model-first cascade" else 0,
-                S + R if method == "random-first cascade" else R,
+                S + R if method == "random-first cascade" else (1 if method == TRACIK else R),
                 T.shape[0],
                 100 * res.success.double().mean().item(),
-                100 * res.first_stage.double().mean().item(),
+                float("nan") if method == TRACIK else 100 * res.first_stage.double().mean().item(),
                 res.iterations.mean().item(),
                 1e3 * t,
                 median[base_key] / t,
@@ -147,5 +193,14 @@ def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_ste
         "interleaved repeats after a warm-up; LM iterations per goal: summed over the goal's starts and stages.",
         f"Other processes on the machine, before the run: {before}; after: {busy_processes(1.0)}.",
     ]
+    if with_tracik:
+        from importlib.metadata import version
+
+        table.notes.append(
+            f"{TRACIK}: pytracik {version('pytracik')} (Speed mode, timeout {1e3 * opts.tracik_timeout:g} ms, "
+            "epsilon 1e-5), one call per goal from one uniform random seed (it restarts from random seeds within its "
+            "budget), a Python loop over the goals (no batch API); judged by the same strict test."
+        )
+    table.notes += notes
     table.write(out_stem, command=command, seed=opts.seed, model=model_stamp(ckpt_path))
     return table

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
 
 import pytest
 
@@ -13,7 +14,9 @@ pytestmark = pytest.mark.slow
 
 
 def test_cascade_benchmark_rows(tiny_ckpt, tmp_path):
-    opts = CascadeBenchmark(robots=["ur10"], goals=3, samples=[2, 1], random_starts=4, repeats=1, threads=1)
+    opts = CascadeBenchmark(
+        robots=["ur10"], goals=3, samples=[2, 1], random_starts=4, repeats=1, threads=1, tracik_timeout=0
+    )
     table = run_cascade_benchmark(tiny_ckpt, opts, tmp_path / "c", "cmd")
     assert table.columns == COLUMNS
     rows = [dict(zip(table.columns, r)) for r in table.rows]
@@ -33,3 +36,20 @@ def test_cascade_benchmark_rows(tiny_ckpt, tmp_path):
     assert "Command: `cmd`" in (tmp_path / "c.md").read_text()
     with pytest.raises(BenchmarkError, match="--samples"):
         run_cascade_benchmark(tiny_ckpt, CascadeBenchmark(samples=[0]), tmp_path / "d", "cmd")
+    with pytest.raises(BenchmarkError, match="--tracik-timeout"):
+        run_cascade_benchmark(tiny_ckpt, CascadeBenchmark(tracik_timeout=-1.0), tmp_path / "e", "cmd")
+
+
+def test_cascade_benchmark_tracik_row(tiny_ckpt, tmp_path):
+    """Beside the cascades, TRAC-IK on the same goals where pytracik is importable; a note saying why not elsewhere."""
+    opts = CascadeBenchmark(robots=["ur10"], goals=4, samples=[1], random_starts=4, repeats=1, threads=1)
+    table = run_cascade_benchmark(tiny_ckpt, opts, tmp_path / "c", "cmd")
+    rows = [dict(zip(table.columns, r)) for r in table.rows]
+    tracik = [r for r in rows if r["method"] == "TRAC-IK, one seed"]
+    if importlib.util.find_spec("pytracik") is None:
+        assert not tracik and any("pytracik is not importable" in n for n in table.notes)
+        return
+    (row,) = tracik
+    assert row["random starts"] == 1 and row["model samples"] == 0 and row["goals"] == 4
+    assert row["strict success [%]"] > 0 and row["time per goal [ms]"] > 0
+    assert any("TRAC-IK, one seed: pytracik" in n for n in table.notes)

@@ -46,3 +46,25 @@ def test_latency_study_rows(tmp_path):
     assert "| 1 |" in batch and "| 5 |" in batch and "Command: `python -m benchmarks.solvers.latency" in batch
     with pytest.raises(SystemExit):
         latency.main(["--goals", "0"])
+
+
+def test_cost_bound_study_rows(tiny_ckpt, tmp_path):
+    """Work per goal, time, and the bound at the matmul rate: consistent with each other, bad options refused."""
+    import csv
+
+    from benchmarks.sampling import cost_bound
+
+    argv = ["--ckpt", str(tiny_ckpt), "--robots", "ur10", "panda", "-n", "3", "-s", "2", "--repeats", "1"]
+    assert cost_bound.main(argv + ["--threads", "1", "--target-ms", "4", "--out", str(tmp_path / "b")]) == 0
+    with open(tmp_path / "b.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["robot"] for r in rows] == ["ur10", "panda"]
+    for r in rows:
+        gflop, ms = float(r["GFLOP per goal"]), float(r["measured ms per goal"])
+        assert gflop > 0 and ms > 0
+        assert float(r["achieved GFLOP/s"]) == pytest.approx(gflop / ms * 1e3, rel=1e-3)
+        assert float(r["GFLOP/s the target needs"]) == pytest.approx(gflop / 4 * 1e3, rel=1e-3)
+    assert float(rows[1]["GFLOP per goal"]) > float(rows[0]["GFLOP per goal"])  # 18 graph nodes against 16
+    assert "matrix-product rate" in (tmp_path / "b.md").read_text()
+    with pytest.raises(SystemExit):
+        cost_bound.main(["--target-ms", "0"])
