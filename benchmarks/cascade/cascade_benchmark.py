@@ -28,9 +28,9 @@ from ggik import rng
 from ggik.evaluation.report import Table, model_stamp
 from ggik.evaluation.tables import EvalConfig, evaluation_problems
 from ggik.graph.robot_graph import RobotGraph
-from ggik.kinematics import Robot
 from ggik.ik.cascade import CascadeResult, lm_cascade, lm_random_first, lm_random_starts
 from ggik.ik.refine import RefineConfig
+from ggik.kinematics import Robot
 from ggik.rng import step_generator
 
 __all__ = ["CascadeBenchmark", "COLUMNS", "run_cascade_benchmark"]
