@@ -3,7 +3,7 @@
 The script of :mod:`benchmarks.sampling.cost_bound_runs` (what is measured, and how).
 
 Usage: ``python -m benchmarks.sampling.cost_bound [--ckpt CKPT] [--robots panda ur10 lbr_iiwa kr16_2] [-n 200] [-s 32]
-[--repeats 3] [--threads 2] [--target-ms 5] [--out FILE]``. Run it alone on the machine.
+[--repeats 3] [--threads 2] [--target-ms 5] [--compile] [--out FILE]``. Run it alone on the machine.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=positive_int, default=3, help="timed calls per robot (median)")
     ap.add_argument("--threads", type=positive_int, default=None)
     ap.add_argument("--target-ms", type=positive_float, default=5.0, help="the sampling-time target per goal [ms]")
+    ap.add_argument("--compile", action="store_true", help="also measure with the decoder layers compiled")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="write the table here (.md and .csv)")
     args = ap.parse_args(argv)

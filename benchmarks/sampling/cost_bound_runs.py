@@ -6,10 +6,12 @@ work, elementwise ops not counted), its measured time per goal (P goals in one c
 after a warm-up), the arithmetic rate that time implies, and the time the same work would take at this machine's
 float32 matrix-product rate (a large square product at the same thread count, the best of three): a lower bound for
 any implementation of this network on this machine. A target below that bound needs a smaller network, fewer
-samples or other hardware, not a faster implementation.
+samples or other hardware, not a faster implementation. With ``--compile``, each robot is measured again with every
+decoder layer compiled by ``torch.compile`` (fused elementwise passes; the compilation, timed in the warm-up, is not
+in the time per goal).
 
 Run by ``python -m benchmarks.sampling.cost_bound [--ckpt CKPT] [--robots panda ur10 lbr_iiwa kr16_2] [-n 200] [-s 32]
-[--repeats 3] [--threads 2] [--target-ms 5] [--out FILE]``. Run it alone on the machine.
+[--repeats 3] [--threads 2] [--target-ms 5] [--compile] [--out FILE]``. Run it alone on the machine.
 """
 
 from __future__ import annotations
@@ -27,12 +29,15 @@ from ggik.evaluation.report import Table
 from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics.robot import Robot
+from ggik.nn.cvae import GGIKModel
+from ggik.nn.egnn import EGNNLayer
 from ggik.rng import step_generator
 
-__all__ = ["COLUMNS", "matmul_rate", "cost_bound_table"]
+__all__ = ["COLUMNS", "matmul_rate", "compile_decoder", "cost_bound_table"]
 
 COLUMNS = [
     "robot",
+    "decoder",
     "graph nodes",
     "GFLOP per goal",
     "measured ms per goal",
@@ -56,42 +61,57 @@ def matmul_rate(size: int = 2048, repeats: int = 3) -> float:
     return 2 * size**3 / best / 1e9
 
 
+def compile_decoder(model: GGIKModel) -> None:
+    """Compile every decoder layer's forward of ``model`` in place (``torch.compile``, static shapes)."""
+    for layer in model.decoder.modules():
+        if isinstance(layer, EGNNLayer):
+            layer.forward = torch.compile(layer.forward, dynamic=False)  # type: ignore[method-assign]
+
+
 def cost_bound_table(args: argparse.Namespace) -> Table:
     """The table of ``cost_bound.main``'s options ``args``, measured (torch's thread count as set by the caller)."""
-    model, _ = load_bench_model(args.ckpt)
     rate = matmul_rate()
+    warmup_s: dict[tuple[str, str], float] = {}
     table = Table(
         f"Sampling {args.samples} samples per goal, {args.goals} goals per call: work, time, and this machine's bound",
         list(COLUMNS),
     )
     for name in args.robots:
+        model = load_bench_model(args.ckpt)[0]  # eager: a compiled one is not carried to the next robot
         graph = RobotGraph.from_robot(Robot.from_name(name))
         T = graph.robot.fk(graph.robot.sample_q(args.goals, step_generator(args.seed, SAMPLING_GOALS)))
 
-        def call(goals: torch.Tensor = T, graph: RobotGraph = graph) -> None:
+        def call(goals: torch.Tensor = T, graph: RobotGraph = graph, model: GGIKModel = model) -> None:
             sample_joint_angles(model, graph, goals, args.samples, generator=step_generator(args.seed, SAMPLING_NOISE))
 
         with FlopCounterMode(display=False) as counter:
             call(T[:8])  # the work per goal is the same for every goal of a robot; 8 goals count it
         gflop = counter.get_total_flops() / 8 / 1e9
-        call(T[:8])  # warm-up
-        times = []
-        for _ in range(args.repeats):
+        decoders = ["eager", "compiled"] if args.compile else ["eager"]
+        for decoder in decoders:
+            if decoder == "compiled":
+                compile_decoder(model)
             t0 = time.perf_counter()
-            call()
-            times.append((time.perf_counter() - t0) / args.goals)
-        ms = 1e3 * statistics.median(times)
-        table.add(
-            name,
-            graph.num_nodes,
-            gflop,
-            ms,
-            gflop / ms * 1e3,
-            1e3 * gflop / rate,
-            args.target_ms,
-            gflop / args.target_ms * 1e3,
-        )
-        print(table.rows[-1], flush=True)
+            call(T[:8])  # warm-up (and compilation)
+            warmup_s[(name, decoder)] = time.perf_counter() - t0
+            times = []
+            for _ in range(args.repeats):
+                t0 = time.perf_counter()
+                call()
+                times.append((time.perf_counter() - t0) / args.goals)
+            ms = 1e3 * statistics.median(times)
+            table.add(
+                name,
+                decoder,
+                graph.num_nodes,
+                gflop,
+                ms,
+                gflop / ms * 1e3,
+                1e3 * gflop / rate,
+                args.target_ms,
+                gflop / args.target_ms * 1e3,
+            )
+            print(table.rows[-1], flush=True)
     table.notes += [
         f"{torch.get_num_threads()} torch thread(s); this machine's float32 matrix-product rate: {rate:.1f} GFLOP/s "
         "(2048 x 2048 x 2048, best of 3): the bound is the counted work at that rate.",
@@ -99,4 +119,13 @@ def cost_bound_table(args: argparse.Namespace) -> Table:
         "edge tensors are not counted but cost time, which is why the achieved rate is below the matrix-product rate. "
         "Goals: q uniform within the limits (stream SAMPLING_GOALS), pose goals; the model in float32.",
     ]
+    if args.compile:
+        table.notes.append(
+            "compiled: every decoder layer's forward through torch.compile (dynamic=False); the warm-up call, "
+            "compilation included, took "
+            + ", ".join(f"{s:.0f} s ({n})" for (n, d), s in warmup_s.items() if d == "compiled")
+            + "; the eager warm-ups "
+            + ", ".join(f"{s:.1f} s" for (_, d), s in warmup_s.items() if d == "eager")
+            + "."
+        )
     return table

@@ -58,7 +58,7 @@ def test_cost_bound_study_rows(tiny_ckpt, tmp_path):
     assert cost_bound.main(argv + ["--threads", "1", "--target-ms", "4", "--out", str(tmp_path / "b")]) == 0
     with open(tmp_path / "b.csv") as f:
         rows = list(csv.DictReader(f))
-    assert [r["robot"] for r in rows] == ["ur10", "panda"]
+    assert [(r["robot"], r["decoder"]) for r in rows] == [("ur10", "eager"), ("panda", "eager")]
     for r in rows:
         gflop, ms = float(r["GFLOP per goal"]), float(r["measured ms per goal"])
         assert gflop > 0 and ms > 0
@@ -68,3 +68,18 @@ def test_cost_bound_study_rows(tiny_ckpt, tmp_path):
     assert "matrix-product rate" in (tmp_path / "b.md").read_text()
     with pytest.raises(SystemExit):
         cost_bound.main(["--target-ms", "0"])
+
+
+def test_cost_bound_study_compiled_rows(tiny_ckpt, tmp_path):
+    """--compile measures each robot again with the decoder layers compiled; the work counted is the same."""
+    import csv
+
+    from benchmarks.sampling import cost_bound
+
+    argv = ["--ckpt", str(tiny_ckpt), "--robots", "ur10", "-n", "2", "-s", "2", "--repeats", "1", "--compile"]
+    assert cost_bound.main(argv + ["--threads", "1", "--out", str(tmp_path / "b")]) == 0
+    with open(tmp_path / "b.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["decoder"] for r in rows] == ["eager", "compiled"]
+    assert rows[0]["GFLOP per goal"] == rows[1]["GFLOP per goal"]
+    assert "compilation included" in (tmp_path / "b.md").read_text()
