@@ -110,3 +110,15 @@ def test_sampling_on_cuda_recovers_angles_there_and_matches_the_cpu(model, graph
     assert gpu.q.device.type == "cpu" and gpu.q.dtype == torch.float64
     assert torch.allclose(gpu.points, cpu.points, atol=1e-4)
     assert torch.allclose(gpu.pos_err, cpu.pos_err, atol=1e-3)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_a_cpu_generator_samples_a_cuda_model_with_the_cpus_draws(model, graph):
+    """A seeded CPU generator (what the CLI and the benchmarks pass) works with a CUDA model and draws the same latents
+    as on the CPU, so the samples agree to the network's float32 rounding."""
+    T = goals(graph, 3, 5)
+    cpu = sample_joint_angles(model, graph, T, 4, generator=torch.Generator().manual_seed(3), bf16=False)
+    gpu_model = GGIKModel(model.cfg).eval().to("cuda")
+    gpu_model.load_state_dict(model.state_dict())
+    gpu = sample_joint_angles(gpu_model, graph, T, 4, generator=torch.Generator().manual_seed(3), bf16=False)
+    assert torch.allclose(gpu.points, cpu.points, atol=1e-4)

@@ -4,7 +4,7 @@ The method is :mod:`benchmarks.cascade.cascade_benchmark` (:func:`ggik.ik.cascad
 :func:`ggik.ik.cascade.lm_random_starts`); writes --out .md and .csv and prints the table. Run it alone on the machine.
 
 Usage: ``python -m benchmarks.cascade.bench_cascade [--ckpt CKPT] [--robots panda ur10 lbr_iiwa kr16_2] [-n 200]
-[--samples 1 2 4] [--random-starts 32] [--repeats 3] [--threads 2] [--tracik-timeout 0.005]
+[--samples 1 2 4] [--random-starts 32] [--repeats 3] [--threads 2] [--tracik-timeout 0.005] [--device cuda]
 [--out benchmarks/cascade/results/cascade]``
 """
 
@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         "--repeats", type=positive_int, default=d.repeats, help="interleaved timed calls per method (median reported)"
     )
     ap.add_argument("--threads", type=positive_int, default=d.threads, help="torch CPU threads")
+    ap.add_argument("--device", default=d.device, help="where the model samples: cpu, cuda, ... (LM on the CPU)")
     ap.add_argument("--seed", type=int, default=d.seed)
     ap.add_argument(
         "--tracik-timeout",
@@ -61,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         threads=args.threads,
         seed=args.seed,
         tracik_timeout=args.tracik_timeout,
+        device=args.device,
     )
     return run_table_script(
         __file__, argv, args.seed, lambda command: run_cascade_benchmark(args.ckpt, opts, args.out, command), args.ckpt

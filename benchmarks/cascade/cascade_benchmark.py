@@ -60,6 +60,7 @@ class CascadeBenchmark:
     random_starts: int = 32  #: R, random starts per goal of the baseline and of the cascade's second stage
     repeats: int = 3  #: interleaved timed calls per method (the median is reported)
     threads: int = 2  #: torch CPU threads
+    device: str = "cpu"  #: where the model samples (angle recovery and FK included); LM runs on the CPU
     seed: int = 0  #: seeds the goals, the model noise and the random starts
     tracik_timeout: float = 0.005  #: TRAC-IK's time budget per call [s] (its default); 0: no TRAC-IK rows
 
@@ -117,7 +118,7 @@ def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_ste
     machine and its load); return the table. Sets torch's CPU thread count."""
     opts.check()
     torch.set_num_threads(opts.threads)
-    model, _ = load_bench_model(ckpt_path)
+    model, _ = load_bench_model(ckpt_path, opts.device)
     robots = [robot_from_arg(name, opts.seed) for name in opts.robots]
     cfg, R = RefineConfig(), opts.random_starts
     before = busy_processes(1.0)
@@ -183,7 +184,8 @@ def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_ste
                 float("nan") if control is None else control / t,
             )
     table.notes += [
-        f"Checkpoint {ckpt_path}; {torch.get_num_threads()} torch thread(s); goals, model noise and random starts: "
+        f"Checkpoint {ckpt_path}, sampling on {opts.device}, LM on the CPU; {torch.get_num_threads()} torch "
+        "thread(s); goals, model noise and random starts: "
         f"the seeding table's streams (seed {opts.seed}); both cascades draw their second-stage starts for the "
         "unsolved goals only.",
         "random starts: of a random-first cascade, S first-stage starts + R for the goals the first stage leaves; "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from benchmarks.common.scripts import BenchmarkError
+from benchmarks.common.scripts import BenchmarkError, bench_device
 from benchmarks.common.streams import BENCH_RANDOM_ROBOT
 from ggik.checkpoint import load_model
 from ggik.cli.robots import resolve_robot
@@ -44,10 +44,12 @@ def robot_from_arg(name: str, seed: int) -> Robot:
         raise BenchmarkError(f"{exc} (or randomN for a random N-DOF robot)") from None
 
 
-def load_bench_model(path: str | Path) -> tuple[GGIKModel, dict]:
-    """(model in eval mode, checkpoint dict) of a ``ggik train`` checkpoint; :class:`BenchmarkError` (``--ckpt: ...``)
-    for a missing or unusable file."""
+def load_bench_model(path: str | Path, device: str = "cpu") -> tuple[GGIKModel, dict]:
+    """(model in eval mode on ``device``, checkpoint dict) of a ``ggik train`` checkpoint; :class:`BenchmarkError`
+    (``--ckpt: ...`` or ``--device: ...``) for a missing or unusable file or a device this machine does not have."""
+    dev = bench_device(device)
     try:
-        return load_model(path)
+        model, ckpt = load_model(path)
     except (FileNotFoundError, GGIKError) as exc:
         raise BenchmarkError(f"--ckpt: {exc}") from None
+    return model.to(dev), ckpt

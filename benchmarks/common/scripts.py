@@ -13,11 +13,14 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import torch
+
 from ggik.errors import GGIKError
 from ggik.evaluation.report import Table, code_version, model_stamp
 
 __all__ = [
     "BenchmarkError",
+    "bench_device",
     "REPO",
     "script_command",
     "run_table_script",
@@ -43,6 +46,21 @@ def script_command(script: str, argv: list[str] | None) -> str:
     module = ".".join(Path(script).resolve().relative_to(REPO).with_suffix("").parts)
     args = sys.argv[1:] if argv is None else list(argv)
     return " ".join(["python", "-m", module] + [shlex.quote(a) for a in args])
+
+
+def bench_device(device: str) -> torch.device:
+    """The torch device a ``--device`` option names; :class:`BenchmarkError` for a malformed name or a CUDA device this
+    machine does not have (rather than a crash deep inside torch)."""
+    try:
+        dev = torch.device(device)
+    except RuntimeError as exc:
+        raise BenchmarkError(f"--device: {exc}") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise BenchmarkError(f"--device {device}: torch sees no CUDA device on this machine")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise BenchmarkError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    return dev
 
 
 def run_table_script(

@@ -3,7 +3,7 @@
 The script of :mod:`benchmarks.sampling.oversample_runs` (what is measured, and how).
 
 Usage: ``python -m benchmarks.sampling.oversample [--ckpt CKPT] [--robots panda ur10 lbr_iiwa kr16_2] [-n 100]
-[-s 32] [--oversample 1 2 4] [--threads 2] [--out FILE]``. Run it alone on the machine.
+[-s 32] [--oversample 1 2 4] [--threads 2] [--device cuda] [--out FILE]``. Run it alone on the machine.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-s", "--samples", type=positive_int, default=32, help="samples kept per goal")
     ap.add_argument("--oversample", type=positive_int, nargs="+", default=[1, 2, 4], help="values of K")
     ap.add_argument("--threads", type=positive_int, default=None)
+    ap.add_argument("--device", default="cpu", help="where the model runs: cpu, cuda, cuda:1, ...")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="write the table here (.md and .csv)")
     args = ap.parse_args(argv)

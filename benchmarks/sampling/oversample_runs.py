@@ -4,10 +4,11 @@ For each robot, the same goals (uniform random configurations within the limits,
 ``--oversample``, :func:`ggik.ik.sampling.sample_joint_angles` with ``oversample=K`` and ``-s`` samples kept per goal:
 best-of-S position error (mean over goals), raw success (the best of S within 1 cm and 1 deg, the GGIK paper's
 criterion), the mean error of all kept samples, and the sampling time per goal (one timed call over all goals, after
-a warm-up call). K = 1 is plain sampling.
+a warm-up call). K = 1 is plain sampling. With ``--device cuda`` the model, angle recovery and FK run on the GPU; the
+time is the whole call, results back on the CPU included.
 
 Run by ``python -m benchmarks.sampling.oversample [--ckpt CKPT] [--robots panda ur10 lbr_iiwa kr16_2] [-n 100]
-[-s 32] [--oversample 1 2 4] [--threads 2] [--out FILE]``. Run it alone on the machine.
+[-s 32] [--oversample 1 2 4] [--threads 2] [--device cuda] [--out FILE]``. Run it alone on the machine.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ __all__ = ["oversample_table"]
 
 def oversample_table(args: argparse.Namespace) -> Table:
     """The table of ``main``'s options ``args``, measured."""
-    model, _ = load_bench_model(args.ckpt)
+    model, _ = load_bench_model(args.ckpt, args.device)
     table = Table(
         f"Oversampling: K x {args.samples} drawn, {args.samples} kept by known-distance cost ({args.goals} goals)",
         ["robot", "K", "best of S [mm]", "raw success 1cm&1deg [%]", "mean of kept [mm]", "sampling ms per goal"],
@@ -50,7 +51,8 @@ def oversample_table(args: argparse.Namespace) -> Table:
             table.add(name, k, 1e3 * float(best), ok, 1e3 * float(mean), ms)
             print(table.rows[-1], flush=True)
     table.notes.append(
-        f"{torch.get_num_threads()} torch threads; goals: q uniform within the limits (stream SAMPLING_GOALS), pose "
+        f"device {args.device}; {torch.get_num_threads()} torch threads; goals: q uniform within the limits "
+        "(stream SAMPLING_GOALS), pose "
         "goals; raw success: any of the kept samples within 1 cm and 1 deg (the best by position need not be it)"
     )
     return table

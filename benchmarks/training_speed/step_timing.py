@@ -20,6 +20,7 @@ import time
 
 import torch
 
+from benchmarks.common.scripts import bench_device
 from ggik.evaluation.report import Table
 from ggik.training.config import TrainConfig
 from ggik.training.trainer import Trainer
@@ -64,7 +65,8 @@ def measure(
 
 def step_time_table(args: argparse.Namespace) -> Table:
     """The table of every configuration the options ``args`` of the script name (one row each)."""
-    where = torch.cuda.get_device_name(args.device) if args.device.startswith("cuda") else "CPU"
+    dev = bench_device(args.device)
+    where = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "CPU"
     table = Table(
         f"Training throughput, default recipe, batch {args.batch}, {where}",
         ["sampler", "compile", "CPU micro-batch", "examples/s", "ms per step", "ms of data per step", "data share"],

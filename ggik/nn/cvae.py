@@ -329,7 +329,8 @@ class GGIKModel(nn.Module):
         normal for the Gaussian; L = N latent nodes, or 1 with ``latent_scope="graph"``; with the "graph"
         mixture the component of a sample is drawn with ``u[b, s, 0]``), so problem b's samples depend only on its
         own slice: sampling problems jointly equals sampling each alone with the same noise. Pass ``noise`` to
-        control it, or a ``generator`` to draw it.
+        control it (moved to the model's device), or a ``generator`` to draw it on the generator's device (a CPU
+        generator with a CUDA model: the CPU's draws, so both devices sample the same latents).
         """
         B, N = batch.node_mask.shape
         L = self.latent_mask(batch.node_mask).shape[1]
@@ -338,12 +339,13 @@ class GGIKModel(nn.Module):
             raise ValueError(f"num_samples must be >= 1, got {num_samples}")
         problem = self.encode_problem(batch)
         dtype, device = problem.h0.dtype, problem.h0.device
-        if noise is None:
+        if noise is None:  # drawn where the generator lives (a CPU generator gives the same draws on every device)
+            at = device if generator is None else generator.device
             noise = {
-                "u": torch.rand((B, S, L), generator=generator, dtype=dtype, device=device),
-                "eps": torch.randn((B, S, L, Z), generator=generator, dtype=dtype, device=device),
+                "u": torch.rand((B, S, L), generator=generator, dtype=dtype, device=at),
+                "eps": torch.randn((B, S, L, Z), generator=generator, dtype=dtype, device=at),
             }
-        u, eps = noise["u"].to(dtype), noise["eps"].to(dtype)
+        u, eps = noise["u"].to(device, dtype), noise["eps"].to(device, dtype)
         if u.shape != (B, S, L) or eps.shape != (B, S, L, Z):
             got = f"{tuple(u.shape)}, {tuple(eps.shape)}"
             raise ValueError(f"noise must have u {(B, S, L)} and eps {(B, S, L, Z)}, got {got}")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from benchmarks.sampling import oversample
 from benchmarks.training_speed import step_time
@@ -83,3 +84,21 @@ def test_cost_bound_study_compiled_rows(tiny_ckpt, tmp_path):
     assert [r["decoder"] for r in rows] == ["eager", "compiled"]
     assert rows[0]["GFLOP per goal"] == rows[1]["GFLOP per goal"]
     assert "compilation included" in (tmp_path / "b.md").read_text()
+
+
+@pytest.mark.parametrize("study", ["oversample", "cascade", "step_time"])
+def test_a_device_the_machine_lacks_is_a_clear_error(study, tiny_ckpt):
+    """--device names a device torch cannot use here: a one-line exit, not a traceback from deep inside torch."""
+    from benchmarks.cascade import bench_cascade
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    argv = {
+        "oversample": (oversample.main, ["--ckpt", tiny_ckpt, "--robots", "ur10", "-n", "1", "--device", "cuda"]),
+        "cascade": (bench_cascade.main, ["--ckpt", tiny_ckpt, "--robots", "ur10", "-n", "1", "--device", "cuda"]),
+        "step_time": (step_time.main, ["--steps", "1", "--device", "cuda"]),
+    }[study]
+    with pytest.raises(SystemExit, match="torch sees no CUDA device"):
+        argv[0](argv[1])
+    with pytest.raises(SystemExit, match="--device"):
+        argv[0](argv[1][:-1] + ["gpu7"])

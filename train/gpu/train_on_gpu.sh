@@ -7,13 +7,7 @@
 # device tool), last.pt, metrics.jsonl and config.yaml are copied there to be brought back.
 set -euo pipefail
 run=${1:?RUN_DIR}; minutes=${2:?MINUTES}; shift 2
-site=${GGIK_SITE:-/tmp/ggik-site}
-[ -e ggik/urdfs ] || ln -s ../urdfs ggik/urdfs  # the robots, where the wheel puts them (python -m runs this checkout)
-if ! python3 -c "import yourdfpy" 2>/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" \
-    .whl/yourdfpy-*.whl .whl/trimesh-*.whl
-fi
-export PYTHONPATH="$site:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+source "$(dirname "$0")/setup.sh"
 if [ -f "$run/last.pt" ]; then
   start=(--resume "$run")
 else
