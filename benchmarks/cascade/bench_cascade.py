@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from benchmarks.cascade.cascade_benchmark import CascadeBenchmark, run_cascade_benchmark
-from benchmarks.common.scripts import positive_int, run_table_script
+from benchmarks.common.scripts import add_device_arg, nonnegative_float, positive_int, run_table_script
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,11 +43,11 @@ def main(argv: list[str] | None = None) -> int:
         "--repeats", type=positive_int, default=d.repeats, help="interleaved timed calls per method (median reported)"
     )
     ap.add_argument("--threads", type=positive_int, default=d.threads, help="torch CPU threads")
-    ap.add_argument("--device", default=d.device, help="where the model samples: cpu, cuda, ... (LM on the CPU)")
+    add_device_arg(ap, "the model's sampling (LM on the CPU)")
     ap.add_argument("--seed", type=int, default=d.seed)
     ap.add_argument(
         "--tracik-timeout",
-        type=float,
+        type=nonnegative_float,
         default=d.tracik_timeout,
         help="TRAC-IK's budget per call [s] (rows only where pytracik is importable; 0: none)",
     )

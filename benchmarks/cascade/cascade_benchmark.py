@@ -31,6 +31,7 @@ from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.cascade import CascadeResult, lm_cascade, lm_random_first, lm_random_starts
 from ggik.ik.refine import RefineConfig
 from ggik.kinematics import Robot
+from ggik.kinematics.geometry import pose_errors
 from ggik.rng import step_generator
 
 __all__ = ["CascadeBenchmark", "COLUMNS", "run_cascade_benchmark"]
@@ -97,18 +98,28 @@ def _tracik_available(timeout: float, notes: list[str]) -> bool:
 
 
 def _tracik_method(robot: Robot, T: torch.Tensor, timeout: float, seed: int, cfg: RefineConfig):
-    """A callable solving every goal of T (P, 4, 4) with TRAC-IK, one call per goal from one uniform random seed
-    (the seeding table's start stream), returning a :class:`CascadeResult` judged by the same strict test."""
-    from benchmarks.solvers.solver_runs import TracIK
+    """A callable solving every goal of T (P, 4, 4) with TRAC-IK (:func:`benchmarks.solvers.solver_runs.run_tracik`:
+    one call per goal) from one uniform random seed per goal (the seeding table's start stream), returning a
+    :class:`CascadeResult` judged by the same strict test (errors NaN where TRAC-IK returned nothing)."""
+    from benchmarks.solvers.solver_runs import TracIK, run_tracik
 
     solver = TracIK(robot, timeout)
 
     def solve() -> CascadeResult:
         seeds = robot.sample_q(T.shape[0], step_generator(seed, rng.SEEDING_STARTS))
-        q = torch.stack([solver.solve(T[i], seeds[i]) for i in range(T.shape[0])])
-        ok = strict_valid(robot, q[:, None], T, cfg)[:, 0]
-        nan = torch.full((T.shape[0],), float("nan"), dtype=torch.float64)
-        return CascadeResult(q, nan, nan, ok, torch.zeros_like(ok), nan)
+        q = run_tracik(solver, robot, T, seeds, cfg, single=False).q  # (P, 1, dof)
+        found = torch.isfinite(q[:, 0]).all(-1)
+        pos, rot = pose_errors(robot.fk(torch.where(found[:, None], q[:, 0], torch.zeros_like(q[:, 0]))), T)
+        nan = torch.tensor(float("nan"), dtype=torch.float64)
+        ok = strict_valid(robot, q, T, cfg)[:, 0]
+        return CascadeResult(
+            q[:, 0],
+            torch.where(found, pos, nan),
+            torch.where(found, rot, nan),
+            ok,
+            torch.zeros_like(ok),
+            nan.expand(T.shape[0]),
+        )
 
     return solve
 
@@ -155,10 +166,13 @@ def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_ste
         if with_tracik:
             try:
                 methods[(TRACIK, 0)] = _tracik_method(robot, T, opts.tracik_timeout, opts.seed, cfg)
+                methods[(TRACIK, 0)]()  # its warm-up, where a goal it cannot take would fail
             except Exception as exc:  # another chain in TRAC-IK's eyes, a URDF it refuses: say so, keep the rest
+                methods.pop((TRACIK, 0), None)
                 notes.append(f"TRAC-IK on {robot.name}: skipped, {type(exc).__name__}: {exc}")
-        for fn in methods.values():
-            fn()  # warm-up
+        for key, fn in methods.items():
+            if key[0] != TRACIK:
+                fn()  # warm-up
         times: dict[tuple[str, int], list[float]] = {key: [] for key in methods}
         results = {}
         for _ in range(opts.repeats):
@@ -195,7 +209,7 @@ def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_ste
         "interleaved repeats after a warm-up; LM iterations per goal: summed over the goal's starts and stages.",
         f"Other processes on the machine, before the run: {before}; after: {busy_processes(1.0)}.",
     ]
-    if with_tracik:
+    if any(row[1] == TRACIK for row in table.rows):
         from importlib.metadata import version
 
         table.notes.append(

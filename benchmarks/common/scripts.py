@@ -8,6 +8,7 @@ Every problem a study cannot run as asked (unknown robot, missing checkpoint, ba
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 import sys
 from collections.abc import Callable
@@ -26,6 +27,8 @@ __all__ = [
     "run_table_script",
     "positive_int",
     "nonnegative_int",
+    "nonnegative_float",
+    "add_device_arg",
     "positive_float",
 ]
 
@@ -60,7 +63,16 @@ def bench_device(device: str) -> torch.device:
             raise BenchmarkError(f"--device {device}: torch sees no CUDA device on this machine")
         if dev.index is not None and dev.index >= torch.cuda.device_count():
             raise BenchmarkError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    try:
+        torch.empty(1, device=dev) + 1  # mps, xpu, ... where torch has no such device: fail here, not mid-study
+    except (RuntimeError, AssertionError, NotImplementedError) as exc:
+        raise BenchmarkError(f"--device {device}: torch cannot compute there ({exc})") from None
     return dev
+
+
+def add_device_arg(ap: argparse.ArgumentParser, what: str) -> None:
+    """The ``--device`` option of a study (default cpu); ``what``: what runs there (its help text)."""
+    ap.add_argument("--device", default="cpu", help=f"where {what} runs: cpu, cuda, cuda:1, ...")
 
 
 def run_table_script(
@@ -94,7 +106,7 @@ def _bounded(convert: Callable[[str], float], minimum: float, strict: bool, what
             value = convert(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
-        if value < minimum or (strict and value == minimum) or value != value:
+        if value < minimum or (strict and value == minimum) or not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
         return value
 
@@ -108,3 +120,5 @@ positive_int = _bounded(int, 1, False, "an integer >= 1")
 nonnegative_int = _bounded(int, 0, False, "an integer >= 0")
 #: argparse ``type=`` of a duration or size that must be above 0
 positive_float = _bounded(float, 0.0, True, "a number > 0")
+#: a finite number >= 0 (inf is refused: a time budget or a size must be finite)
+nonnegative_float = _bounded(float, 0.0, False, "a finite number >= 0")

@@ -3,7 +3,8 @@
 The script of :mod:`benchmarks.sampling.oversample_runs` (what is measured, and how).
 
 Usage: ``python -m benchmarks.sampling.oversample [--ckpt CKPT] [--robots panda ur10 lbr_iiwa kr16_2] [-n 100]
-[-s 32] [--oversample 1 2 4] [--threads 2] [--device cuda] [--out FILE]``. Run it alone on the machine.
+[-s 32] [--oversample 1 2 4] [--threads 2] [--device cuda] [--graphs-per-pass 128]
+[--repeats 1] [--out FILE]``. Run it alone on the machine.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 
 import torch
 
-from benchmarks.common.scripts import positive_int, run_table_script
+from benchmarks.common.scripts import add_device_arg, positive_int, run_table_script
 from benchmarks.sampling.oversample_runs import oversample_table
 
 __all__ = ["main"]
@@ -27,7 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-s", "--samples", type=positive_int, default=32, help="samples kept per goal")
     ap.add_argument("--oversample", type=positive_int, nargs="+", default=[1, 2, 4], help="values of K")
     ap.add_argument("--threads", type=positive_int, default=None)
-    ap.add_argument("--device", default="cpu", help="where the model runs: cpu, cuda, cuda:1, ...")
+    add_device_arg(ap, "the model (with angle recovery and FK)")
+    ap.add_argument(
+        "--graphs-per-pass", type=positive_int, default=128, help="decoded graphs per network pass (on a GPU: more)"
+    )
+    ap.add_argument("--repeats", type=positive_int, default=1, help="timed calls per K (median)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="write the table here (.md and .csv)")
     args = ap.parse_args(argv)

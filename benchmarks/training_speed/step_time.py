@@ -14,7 +14,7 @@ import sys
 
 import torch
 
-from benchmarks.common.scripts import nonnegative_int, positive_int, run_table_script
+from benchmarks.common.scripts import add_device_arg, nonnegative_int, positive_int, run_table_script
 from benchmarks.training_speed.step_timing import step_time_table
 from ggik.data import SAMPLERS
 from ggik.training.trainer import COMPILE_MODES
@@ -24,7 +24,7 @@ __all__ = ["main"]
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+    add_device_arg(ap, "training")
     ap.add_argument("--batch", type=positive_int, default=512, help="examples per step")
     ap.add_argument("--steps", type=positive_int, default=30, help="timed steps per configuration")
     ap.add_argument("--warmup", type=nonnegative_int, default=10, help="untimed steps before them (compilation)")

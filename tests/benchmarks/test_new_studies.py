@@ -66,6 +66,11 @@ def test_cost_bound_study_rows(tiny_ckpt, tmp_path):
         assert float(r["achieved GFLOP/s"]) == pytest.approx(gflop / ms * 1e3, rel=1e-3)
         assert float(r["GFLOP/s the target needs"]) == pytest.approx(gflop / 4 * 1e3, rel=1e-3)
     assert float(rows[1]["GFLOP per goal"]) > float(rows[0]["GFLOP per goal"])  # 18 graph nodes against 16
+    # the work per goal does not depend on how many goals a call takes (it is counted on min(8, n) of them)
+    argv9 = ["--ckpt", str(tiny_ckpt), "--robots", "ur10", "-n", "9", "-s", "2", "--repeats", "1", "--threads", "1"]
+    assert cost_bound.main(argv9 + ["--out", str(tmp_path / "n9")]) == 0
+    with open(tmp_path / "n9.csv") as f:
+        assert float(next(csv.DictReader(f))["GFLOP per goal"]) == pytest.approx(float(rows[0]["GFLOP per goal"]), rel=1e-4)
     assert "matrix-product rate" in (tmp_path / "b.md").read_text()
     with pytest.raises(SystemExit):
         cost_bound.main(["--target-ms", "0"])
@@ -82,8 +87,19 @@ def test_cost_bound_study_compiled_rows(tiny_ckpt, tmp_path):
     with open(tmp_path / "b.csv") as f:
         rows = list(csv.DictReader(f))
     assert [r["decoder"] for r in rows] == ["eager", "compiled"]
-    assert rows[0]["GFLOP per goal"] == rows[1]["GFLOP per goal"]
     assert "compilation included" in (tmp_path / "b.md").read_text()
+
+
+def test_compile_decoder_compiles_every_decoder_layer(tiny_ckpt):
+    from benchmarks.common.robots import load_bench_model
+    from benchmarks.sampling.cost_bound_runs import compile_decoder
+    from ggik.nn.egnn import EGNNLayer
+
+    model = load_bench_model(tiny_ckpt)[0]
+    layers = [m for m in model.decoder.modules() if isinstance(m, EGNNLayer)]
+    eager = [layer.forward for layer in layers]
+    assert compile_decoder(model) == len(layers) == model.cfg.dec_layers > 0
+    assert all(layer.forward is not f for layer, f in zip(layers, eager))
 
 
 @pytest.mark.parametrize("study", ["oversample", "cascade", "step_time"])

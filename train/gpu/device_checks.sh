@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The CUDA checks of the model's round 3 in one short run (about 5 minutes on an H100) on a GPU machine prepared as
-# for training (train/gpu/README.md). Run from the repository root of a copy of the project:
+# The CUDA checks of the model's round 3 in one short run (an estimated 5 minutes on an H100; not yet run on one) on
+# a GPU machine prepared as for training (train/gpu/README.md). Run from the repository root of a copy of the project:
 #   bash train/gpu/device_checks.sh [OUT_DIR]
 # 1. the tests skipped without CUDA (sampling on the device, the stacked sampler, LM and the fixed-size Gauss-Newton
 #    step), where pytest is installed; 2. sampling's whole call per goal with the model on CUDA (200 goals, 32 samples,
@@ -8,18 +8,19 @@
 #    beside compile default. Results go to OUT_DIR (default: $OUT, else runs/device_checks); a failing check does not
 #    stop the others, and the exit status says whether any failed.
 set -uo pipefail
-source "$(dirname "$0")/setup.sh"
+source "$(dirname "$0")/setup.sh" || exit 1
 out=${1:-${OUT:-runs/device_checks}}
 mkdir -p "$out"
 status=0
 if python3 -c "import pytest" 2>/dev/null; then
   python3 -m pytest -q -p no:cacheprovider -k cuda tests/test_oversample.py tests/test_stacked.py tests/test_lm_lean.py \
-    tests/test_distance_geometry.py 2>&1 | tail -20 | tee "$out/cuda_tests.txt" || status=1
+    tests/test_distance_geometry.py >"$out/cuda_tests.txt" 2>&1 || status=1
+  tail -20 "$out/cuda_tests.txt"
 else
   echo "pytest is not installed here: the cuda tests did not run" | tee "$out/cuda_tests.txt"
 fi
 python3 -m benchmarks.sampling.oversample --device cuda --robots panda ur10 lbr_iiwa kr16_2 -n 200 -s 32 \
-  --oversample 1 4 --out "$out/oversample_cuda" || status=1
+  --oversample 1 4 --graphs-per-pass 8192 --repeats 5 --out "$out/oversample_cuda" || status=1
 python3 -m benchmarks.cascade.bench_cascade --device cuda --robots panda ur10 lbr_iiwa kr16_2 -n 200 \
   --samples 1 2 4 --random-starts 32 --repeats 3 --threads 8 --out "$out/cascade_cuda" || status=1
 python3 -m benchmarks.training_speed.step_time --device cuda --batch 512 --steps 40 --warmup 10 --samplers stacked \

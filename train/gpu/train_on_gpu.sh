@@ -7,7 +7,7 @@
 # device tool), last.pt, metrics.jsonl and config.yaml are copied there to be brought back.
 set -euo pipefail
 run=${1:?RUN_DIR}; minutes=${2:?MINUTES}; shift 2
-source "$(dirname "$0")/setup.sh"
+source "$(dirname "$0")/setup.sh" || exit 1
 if [ -f "$run/last.pt" ]; then
   start=(--resume "$run")
 else
