@@ -29,6 +29,7 @@ __all__ = [
     "nonnegative_int",
     "nonnegative_float",
     "add_device_arg",
+    "run_model_study",
     "positive_float",
 ]
 
@@ -98,6 +99,19 @@ def run_table_script(
     if out is not None:
         print("wrote", *table.write(out, command, seed, stamp))
     return 0
+
+
+def run_model_study(script: str, ap: argparse.ArgumentParser, argv: list[str] | None, table: Callable) -> int:
+    """The common end of a study of one model file (``--ckpt``, declared by the caller): adds ``--threads``, ``--seed``
+    and ``--out`` to ``ap``, parses ``argv``, sets torch's thread count and runs ``table(args)`` through
+    :func:`run_table_script`."""
+    ap.add_argument("--threads", type=positive_int, default=None, help="torch CPU threads (default: torch's)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=None, help="write the table here (.md and .csv)")
+    args = ap.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    return run_table_script(script, argv, args.seed, lambda _: table(args), args.ckpt, args.out)
 
 
 def _bounded(convert: Callable[[str], float], minimum: float, strict: bool, what: str) -> Callable[[str], float]:

@@ -11,9 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-import torch
-
-from benchmarks.common.scripts import positive_float, positive_int, run_table_script
+from benchmarks.common.scripts import positive_float, positive_int, run_model_study
 from benchmarks.sampling.cost_bound_runs import cost_bound_table
 
 __all__ = ["main"]
@@ -26,15 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", "--goals", type=positive_int, default=200, help="goals per call")
     ap.add_argument("-s", "--samples", type=positive_int, default=32, help="samples per goal")
     ap.add_argument("--repeats", type=positive_int, default=3, help="timed calls per robot (median)")
-    ap.add_argument("--threads", type=positive_int, default=None)
     ap.add_argument("--target-ms", type=positive_float, default=5.0, help="the sampling-time target per goal [ms]")
     ap.add_argument("--compile", action="store_true", help="also measure with the decoder layers compiled")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=None, help="write the table here (.md and .csv)")
-    args = ap.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    return run_table_script(__file__, argv, args.seed, lambda _: cost_bound_table(args), args.ckpt, args.out)
+    return run_model_study(__file__, ap, argv, cost_bound_table)
 
 
 if __name__ == "__main__":

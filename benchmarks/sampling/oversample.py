@@ -12,9 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-import torch
-
-from benchmarks.common.scripts import add_device_arg, positive_int, run_table_script
+from benchmarks.common.scripts import add_device_arg, positive_int, run_model_study
 from benchmarks.sampling.oversample_runs import oversample_table
 
 __all__ = ["main"]
@@ -27,18 +25,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", "--goals", type=positive_int, default=100, help="goals per robot")
     ap.add_argument("-s", "--samples", type=positive_int, default=32, help="samples kept per goal")
     ap.add_argument("--oversample", type=positive_int, nargs="+", default=[1, 2, 4], help="values of K")
-    ap.add_argument("--threads", type=positive_int, default=None)
     add_device_arg(ap, "the model (with angle recovery and FK)")
     ap.add_argument(
         "--graphs-per-pass", type=positive_int, default=128, help="decoded graphs per network pass (on a GPU: more)"
     )
     ap.add_argument("--repeats", type=positive_int, default=1, help="timed calls per K (median)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=None, help="write the table here (.md and .csv)")
-    args = ap.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    return run_table_script(__file__, argv, args.seed, lambda _: oversample_table(args), args.ckpt, args.out)
+    return run_model_study(__file__, ap, argv, oversample_table)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-import torch
-
-from benchmarks.common.scripts import positive_int, run_table_script
+from benchmarks.common.scripts import positive_int, run_model_study
 from benchmarks.tool_frames.tool_frame_study import tool_frame_table
 
 __all__ = ["main"]
@@ -25,13 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--robots", nargs="+", default=["ur10", "lbr_iiwa", "kr16_2", "panda"])
     ap.add_argument("-n", "--goals", type=positive_int, default=100, help="pose goals per robot and tool")
     ap.add_argument("-s", "--samples", type=positive_int, default=32)
-    ap.add_argument("--threads", type=positive_int, default=None)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=None, help="write the table here (.md and .csv)")
-    args = ap.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    return run_table_script(__file__, argv, args.seed, lambda _: tool_frame_table(args), args.ckpt, args.out)
+    return run_model_study(__file__, ap, argv, tool_frame_table)
 
 
 if __name__ == "__main__":
