@@ -50,13 +50,18 @@ BASE: dict = {
     "cpu_micro_batch": 32,
 }
 
-#: variant name -> overrides of BASE: batch size and learning rate (v4-v6 trained at 5e-5 to 1e-4, v7 at 1e-3)
+#: variant name -> overrides of BASE: batch size and learning rate (v4-v6 trained at 5e-5 to 1e-4, v7 at 1e-3), the
+#: goal-kind mix and the model's width
 VARIANTS: dict[str, dict] = {
     "b128-lr1e-3": {"data": {"batch_size": 128}, "optim": {"lr": 1e-3}},
     "b512-lr1e-3": {"data": {"batch_size": 512}, "optim": {"lr": 1e-3}},
     "b128-lr1e-4": {"data": {"batch_size": 128}, "optim": {"lr": 1e-4}},
     "b64-lr1e-3": {"data": {"batch_size": 64}, "optim": {"lr": 1e-3}},
     "b128-lr3e-3": {"data": {"batch_size": 128}, "optim": {"lr": 3e-3}},
+    # the goal-kind mix (the multi protocol trains pose, position+axis and position goals; validation is pose goals)
+    "b128-lr1e-3-pose": {"data": {"batch_size": 128, "goal_kinds": {"pose": 1.0}}, "optim": {"lr": 1e-3}},
+    # model width: 1.5x the shipped node features and hidden width (about 2.2x the parameters)
+    "b128-lr1e-3-wide": {"data": {"batch_size": 128}, "optim": {"lr": 1e-3}, "model": {"dim": 96, "hidden": 192}},
 }
 
 #: protocol -> data overrides (the validation robots are the training robots)
