@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.common.scripts import BenchmarkError
 from benchmarks.data_efficiency.data_efficiency import main
-from benchmarks.data_efficiency.study import run_config, train_variant, variant_rows
+from benchmarks.data_efficiency.study import PROTOCOLS, VARIANTS, run_config, train_variant, variant_rows
 
 pytestmark = pytest.mark.slow
 
@@ -25,6 +25,19 @@ def test_configs_validate_at_equal_examples():
     assert small["val"]["every"] * 128 == large["val"]["every"] * 512 == 20_480
     assert small["optim"]["lr"] == 1e-3 and run_config("b128-lr1e-4", "panda", 20_480)["optim"]["lr"] == 1e-4
     assert small["model"] == {"residual_inputs": True, "gn_steps": 2}
+    # every variant builds a valid TrainConfig on both protocols; the mix and width variants change only what they say
+    from ggik.training.config import TrainConfig
+    from ggik.typed_config import from_dict
+
+    for variant in VARIANTS:
+        for protocol in PROTOCOLS:
+            from_dict(TrainConfig, run_config(variant, protocol, 20_480))
+    pose = from_dict(TrainConfig, run_config("b128-lr1e-3-pose", "multi", 20_480))
+    wide = from_dict(TrainConfig, run_config("b128-lr1e-3-wide", "multi", 20_480))
+    base = from_dict(TrainConfig, run_config("b128-lr1e-3", "multi", 20_480))
+    assert pose.data.goal_kinds == {"pose": 1.0} and len(base.data.goal_kinds) == 3
+    assert (wide.model.dim, wide.model.hidden) == (96, 192) and (base.model.dim, base.model.hidden) == (64, 128)
+    assert pose.data.robots == base.data.robots == wide.data.robots
     with pytest.raises(BenchmarkError, match="not a multiple"):
         run_config("b512-lr1e-3", "panda", 1000)
     with pytest.raises(BenchmarkError, match="unknown variant"):

@@ -70,7 +70,9 @@ def test_cost_bound_study_rows(tiny_ckpt, tmp_path):
     argv9 = ["--ckpt", str(tiny_ckpt), "--robots", "ur10", "-n", "9", "-s", "2", "--repeats", "1", "--threads", "1"]
     assert cost_bound.main(argv9 + ["--out", str(tmp_path / "n9")]) == 0
     with open(tmp_path / "n9.csv") as f:
-        assert float(next(csv.DictReader(f))["GFLOP per goal"]) == pytest.approx(float(rows[0]["GFLOP per goal"]), rel=1e-4)
+        assert float(next(csv.DictReader(f))["GFLOP per goal"]) == pytest.approx(
+            float(rows[0]["GFLOP per goal"]), rel=1e-4
+        )
     assert "matrix-product rate" in (tmp_path / "b.md").read_text()
     with pytest.raises(SystemExit):
         cost_bound.main(["--target-ms", "0"])
