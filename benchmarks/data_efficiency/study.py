@@ -119,7 +119,13 @@ def variant_rows(run_dir: Path) -> tuple[list[list], str]:
         raise BenchmarkError(f"{run_dir} has no validation record yet: train it past --every examples")
     cpu_at = {r["step"]: r.get("cpu_s", float("nan")) for r in train}
     rows = [
-        [r["examples"], r["step"], cpu_at.get(r["step"], float("nan")) / 60.0, 1e3 * mean_best_error(r), _success(r)]
+        [
+            r["examples"],
+            r["step"],
+            cpu_at.get(r["step"], float("nan")) / 60.0,
+            1e3 * mean_best_error(r),
+            100 * _success(r),
+        ]
         for r in val
     ]
     name = run_dir.name
@@ -131,11 +137,20 @@ def variant_rows(run_dir: Path) -> tuple[list[list], str]:
     if span < MIN_SPAN:
         return rows, law + f", which span {span:.2g}x in examples: too short a curve to extrapolate (< {MIN_SPAN}x)"
     per_cpu_s = train[-1]["examples"] / train[-1]["cpu_s"] if train and train[-1].get("cpu_s") else float("nan")
+    fits = [("", a, b)]
+    half = [r for r in val if r["examples"] >= val[-1]["examples"] / 2]
+    if len(half) >= 4:  # the last doubling alone: where the curve is now, not where it started
+        a2, b2 = power_law_fit(half, skip_examples=0)
+        law += f"; over the last doubling ({len(half)} points) ~ {1e3 * a2:.4g} mm * examples^{b2:.3f}"
+        fits.append((" (last doubling's law)", a2, b2))
     reach = []
-    for mm in (15, 10):
-        log_ex = math.log(mm * 1e-3 / a) / b if b < 0 else math.inf
-        ex = math.exp(log_ex) if log_ex < 700 else math.inf  # a flat law reaches it never
-        reach.append(f"{mm} mm at {ex:.3g} examples ({ex / per_cpu_s / 3600:.3g} CPU-hours at {per_cpu_s:.0f}/s)")
+    for label, a_, b_ in fits:
+        for mm in (15, 10):
+            log_ex = math.log(mm * 1e-3 / a_) / b_ if b_ < 0 else math.inf
+            ex = math.exp(log_ex) if log_ex < 700 else math.inf  # a flat law reaches it never
+            reach.append(
+                f"{mm} mm{label} at {ex:.3g} examples ({ex / per_cpu_s / 3600:.3g} CPU-hours at {per_cpu_s:.0f}/s)"
+            )
     return rows, law + "; extrapolated: " + ", ".join(reach)
 
 
@@ -143,7 +158,7 @@ def study_table(args: argparse.Namespace) -> Table:
     """Train (unless ``args.measure_only``) and tabulate the runs ``args`` names (the options of the script)."""
     table = Table(
         f"Data efficiency, {args.protocol} protocol: validation against examples, one CPU thread",
-        ["variant", "examples", "steps", "CPU-min", "best of 32 [mm]", "raw 1cm&1deg"],
+        ["variant", "examples", "steps", "CPU-min", "best of 32 [mm]", "raw 1cm&1deg [%]"],
     )
     dirs = [Path(args.runs) / args.protocol / v for v in args.variants]
     for variant, run_dir in zip(args.variants, dirs):
