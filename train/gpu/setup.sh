@@ -1,6 +1,7 @@
 # Sourced by the GPU scripts of train/gpu/ (bash, from the repository root of a copy of the project; returns 1 when
 # it cannot prepare the machine): makes this checkout runnable as `python3 -m ...` on a machine whose Python has torch (CUDA), numpy, scipy, pyyaml, lxml and tqdm
 # but neither network nor yourdfpy/trimesh (their wheels carried in .whl/, train/gpu/README.md).
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || return 1  # the repository root, wherever the caller stood
 site=${GGIK_SITE:-/tmp/ggik-site}
 [ -e ggik/urdfs ] || ln -s ../urdfs ggik/urdfs  # the robots, where the wheel puts them (python -m runs this checkout)
 if ! python3 -c "import yourdfpy" 2>/dev/null; then
