@@ -37,8 +37,7 @@ def oversample_table(args: argparse.Namespace) -> Table:
         f"Oversampling: K x {args.samples} drawn, {args.samples} kept by known-distance cost ({args.goals} goals)",
         ["robot", "K", "best of S [mm]", "raw success 1cm&1deg [%]", "mean of kept [mm]", "sampling ms per goal"],
     )
-    gpp = getattr(args, "graphs_per_pass", 128)
-    repeats = getattr(args, "repeats", 1)
+    gpp, repeats = args.graphs_per_pass, args.repeats
     for name in args.robots:
         graph = RobotGraph.from_robot(robot_from_arg(name, args.seed))
         T = graph.robot.fk(graph.robot.sample_q(args.goals, step_generator(args.seed, SAMPLING_GOALS)))
