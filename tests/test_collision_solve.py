@@ -208,9 +208,9 @@ def test_solve_with_obstacles_reports_and_requires_collision_free():
             assert res.success[:, 0].all()
     plain = solver.solve(robot, T, SolveConfig(samples=8, refine="lm"), generator=torch.Generator().manual_seed(0))
     assert plain.clearance is None and plain.collision_free is None
-    res = solver.solve(robot, T[:2], SolveConfig(samples=3, refine="slsqp"), obstacles=scene,
+    res = solver.solve(robot, T[:2], SolveConfig(samples=8, refine="slsqp"), obstacles=scene,
                        generator=torch.Generator().manual_seed(0))  # fmt: skip
-    assert res.success[:, 0].all()  # SLSQP with the clearances as constraints
+    assert res.success[:, 0].all()  # SLSQP, clearances as constraints (3 samples left a goal to chance)
     assert (res.clearance[res.success] >= -1e-9).all()
     with pytest.raises(TypeError, match="Scene"):
         solver.solve(robot, T, SolveConfig(samples=2), obstacles="scene.yaml")  # type: ignore[arg-type]
