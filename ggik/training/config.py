@@ -75,6 +75,8 @@ class TrainConfig:
     #: one pass of 512 on 2 cores (benchmarks/training_speed). Ignored on CUDA, where one pass is fastest.
     cpu_micro_batch: int = 32
     #: torch.compile of the model for training: "eager" (none) or a torch.compile mode ("default", "reduce-overhead":
-    #: CUDA graphs, "max-autotune"); the stacked sampler keeps every batch's shapes fixed, so it compiles once
+    #: CUDA graphs, "max-autotune"); the stacked sampler keeps every batch's shapes fixed, so it compiles once. On
+    #: CUDA the shipped architecture trains with "default": CUDA graphs cannot capture its Gauss-Newton moves
+    #: (:func:`ggik.training.trainer.check_compile_mode` refuses them)
     compile: str = "eager"
     seed: int = 0  #: seed of model initialisation and of the training noise
