@@ -30,7 +30,7 @@ from ggik.evaluation.report import Table
 from ggik.evaluation.training_curves import mean_best_error, plot_training_curves, power_law_fit, read_metrics
 from ggik.typed_config import merge
 
-__all__ = ["BASE", "VARIANTS", "PROTOCOLS", "MIN_SPAN", "run_config", "train_variant", "variant_rows", "study_table"]
+__all__ = ["BASE", "VARIANTS", "SCHEDULED", "PROTOCOLS", "MIN_SPAN", "run_config", "train_variant", "variant_rows", "study_table"]
 
 #: a power law read off fewer than this many times the examples is not extrapolated: early points of a short run are
 #: the transient of the start (a low learning rate's slow start made a 2.5x-long curve predict 10 mm at 0.5 M examples)
@@ -62,7 +62,13 @@ VARIANTS: dict[str, dict] = {
     "b128-lr1e-3-pose": {"data": {"batch_size": 128, "goal_kinds": {"pose": 1.0}}, "optim": {"lr": 1e-3}},
     # model width: 1.5x the shipped node features and hidden width (about 2.2x the parameters)
     "b128-lr1e-3-wide": {"data": {"batch_size": 128}, "optim": {"lr": 1e-3}, "model": {"dim": 96, "hidden": 192}},
+    # the schedule: cosine from 1e-3 to 5e-5 over the run's --examples (its validation points before the end are
+    # mid-schedule: the run is one measurement, at its end, against the constant rate's curve at the same examples)
+    "b128-lr1e-3-cosine": {"data": {"batch_size": 128}, "optim": {"lr": 1e-3, "schedule": "cosine"}},
 }
+
+#: variants whose learning rate depends on the run's length: a run is not extended, and its curve is not fitted
+SCHEDULED = {name for name, v in VARIANTS.items() if v.get("optim", {}).get("schedule", "constant") != "constant"}
 
 #: protocol -> data overrides (the validation robots are the training robots)
 PROTOCOLS: dict[str, dict] = {
@@ -95,6 +101,15 @@ def train_variant(run_dir: Path, cfg_overrides: dict, examples: int, progress: b
     cfg = from_dict(TrainConfig, cfg_overrides)
     steps = examples // cfg.data.batch_size
     if (run_dir / "last.pt").is_file():
+        if cfg.optim.schedule != "constant":
+            from ggik.typed_config import load_yaml
+
+            recorded = load_yaml(run_dir / "config.yaml")["steps"]
+            if recorded != steps:
+                raise BenchmarkError(
+                    f"{run_dir}: a {cfg.optim.schedule} schedule ends at the run's length ({recorded} steps); "
+                    f"--examples {examples} would change it mid-run: use another --runs folder"
+                )
         trainer = Trainer.resume(run_dir, {"steps": steps}, progress=progress)
         cfg.steps = steps
         if trainer.cfg != cfg:
@@ -129,6 +144,8 @@ def variant_rows(run_dir: Path) -> tuple[list[list], str]:
         for r in val
     ]
     name = run_dir.name
+    if name in SCHEDULED:
+        return rows, f"{name}: a scheduled learning rate; its last point is the measurement (not fitted)"
     if len(val) < 4:
         return rows, f"{name}: {len(val)} validation points, too few for a fit past the first"
     a, b = power_law_fit(val, skip_examples=val[0]["examples"])

@@ -8,7 +8,14 @@ import pytest
 
 from benchmarks.common.scripts import BenchmarkError
 from benchmarks.data_efficiency.data_efficiency import main
-from benchmarks.data_efficiency.study import PROTOCOLS, VARIANTS, run_config, train_variant, variant_rows
+from benchmarks.data_efficiency.study import (
+    PROTOCOLS,
+    SCHEDULED,
+    VARIANTS,
+    run_config,
+    train_variant,
+    variant_rows,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -69,6 +76,18 @@ def test_runs_resume_to_more_examples_and_tabulate(tmp_path):
     assert main(argv + ["--curves", str(tmp_path / "c.png")]) == 0
     text = Path(f"{out}.md").read_text()
     assert text.count("| b128-lr1e-3 |") == 5 and "too short" in text and (tmp_path / "c.png").is_file()
+
+
+def test_a_cosine_run_is_one_length_and_is_not_fitted(tmp_path):
+    run = tmp_path / "panda" / "b128-lr1e-3-cosine"
+    cfg = run_config("b128-lr1e-3-cosine", "panda", 32, TINY)
+    assert cfg["optim"]["schedule"] == "cosine" and "b128-lr1e-3-cosine" in SCHEDULED and "b128-lr1e-3" not in SCHEDULED
+    assert train_variant(run, cfg, 96, progress=False)["steps"] == 12
+    assert train_variant(run, cfg, 96, progress=False)["steps"] == 12  # the same length again: nothing to do
+    with pytest.raises(BenchmarkError, match="cosine schedule ends at the run's length"):
+        train_variant(run, cfg, 160, progress=False)
+    rows, note = variant_rows(run)
+    assert [r[0] for r in rows] == [32, 64, 96] and "not fitted" in note
 
 
 def test_a_run_without_validation_is_a_clear_error(tmp_path):
