@@ -30,7 +30,17 @@ from ggik.evaluation.report import Table
 from ggik.evaluation.training_curves import mean_best_error, plot_training_curves, power_law_fit, read_metrics
 from ggik.typed_config import merge
 
-__all__ = ["BASE", "VARIANTS", "SCHEDULED", "PROTOCOLS", "MIN_SPAN", "run_config", "train_variant", "variant_rows", "study_table"]
+__all__ = [
+    "BASE",
+    "VARIANTS",
+    "SCHEDULED",
+    "PROTOCOLS",
+    "MIN_SPAN",
+    "run_config",
+    "train_variant",
+    "variant_rows",
+    "study_table",
+]
 
 #: a power law read off fewer than this many times the examples is not extrapolated: early points of a short run are
 #: the transient of the start (a low learning rate's slow start made a 2.5x-long curve predict 10 mm at 0.5 M examples)
