@@ -150,7 +150,8 @@ def test_default_yaml_trains_the_shipped_recipe_from_scratch():
         100,
         300,
     )
-    assert cfg.steps * cfg.data.batch_size > sum(load_checkpoint(path)["examples"] for path, _, _ in HISTORY.values())
+    stages = [path for name, (path, _, _) in HISTORY.items() if name != "v7"]  # v8's count includes v7's
+    assert cfg.steps * cfg.data.batch_size > sum(load_checkpoint(path)["examples"] for path in stages)
 
 
 @pytest.mark.parametrize("run", ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"])

@@ -10,8 +10,9 @@ import torch
 
 from ggik import GGIKError
 from ggik.nn.cvae import ModelConfig
+from ggik.training.compile_modes import COMPILE_MODES, CUDA_GRAPH_MODES, check_compile_mode
 from ggik.training.config import TrainConfig
-from ggik.training.trainer import COMPILE_MODES, CUDA_GRAPH_MODES, Trainer, check_compile_mode
+from ggik.training.trainer import Trainer
 
 CUDA, CPU = torch.device("cuda"), torch.device("cpu")
 SHIPPED = ModelConfig()
@@ -47,8 +48,12 @@ def test_an_unknown_mode_is_a_clear_error():
         check_compile_mode("fast", CPU, SHIPPED)
 
 
-def test_the_trainer_checks_its_mode(tmp_path):
+def test_the_trainer_checks_its_mode_before_touching_the_device(tmp_path):
     cfg = TrainConfig()
     cfg.compile = "fastest"
     with pytest.raises(GGIKError, match="compile must be one of"):
         Trainer(cfg, tmp_path / "run", progress=False)
+    cfg.compile = "reduce-overhead"  # on this CPU-only machine CUDA would fail at once: the refusal comes first
+    with pytest.raises(GGIKError, match="compile=reduce-overhead uses CUDA graphs"):
+        Trainer(cfg, tmp_path / "run", device="cuda", progress=False)
+    assert not (tmp_path / "run").exists()

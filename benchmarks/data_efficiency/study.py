@@ -112,9 +112,9 @@ def train_variant(run_dir: Path, cfg_overrides: dict, examples: int, progress: b
     steps = examples // cfg.data.batch_size
     if (run_dir / "last.pt").is_file():
         if cfg.optim.schedule != "constant":
-            from ggik.typed_config import load_yaml
+            from ggik.checkpoint import read_checkpoint
 
-            recorded = load_yaml(run_dir / "config.yaml")["steps"]
+            recorded = read_checkpoint(run_dir / "last.pt")["config"]["steps"]
             if recorded != steps:
                 raise BenchmarkError(
                     f"{run_dir}: a {cfg.optim.schedule} schedule ends at the run's length ({recorded} steps); "

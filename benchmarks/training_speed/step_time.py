@@ -17,7 +17,7 @@ import torch
 from benchmarks.common.scripts import add_device_arg, nonnegative_int, positive_int, run_table_script
 from benchmarks.training_speed.step_timing import step_time_table
 from ggik.data import SAMPLERS
-from ggik.training.trainer import COMPILE_MODES
+from ggik.training.compile_modes import COMPILE_MODES
 
 __all__ = ["main"]
 

@@ -23,6 +23,7 @@ import torch
 from benchmarks.common.scripts import bench_device
 from ggik.errors import GGIKError
 from ggik.evaluation.report import Table
+from ggik.training.compile_modes import check_compile_mode
 from ggik.training.config import TrainConfig
 from ggik.training.trainer import Trainer
 
@@ -75,13 +76,13 @@ def step_time_table(args: argparse.Namespace) -> Table:
     for sampler in args.samplers:
         for mode in args.compile:
             for micro in args.micro_batches if args.device == "cpu" else [0]:
-                bf16 = args.bf16 == "on"
-                try:
-                    r = measure(args.device, args.batch, args.steps, args.warmup, sampler, mode, bf16, micro)
-                except GGIKError as err:  # a mode the trainer refuses here (CUDA graphs): a note, the rows go on
+                try:  # a mode the trainer refuses here (CUDA graphs): a note, and the next row
+                    check_compile_mode(mode, dev, TrainConfig().model)
+                except GGIKError as err:
                     table.notes.append(f"{sampler} / {mode}: refused by the trainer: {err}")
                     print(table.notes[-1], flush=True)
                     continue
+                r = measure(args.device, args.batch, args.steps, args.warmup, sampler, mode, args.bf16 == "on", micro)
                 share = r["data_ms"] / r["step_ms"]
                 label = (micro or "one pass") if args.device == "cpu" else "-"
                 table.add(sampler, mode, label, r["examples_per_s"], r["step_ms"], r["data_ms"], share)

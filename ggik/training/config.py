@@ -77,6 +77,6 @@ class TrainConfig:
     #: torch.compile of the model for training: "eager" (none) or a torch.compile mode ("default", "reduce-overhead":
     #: CUDA graphs, "max-autotune"); the stacked sampler keeps every batch's shapes fixed, so it compiles once. On
     #: CUDA the shipped architecture trains with "default": CUDA graphs cannot capture its Gauss-Newton moves
-    #: (:func:`ggik.training.trainer.check_compile_mode` refuses them)
+    #: (:func:`ggik.training.compile_modes.check_compile_mode` refuses them)
     compile: str = "eager"
     seed: int = 0  #: seed of model initialisation and of the training noise

@@ -32,7 +32,8 @@ from ggik.errors import GGIKError
 from ggik.fileio import atomic_write
 from ggik.graph.goal_kinds import check_goal_kind
 from ggik.ik.sampling import native_bf16
-from ggik.nn.cvae import GGIKModel, ModelConfig
+from ggik.nn.cvae import GGIKModel
+from ggik.training.compile_modes import check_compile_mode
 from ggik.training.config import TrainConfig
 from ggik.training.fine_tune import load_initial_weights
 from ggik.training.metrics_log import MetricsLog
@@ -43,32 +44,7 @@ from ggik.training.validation import ValidationGroup, validate, validation_group
 from ggik.typed_config import from_dict, merge, to_dict
 from ggik.version import __version__
 
-__all__ = ["Trainer", "NonFiniteLoss", "check_compile_mode"]
-
-
-COMPILE_MODES = ("eager", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
-#: the torch.compile modes that capture CUDA graphs on a CUDA device
-CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune")
-
-
-def check_compile_mode(mode: str, device: torch.device, model: ModelConfig) -> None:
-    """Raise :class:`GGIKError` for a torch.compile ``mode`` that cannot train ``model`` on ``device``.
-
-    CUDA graphs (``reduce-overhead``, ``max-autotune`` on CUDA) failed to capture the training step of a model with
-    full Gauss-Newton moves on an H200 (torch 2.11; the capture stops at ``aten._linalg_solve_ex``, the batched LU
-    solve, pytorch/pytorch#96632: benchmarks/training_speed/results/step_time_h200_reduce_overhead.log; in v7's
-    sittings on an H100 it stopped earlier, at a host sync since removed). A failed capture leaves the CUDA context
-    unusable, so the run would crash deep inside torch after compiling. ``gn_solver="jacobi"`` (closed-form 3 x 3
-    solves) and ``gn_steps=0`` are not refused; neither has been captured on a GPU yet.
-    """
-    if mode not in COMPILE_MODES:
-        raise GGIKError(f"compile must be one of {COMPILE_MODES}, got {mode!r}")
-    if device.type == "cuda" and mode in CUDA_GRAPH_MODES and model.gn_steps > 0 and model.gn_solver == "full":
-        raise GGIKError(
-            f"compile={mode} uses CUDA graphs, which cannot capture this model's training step (its Gauss-Newton "
-            "moves solve linear systems that CUDA graph capture refuses; measured on an H200): use "
-            "compile=default (or max-autotune-no-cudagraphs)"
-        )
+__all__ = ["Trainer", "NonFiniteLoss"]
 
 
 class NonFiniteLoss(GGIKError):
@@ -91,6 +67,9 @@ class Trainer:
     ) -> None:
         if not [check_goal_kind(k) for k in cfg.val.goal_kinds]:  # GoalError for a kind that does not exist
             raise GGIKError("val.goal_kinds must name at least one goal kind")
+        check_compile_mode(cfg.compile, torch.device(device), cfg.model)  # before any process group or device work
+        if cfg.cpu_micro_batch < 0:
+            raise GGIKError(f"cpu_micro_batch must be >= 0 (0: one pass), got {cfg.cpu_micro_batch}")
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -140,9 +119,6 @@ class Trainer:
         self._bf16 = cfg.bf16 and native_bf16(self.device)
         cuda = self.device.type == "cuda"  # _first_nonfinite: on CUDA, the first step with a non-finite loss (-1: none)
         self._first_nonfinite = torch.full((), -1, dtype=torch.long, device=self.device) if cuda else None
-        check_compile_mode(cfg.compile, self.device, cfg.model)
-        if cfg.cpu_micro_batch < 0:
-            raise GGIKError(f"cpu_micro_batch must be >= 0 (0: one pass), got {cfg.cpu_micro_batch}")
         self._compiled = torch.compile(self.model, mode=cfg.compile) if cfg.compile != "eager" else None
 
     # ----- state

@@ -38,17 +38,28 @@ def test_step_time_notes_a_mode_the_trainer_refuses_and_goes_on(tmp_path, monkey
     from benchmarks.training_speed import step_timing
     from ggik.errors import GGIKError
 
-    def measure(device, batch, steps, warmup, sampler, mode, bf16, micro=0):
+    def check(mode, device, model):  # as the trainer's check on CUDA, here on the CPU
         if mode == "reduce-overhead":
             raise GGIKError("compile=reduce-overhead uses CUDA graphs, which cannot capture this model")
+
+    def measure(device, batch, steps, warmup, sampler, mode, bf16, micro=0):
+        assert mode != "reduce-overhead", "a refused mode is not measured"
         return {"examples_per_s": 1.0, "step_ms": 2.0, "data_ms": 1.0, "loss": 0.0}
 
+    monkeypatch.setattr(step_timing, "check_compile_mode", check)
     monkeypatch.setattr(step_timing, "measure", measure)
     argv = ["--samplers", "stacked", "--compile", "reduce-overhead", "default", "--micro-batches", "0"]
     assert step_time.main(argv + ["--out", str(tmp_path / "s")]) == 0
     text = (tmp_path / "s.md").read_text()
     assert "| stacked | default |" in text and "| stacked | reduce-overhead |" not in text
     assert "stacked / reduce-overhead: refused by the trainer: compile=reduce-overhead uses CUDA graphs" in text
+
+    def diverging(*args, **kwargs):  # any other error of a measurement is not a refusal: the study fails
+        raise GGIKError("the training loss became NaN")
+
+    monkeypatch.setattr(step_timing, "measure", diverging)
+    with pytest.raises(GGIKError, match="NaN"):
+        step_time.main(["--samplers", "stacked", "--compile", "default", "--micro-batches", "0"])
 
 
 def test_latency_study_rows(tmp_path):

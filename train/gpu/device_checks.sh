@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
-# The CUDA checks of the model's round 3 in one short run (about 2 minutes on an H200 without the cascades) on
+# The CUDA checks of the model's round 3 in one short run (about 1.5 minutes on an H200 without the cascades) on
 # a GPU machine prepared as for training (train/gpu/README.md). Run from the repository root of a copy of the project:
 #   bash train/gpu/device_checks.sh [OUT_DIR]
 # 1. the tests skipped without CUDA (sampling on the device, the stacked sampler, LM and the fixed-size Gauss-Newton
 #    step), where pytest is installed; 2. sampling's whole call per goal with the model on CUDA (200 goals, 32 samples,
-#    K = 1 and 4); 3. the cascades with sampling on CUDA; 4. training steps with compile default (CUDA graphs,
-#    reduce-overhead, are refused for the shipped architecture: ggik.training.trainer.check_compile_mode).
+#    K = 1 and 4); 3. training steps with compile default (CUDA graphs, reduce-overhead, are refused for the shipped
+#    architecture: ggik.training.compile_modes.check_compile_mode); 4. the cascades with sampling on CUDA (last: the
+#    longest, LM on the host).
 #    Results go to OUT_DIR (default runs/device_checks); where $OUT is set (the device tool, which brings back at most
-#    8 files) they also go there as one file, device_checks.tar.gz. A failing check does not stop the others, and the
-#    exit status says whether any failed. The shipped model's training run comes first (train_on_gpu.sh).
+#    8 files) they also go there as one file, device_checks.tar.gz, rewritten after every check. A failing check
+#    does not stop the others, and the exit status says whether any failed. The shipped model's training run comes first (train_on_gpu.sh).
 set -uo pipefail
 source "$(dirname "$0")/setup.sh" || exit 1
 out=${1:-runs/device_checks}
 mkdir -p "$out"
+if [ -n "${OUT:-}" ] && [ "$(cd "$out" && pwd -P)" = "$(cd "$OUT" && pwd -P)" ]; then
+  echo "device_checks.sh: OUT_DIR is \$OUT itself; name another folder (the results are packed into \$OUT)" >&2
+  exit 2
+fi
 status=0
+pack() {  # after every check, so that a call cut short by its time limit still brings back what ran
+  if [ -n "${OUT:-}" ]; then tar czf "$OUT/device_checks.tar.gz" -C "$out" . || status=1; fi
+}
 if python3 -c "import pytest" 2>/dev/null; then
   python3 -m pytest -q -p no:cacheprovider -k cuda tests/test_oversample.py tests/test_stacked.py tests/test_lm_lean.py \
     tests/test_distance_geometry.py >"$out/cuda_tests.txt" 2>&1 || status=1
@@ -21,11 +29,14 @@ if python3 -c "import pytest" 2>/dev/null; then
 else
   echo "pytest is not installed here: the cuda tests did not run" | tee "$out/cuda_tests.txt"
 fi
+pack
 python3 -m benchmarks.sampling.oversample --device cuda --robots panda ur10 lbr_iiwa kr16_2 -n 200 -s 32 \
   --oversample 1 4 --graphs-per-pass 8192 --repeats 5 --out "$out/oversample_cuda" || status=1
-python3 -m benchmarks.cascade.bench_cascade --device cuda --robots panda ur10 lbr_iiwa kr16_2 -n 200 \
-  --samples 1 2 4 --random-starts 32 --repeats 3 --threads 8 --out "$out/cascade_cuda" || status=1
+pack
 python3 -m benchmarks.training_speed.step_time --device cuda --batch 512 --steps 40 --warmup 10 --samplers stacked \
   --compile default --out "$out/step_time_cuda" || status=1
-if [ -n "${OUT:-}" ]; then tar czf "$OUT/device_checks.tar.gz" -C "$out" . || status=1; fi
+pack
+python3 -m benchmarks.cascade.bench_cascade --device cuda --robots panda ur10 lbr_iiwa kr16_2 -n 200 \
+  --samples 1 2 4 --random-starts 32 --repeats 3 --threads 8 --out "$out/cascade_cuda" || status=1
+pack
 exit $status
