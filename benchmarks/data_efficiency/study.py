@@ -3,9 +3,10 @@
 Every variant trains the shipped architecture (residual inputs, two learned Gauss-Newton moves) from scratch on one
 protocol, with a constant learning rate after 100 warm-up steps and the KL weight warmed up over 300 steps (so that a
 short budget is not spent inside a schedule), on one CPU thread, and differs only by :data:`VARIANTS` [name]: batch
-size and learning rate. The trainer validates every ``--every`` examples (the same number of examples for every
-batch size) on the run's fixed problems: ``val.problems_per_robot`` pose goals per robot, 32 samples each, raw best of
-32 ("raw": the model's point sets, angles recovered, no solver). Runs live in ``RUNS/PROTOCOL/VARIANT`` and are
+size, learning rate, goal-kind mix, width, and one schedule (a cosine over the run's length: :data:`SCHEDULED` variants
+are not extended and not fitted). The trainer validates every ``--every`` examples (the same number of examples for
+every batch size) on the run's fixed problems: ``val.problems_per_robot`` pose goals per robot, 32 samples each, raw
+best of 32 ("raw": the model's point sets, angles recovered, no solver). Runs live in ``RUNS/PROTOCOL/VARIANT`` and are
 resumable: a larger ``--examples`` continues a run.
 
 The table has one row per variant and validation point (examples, steps, CPU minutes, mean best-of-32 position error
