@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ggik.evaluation.training_curves import plot_training_curves, power_law_lines
+from ggik.evaluation.training_curves import plot_training_curves, power_law_lines, throughput_lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,7 +24,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="EXAMPLES",
         help="also print a power-law fit of the mean validation best-of-S error vs examples, from this many on",
     )
+    ap.add_argument("--throughput", action="store_true", help="also print the examples/s of each run per device")
     args = ap.parse_args(argv)
+    if args.throughput:
+        for run in args.runs:
+            print("\n".join(throughput_lines(run)))
     if args.fit_after is not None:
         for run in map(Path, args.runs):
             print("\n".join(power_law_lines(run, args.fit_after)))

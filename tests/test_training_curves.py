@@ -23,6 +23,20 @@ def test_power_law_fit_of_validation_errors_recovers_the_law():
         power_law_fit(val, skip_examples=10**5)
 
 
+def test_throughput_per_device_of_a_run(tmp_path):
+    import json
+
+    from ggik.evaluation.training_curves import throughput_lines
+
+    records = [{"kind": "init", "step": 0}]
+    records += [{"kind": "train", "examples": i, "examples_per_s": float(r)} for i, r in enumerate([5, 1, 3, 2, 4])]
+    records += [{"kind": "train", "examples": 9, "examples_per_s": 100.0, "device": "cuda"}, {"kind": "val"}]
+    (tmp_path / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records))
+    unnamed, cuda = throughput_lines(tmp_path)
+    assert unnamed.endswith("unnamed: 5 records, examples/s median 3 (quartiles 2-4, range 1-5)")
+    assert cuda.endswith("cuda: 1 records, examples/s median 100 (quartiles 100-100, range 100-100)")
+
+
 def test_training_curves_of_a_run(tiny_ckpt, tmp_path):
     """A run folder as `ggik train` leaves it: its records, the figure with the run's budget, the fit report."""
     import json

@@ -75,13 +75,13 @@ def step_time_table(args: argparse.Namespace) -> Table:
     )
     for sampler in args.samplers:
         for mode in args.compile:
+            try:  # a mode the trainer refuses here (CUDA graphs): a note, and the next mode
+                check_compile_mode(mode, dev, TrainConfig().model)
+            except GGIKError as err:
+                table.notes.append(f"{sampler} / {mode}: refused by the trainer: {err}")
+                print(table.notes[-1], flush=True)
+                continue
             for micro in args.micro_batches if args.device == "cpu" else [0]:
-                try:  # a mode the trainer refuses here (CUDA graphs): a note, and the next row
-                    check_compile_mode(mode, dev, TrainConfig().model)
-                except GGIKError as err:
-                    table.notes.append(f"{sampler} / {mode}: refused by the trainer: {err}")
-                    print(table.notes[-1], flush=True)
-                    continue
                 r = measure(args.device, args.batch, args.steps, args.warmup, sampler, mode, args.bf16 == "on", micro)
                 share = r["data_ms"] / r["step_ms"]
                 label = (micro or "one pass") if args.device == "cpu" else "-"

@@ -20,6 +20,7 @@ __all__ = [
     "mean_best_error",
     "power_law_fit",
     "power_law_lines",
+    "throughput_lines",
     "run_budget_line",
     "plot_training_curves",
 ]
@@ -75,6 +76,26 @@ def power_law_lines(run: str | Path, skip_examples: int) -> list[str]:
     if b < 0:
         lines.append(
             f"  extrapolated to 10 mm at {(0.01 / a) ** (1 / b):.3g} examples (an extrapolation, not a measurement)"
+        )
+    return lines
+
+
+def throughput_lines(run: str | Path) -> list[str]:
+    """Training examples per second of a run's records, per device they name (records written before the ``device``
+    field read as "unnamed"): the median and the quartiles over the records, each the rate of its last log
+    interval (the first record of a sitting includes the warm-up and compilation)."""
+    train, _ = read_metrics(run)
+    rates: dict[str, list[float]] = {}
+    for r in train:
+        if "examples_per_s" in r:
+            rates.setdefault(r.get("device", "unnamed"), []).append(r["examples_per_s"])
+    lines = []
+    for device, v in rates.items():
+        v = sorted(v)
+        q1, med, q3 = (v[min(len(v) - 1, int(f * len(v)))] for f in (0.25, 0.5, 0.75))
+        lines.append(
+            f"{run}: {device}: {len(v)} records, examples/s median {med:,.0f} (quartiles {q1:,.0f}-{q3:,.0f}, "
+            f"range {v[0]:,.0f}-{v[-1]:,.0f})"
         )
     return lines
 

@@ -9,7 +9,8 @@
 #    longest, LM on the host).
 #    Results go to OUT_DIR (default runs/device_checks); where $OUT is set (the device tool, which brings back at most
 #    8 files) they also go there as one file, device_checks.tar.gz, rewritten after every check. A failing check
-#    does not stop the others, and the exit status says whether any failed. The shipped model's training run comes first (train_on_gpu.sh).
+#    does not stop the others, and the exit status says whether any failed. The shipped model's training run comes
+#    first (train_on_gpu.sh).
 set -uo pipefail
 source "$(dirname "$0")/setup.sh" || exit 1
 out=${1:-runs/device_checks}
