@@ -1,6 +1,6 @@
-"""The model files of v1-v8 read as they were written, whatever today's defaults, and the defaults are the shipped
+"""The model files of v1-v9 read as they were written, whatever today's defaults, and the defaults are the shipped
 recipe: ``ggik.checkpoint.IMPLIED_CONFIG`` (what an absent config key means), the run configs in train/configs
-against the configs the runs recorded, and every kept export (train/checkpoints/vN/export.pt; v8's is the shipped
+against the configs the runs recorded, and every kept export (train/checkpoints/vN/export.pt; v9's is the shipped
 ggik/weights/ggik_default.pt) loaded, sampled with fixed noise in float64 and shown by ``ggik info``."""
 
 from __future__ import annotations
@@ -45,10 +45,11 @@ HISTORY = {
     "v5": (RUNS / "v5" / "export.pt", 7000, (8.40594465526, 134.518592811, 106.136007296)),
     "v6": (RUNS / "v6" / "export.pt", 2600, (8.75928959027, 134.440382721, 106.153380293)),
     "v7": (RUNS / "v7" / "export.pt", 16019, (6.217061548, 133.70679094, 104.148071824)),
-    "v8": (SHIPPED, 25402, (1.792864561, 135.057915838, 104.697464656)),
+    "v8": (RUNS / "v8" / "export.pt", 25402, (1.792864561, 135.057915838, 104.697464656)),
+    "v9": (SHIPPED, 40990, (4.61736224919, 137.323929522, 107.303575193)),
 }
-#: v8 is v7's run resumed (the same optimiser, schedule and data stream), so it has v7's config file
-RUN_CONFIG = {"v8": "v7"}
+#: v8 and v9 are v7's run resumed (the same optimiser, schedule and data stream), so they have v7's config file
+RUN_CONFIG = {"v8": "v7", "v9": "v7"}
 #: the --set overrides of v1's later stages (train/checkpoints/README.md), over train/configs/v1.yaml
 V1_LAST_STAGE = ["steps=22000", "data.random_weight=0", "data.randomized_weight=0", "threads=2"]
 SECTIONS = ("model", "data", "optim", "loss", "val")
@@ -150,11 +151,11 @@ def test_default_yaml_trains_the_shipped_recipe_from_scratch():
         100,
         300,
     )
-    stages = [path for name, (path, _, _) in HISTORY.items() if name != "v7"]  # v8's count includes v7's
+    stages = [path for name, (path, _, _) in HISTORY.items() if name not in ("v7", "v8")]  # v9's count includes both
     assert cfg.steps * cfg.data.batch_size > sum(load_checkpoint(path)["examples"] for path in stages)
 
 
-@pytest.mark.parametrize("run", ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"])
+@pytest.mark.parametrize("run", ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"])
 def test_each_run_config_reproduces_the_config_its_run_recorded(run):
     data = load_yaml(CONFIGS / f"{RUN_CONFIG.get(run, run)}.yaml")
     if run == "v1":  # v1 went through four stages; the last one's overrides
@@ -222,5 +223,5 @@ def test_ggik_info_shows_each_file(name, capsys):
         assert predated in out and '"data.sampler": "per-robot"' in out and '"compile": "eager"' in out
     elif name == "v7":  # v7 predates the random tool offsets
         assert predated in out and '"data.tool_offset": 0.0' in out and '"data.sampler"' not in out
-    else:  # v8's last sitting wrote every key of today's config
+    else:  # v8's and v9's last sittings wrote every key of today's config
         assert predated not in out
