@@ -20,6 +20,7 @@ import torch
 from ggik.errors import GGIKError
 from ggik.fileio import atomic_write, load_torch_file
 from ggik.graph.batch import GraphBatch
+from ggik.graph.conventions import check_convention
 from ggik.graph.goal_kinds import GOAL_KINDS
 from ggik.graph.robot_graph import RobotGraph
 from ggik.graph.stacked import StackedGraphs
@@ -90,9 +91,10 @@ def _categorical(weights: list[float], n: int, g: torch.Generator) -> torch.Tens
 
 
 class TrainingData:
-    """Batches of solved examples, drawn on the fly from :class:`DataConfig`."""
+    """Batches of solved examples, drawn on the fly from :class:`DataConfig`, on graphs of ``convention``
+    (:mod:`ggik.graph.conventions`; the model's ``cfg.graph``)."""
 
-    def __init__(self, cfg: DataConfig) -> None:
+    def __init__(self, cfg: DataConfig, convention: str = "frames") -> None:
         unknown = [n for n in cfg.robots if n not in available_robots()]
         if unknown:
             raise GGIKError(f"unknown training robots {unknown}; shipped robots: {available_robots()}")
@@ -122,7 +124,8 @@ class TrainingData:
         self.cfg = cfg
         self.sampler = "stacked" if cfg.sampler == "auto" and named_only else cfg.sampler.replace("auto", "per-robot")
         self._kinds = {k: float(w) for k, w in cfg.goal_kinds.items() if w > 0}
-        self.graphs = {name: RobotGraph.from_robot(Robot.from_name(name)) for name in cfg.robots}
+        self.convention = check_convention(convention)
+        self.graphs = {name: RobotGraph.from_robot(Robot.from_name(name), convention) for name in cfg.robots}
         self._weights = weights
         self._stacks: dict[torch.device, tuple[StackedGraphs, torch.Tensor, torch.Tensor]] = {}
         if cfg.tool_offset > 0 and self.sampler != "stacked":
@@ -161,7 +164,7 @@ class TrainingData:
             split = [n_random // R + (1 if i < n_random % R else 0) for i in range(R)]
             for k in split:
                 dof = c.random_dofs[int(torch.randint(len(c.random_dofs), (), generator=g))]
-                graphs.append(RobotGraph.from_robot(random_robot(dof, g)))
+                graphs.append(RobotGraph.from_robot(random_robot(dof, g), self.convention))
                 sizes.append(k)
         if n_randomized:
             R = min(c.random_robots_per_batch, n_randomized)
@@ -169,7 +172,8 @@ class TrainingData:
             base_w = list(c.robots.values())
             for k in split:
                 base = names[int(torch.multinomial(torch.tensor(base_w, dtype=torch.float64), 1, generator=g))]
-                graphs.append(RobotGraph.from_robot(randomize_links(self.graphs[base].robot, c.randomize_fraction, g)))
+                robot = randomize_links(self.graphs[base].robot, c.randomize_fraction, g)
+                graphs.append(RobotGraph.from_robot(robot, self.convention))
                 sizes.append(k)
         parts = [self._examples(gr, gr.robot.sample_q(k, g), g) for gr, k in zip(graphs, sizes)]
         return GraphBatch.cat(parts), graphs, sizes
@@ -182,7 +186,9 @@ class TrainingData:
         return self.batch(step, rank, batch_size)[0].to(device)
 
     def stack(self, device: torch.device | str = "cpu") -> StackedGraphs:
-        """The named robots as one :class:`StackedGraphs` on ``device`` (built once per device)."""
+        """The named robots as one :class:`StackedGraphs` on ``device`` (built once per device). On canonical graphs
+        the R robots are followed by their graphs for position goals (:meth:`RobotGraph.for_goal_kind`), robot r's
+        at index R + r."""
         return self._stacked(device)[0]
 
     def _stacked(self, device: torch.device | str) -> tuple[StackedGraphs, torch.Tensor, torch.Tensor]:
@@ -190,8 +196,13 @@ class TrainingData:
         (2, kinds)) on ``device``, built once: no per-step tensor construction or host-to-device copy of constants."""
         device = torch.device(device)
         if device not in self._stacks:
-            stack = StackedGraphs(list(self.graphs.values()), device)
-            robot_w = torch.tensor(list(self.cfg.robots.values()), dtype=torch.float64, device=device)
+            graphs = list(self.graphs.values())
+            weights = list(self.cfg.robots.values())
+            if self.convention == "canonical":  # position goals fix the tool point: their own graphs, never drawn
+                graphs += [g.for_goal_kind("position") for g in graphs]
+                weights += [0.0] * len(weights)
+            stack = StackedGraphs(graphs, device)
+            robot_w = torch.tensor(weights, dtype=torch.float64, device=device)
             kind_w = torch.tensor([self._kinds.get(k, 0.0) for k in GOAL_KINDS], dtype=torch.float64, device=device)
             pose_only = (torch.arange(len(GOAL_KINDS), device=device) == GOAL_KINDS.index("pose")).to(torch.float64)
             self._stacks[device] = (stack, robot_w, torch.stack([kind_w, pose_only]))
@@ -233,6 +244,11 @@ class TrainingData:
         per_robot = torch.where(stack.partial_ok[:, None], kind_w[0], kind_w[1])  # (R, kinds): off-axis EE: poses
         kind = _pick(per_robot[robot], u[:, 1])
         offset = c.tool_offset * (2.0 * u[:, -1] - 1.0) if c.tool_offset > 0 else None
+        if self.convention == "canonical":  # a position goal's example on its robot's graph for position goals
+            position = kind == GOAL_KINDS.index("position")
+            robot = torch.where(position, robot + len(self.graphs), robot)
+            if offset is not None:  # a tool offset moves no point of a canonical graph but the tool point
+                offset = torch.where(position, offset, torch.zeros_like(offset))
         return robot, stack.sample_q(robot, u[:, 2 : 2 + stack.n_max]), kind, offset
 
     def _examples(self, graph: RobotGraph, q: torch.Tensor, g: torch.Generator) -> GraphBatch:

@@ -172,6 +172,7 @@ def test_each_model_file_loads_as_recorded_and_samples_as_before(name):
     implied = IMPLIED_CONFIG[WEIGHTS_FORMAT]["model"]
     assert ckpt["format"] == WEIGHTS_FORMAT and ckpt["step"] == step
     assert dataclasses.asdict(model.cfg) == {**implied, **recorded}
+    assert model.cfg.graph == "frames" and "graph" not in recorded, "v1-v9 predate the canonical graph"
     assert (model.gn_follow is None) == (name == "v1")
     torch.testing.assert_close(fingerprint(model), torch.tensor(expected, dtype=torch.float64), rtol=1e-9, atol=1e-9)
 
@@ -223,5 +224,5 @@ def test_ggik_info_shows_each_file(name, capsys):
         assert predated in out and '"data.sampler": "per-robot"' in out and '"compile": "eager"' in out
     elif name == "v7":  # v7 predates the random tool offsets
         assert predated in out and '"data.tool_offset": 0.0' in out and '"data.sampler"' not in out
-    else:  # v8's and v9's last sittings wrote every key of today's config
-        assert predated not in out
+    else:  # v8's and v9's last sittings wrote every key of today's config but the graph convention (frames)
+        assert f'{predated}: {{"model.graph": "frames"}}' in out

@@ -92,16 +92,17 @@ def _generalisation_families(
     dofs: Sequence[int],
     scales: Sequence[float],
     family_size: int,
+    convention: str = "frames",
 ) -> tuple[list[_Family], list[str]]:
     trained = trained_named_robots(training)
     random_dofs = trained_random_dofs(training)
-    references = {n: structure_lengths(RobotGraph.from_robot(Robot.from_name(n))) for n in trained}
+    references = {n: structure_lengths(RobotGraph.from_robot(Robot.from_name(n), convention)) for n in trained}
     families: list[_Family] = []
     notes: list[str] = []
 
     def family(name: str, members: list[Robot], distances: list[tuple[float, str]] | None = None) -> None:
         if distances is None:
-            distances = [_edge_distance(RobotGraph.from_robot(r), references, random_dofs) for r in members]
+            distances = [_edge_distance(RobotGraph.from_robot(r, convention), references, random_dofs) for r in members]
         families.append(_Family(name, members, distances))
 
     if robots is None:
@@ -140,7 +141,7 @@ def _generalisation_families(
             distances.append(
                 (r, f"scale r of {base}")
                 if base in trained
-                else _edge_distance(RobotGraph.from_robot(robot), references, random_dofs)
+                else _edge_distance(RobotGraph.from_robot(robot, convention), references, random_dofs)
             )
         family(f"randomized r={r:g}", members, distances)
     return families, notes
@@ -178,7 +179,9 @@ def generalisation_table(
     dofs, scales = list(dict.fromkeys(dofs)), [float(r) for r in dict.fromkeys(scales)]
     _check_generalisation_options(cfg, dofs, scales, family_size)
     refine = refine or RefineConfig()
-    families, notes = _generalisation_families(training, cfg.seed, robots, dofs, scales, family_size)
+    families, notes = _generalisation_families(
+        training, cfg.seed, robots, dofs, scales, family_size, model.cfg.graph
+    )
     if not families:
         raise GGIKError("nothing to evaluate: " + (notes[0] if notes else "no named robot, no --dofs and no --scales"))
     table = Table(
@@ -207,7 +210,7 @@ def generalisation_table(
             T = robot.fk(q)
             raw = sample_joint_angles(
                 model,
-                RobotGraph.from_robot(robot),
+                model.graph(robot),
                 T,
                 cfg.samples,
                 generator=step_generator(cfg.seed, rng.GENERALISATION_SAMPLES),

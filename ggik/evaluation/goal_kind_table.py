@@ -206,7 +206,7 @@ def goal_kind_rows(
             graph: RobotGraph | None = None
             refused = ""  # why the robot has no graph
             try:
-                graph = RobotGraph.from_robot(robot)
+                graph = model.graph(robot)
             except GraphError as exc:
                 refused = str(exc)
             for kind in kinds:

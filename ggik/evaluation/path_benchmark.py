@@ -145,7 +145,7 @@ def run_path_benchmark(opts: PathBenchmark, out_dir: str | Path, command: str) -
     bar = tqdm(total=len(entries) * len(opts.methods), desc="paths", disable=not opts.progress, dynamic_ncols=True)
     for p_index, entry in enumerate(entries):
         robot, poses, q_start = load_path(opts.suite, entry)
-        graph = RobotGraph.from_robot(robot) if model is not None else None
+        graph = model.graph(robot) if model is not None else None
         for m_index, method in enumerate(opts.methods):
             bar.set_postfix_str(f"{entry.name}: {method}")
             if (entry.robot, method) not in warm:  # one-off costs (first calls, caches) stay out of the timings

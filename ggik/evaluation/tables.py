@@ -191,7 +191,7 @@ def accuracy_table(
         ],
     )
     for robot, _, T in tqdm(evaluation_problems(robots, cfg), desc="accuracy", disable=not progress):
-        graph = RobotGraph.from_robot(robot)
+        graph = model.graph(robot)
         sample_joint_angles(model, graph, T[:1], cfg.samples)  # warm-up: the first call pays one-off costs
         t0 = time.perf_counter()
         raw = sample_joint_angles(
@@ -276,7 +276,7 @@ def seeding_table(
         ],
     )
     for robot, _, T in tqdm(evaluation_problems(robots, cfg), desc="seeding", disable=not progress):
-        graph = RobotGraph.from_robot(robot)
+        graph = model.graph(robot)
         sample_joint_angles(model, graph, T[:1], cfg.samples)  # warm-up
         t0 = time.perf_counter()
         raw = sample_joint_angles(model, graph, T, cfg.samples, generator=step_generator(cfg.seed, rng.SEEDING_SAMPLES))
@@ -329,7 +329,7 @@ def limits_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig, progres
     )
     for robot, _, T in tqdm(evaluation_problems(robots, cfg), desc="limits", disable=not progress):
         raw = sample_joint_angles(
-            model, RobotGraph.from_robot(robot), T, cfg.samples, generator=step_generator(cfg.seed, rng.LIMITS_SAMPLES)
+            model, model.graph(robot), T, cfg.samples, generator=step_generator(cfg.seed, rng.LIMITS_SAMPLES)
         )
         per_joint = robot.joints_within_limits(raw.q).double().mean((0, 1))
         cells = [100 * v for v in per_joint.tolist()] + ["" for _ in range(width - robot.dof)]

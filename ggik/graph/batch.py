@@ -70,7 +70,9 @@ class GraphBatch:
     ) -> GraphBatch:
         """Problems of one robot: goals ``T_goal`` (B, 4, 4) in the base-link frame (or checked :class:`Goals`),
         or solved examples from ``q`` (B, dof); ``kind`` is the goal kind (None: ``"pose"``, or that of
-        :class:`Goals`), see :meth:`RobotGraph.goals`."""
+        :class:`Goals`), see :meth:`RobotGraph.goals`. The points of solved examples are those of the graph that poses
+        goals of that kind (:meth:`RobotGraph.for_goal_kind`)."""
+        graph = graph.for_goal_kind(T_goal.kind if isinstance(T_goal, Goals) else kind)
         if q is not None:
             q = graph.robot.check_q(q)
             if q.ndim != 2:

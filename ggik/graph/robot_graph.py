@@ -22,6 +22,7 @@ import math
 import torch
 
 from ggik.errors import GoalError, GraphError
+from ggik.graph.conventions import GRAPH_CONVENTIONS, check_convention, graph_frames
 from ggik.graph.frames import AXIS_LENGTH, classical_mds, points_from_frames, rz_left
 from ggik.graph.goal_kinds import check_goal_kind, goal_poses
 from ggik.graph.problem import Goals, PartialGraph
@@ -30,7 +31,7 @@ from ggik.kinematics.consts import ConstCache
 from ggik.kinematics.robot import Robot
 
 __all__ = ["RobotGraph", "PartialGraph", "Goals", "classical_mds", "points_from_frames", "rz_left", "NODE_TYPES"]
-__all__ += ["EDGE_KINDS", "AXIS_LENGTH"]
+__all__ += ["EDGE_KINDS", "AXIS_LENGTH", "GRAPH_CONVENTIONS"]
 
 NODE_TYPES = ("base", "joint", "ee")  #: node type ids 0, 1, 2
 EDGE_KINDS = ("base", "structure", "bounded", "anchor_goal")  #: kinds of known edges in the partial graph
@@ -55,7 +56,7 @@ class RobotGraph:
         T_tool: (4, 4) pose of the EE link in the last graph frame F_n (constant).
     """
 
-    def __init__(self, robot: Robot) -> None:
+    def __init__(self, robot: Robot, convention: str = "frames", ee_anchor: str = "canonical") -> None:
         bad = [(j.name, j.type) for j in robot.joints if j.type == "prismatic"]
         if bad:
             name, _ = bad[0]
@@ -70,24 +71,19 @@ class RobotGraph:
                 f"joint with robot.lock({{...}})"
             )
         self.robot = robot
+        self.convention = check_convention(convention)
+        self.ee_anchor = ee_anchor if convention == "canonical" else "tool"
         n = self.n = robot.dof
         N = self.num_nodes = 2 * n + 4
+        self._position_graph: RobotGraph | None = None  # the canonical graph's sibling for position goals
 
-        zero = torch.zeros(n, dtype=torch.float64)
-        frames, T_ee = robot.joint_frames(zero)
-        axes = robot.joint_axes
-        ez = torch.tensor([0.0, 0.0, 1.0], dtype=torch.float64)
-        J = frames.clone()
-        J[:, :3, :3] = frames[:, :3, :3] @ geo.rotation_between(ez.expand(n, 3), axes)
-        # Last graph frame: on the last axis, at the foot of the perpendicular from the EE origin.
-        d = float((geo.invert_transform(J[-1]) @ T_ee)[2, 3])
-        F_n = J[-1] @ geo.translation(torch.tensor([0.0, 0.0, d], dtype=torch.float64))
-        F = torch.cat([J, F_n[None]], dim=0)  # (n+1, 4, 4) in the base frame
+        _, T_ee = robot.joint_frames(torch.zeros(n, dtype=torch.float64))
+        F = graph_frames(robot, convention, ee_anchor)  # (n+1, 4, 4) in the base frame
         T_base_graph = F[0].clone()
         F_graph = geo.invert_transform(T_base_graph) @ F
         F_graph[0] = torch.eye(4, dtype=torch.float64)  # exactly, not T^-1 T up to rounding
         C = geo.invert_transform(F_graph[:-1]) @ F_graph[1:]  # (n, 4, 4): F_{i-1}^-1 F_i at home
-        T_tool = geo.invert_transform(F_n) @ T_ee
+        T_tool = geo.invert_transform(F[-1]) @ T_ee
 
         names = ["p0", "x", "y", "q0"] + [f"{c}{i}" for i in range(1, n + 1) for c in "pq"]
         nframe = [0, 0, 0, 0] + [i for i in range(1, n + 1) for _ in "pq"]
@@ -157,9 +153,25 @@ class RobotGraph:
         self._consts = ConstCache({k: v.numpy() for k, v in consts.items()})
 
     @classmethod
-    def from_robot(cls, robot: Robot) -> RobotGraph:
-        """The graph of ``robot``. Raises :class:`GraphError` for prismatic or mimic joints on the chain."""
-        return cls(robot)
+    def from_robot(cls, robot: Robot, convention: str = "frames") -> RobotGraph:
+        """The graph of ``robot`` in ``convention`` (:data:`ggik.graph.conventions.GRAPH_CONVENTIONS`): ``"frames"``
+        (the joint frames of the file, the models v1-v9) or ``"canonical"`` (a function of the joint axes alone: the
+        same graph for every file of one arm, :mod:`ggik.graph.conventions`). A model works on the graphs of the
+        convention it was trained on (``model.cfg.graph``). Raises :class:`GraphError` for prismatic or mimic joints
+        on the chain or an unknown convention."""
+        return cls(robot, convention)
+
+    def for_goal_kind(self, kind: str | None) -> RobotGraph:
+        """The graph that poses goals of ``kind``: this one, except a canonical graph asked for ``"position"`` goals,
+        which fix the tool point and not the canonical EE anchor: then the sibling graph whose p_n is the tool point
+        (``ee_anchor="tool"``, built once). :meth:`goals`, :meth:`partial` and :meth:`joint_angles` hand such goals
+        to it themselves; :meth:`realize` cannot tell kinds apart, so code that makes the points of examples asks
+        for the graph of their kind (:meth:`ggik.graph.GraphBatch.from_graph` does)."""
+        if self.convention != "canonical" or self.ee_anchor == "tool" or check_goal_kind(kind) != "position":
+            return self
+        if self._position_graph is None:
+            self._position_graph = RobotGraph(self.robot, "canonical", ee_anchor="tool")
+        return self._position_graph
 
     # ------------------------------------------------------------------ properties
     @property
@@ -241,8 +253,9 @@ class RobotGraph:
 
     @property
     def supports_partial_goals(self) -> bool:
-        """Whether the EE origin lies on the last joint's axis (within 1 um), so that a position fixes p_n."""
-        return float(self.T_tool[:3, 3].norm()) <= 1e-6
+        """Whether the EE origin lies on the last joint's axis (within 1 um), so that a position fixes a point of it
+        (p_n of the graph of position goals, :meth:`for_goal_kind`)."""
+        return float(self.T_tool[:2, 3].norm()) <= 1e-6
 
     def goals(self, T_goal, kind: str | None = None) -> Goals:
         """Check EE goals ``T_goal`` of ``kind`` (None: ``"pose"``) in the base link frame; map them to the graph frame.
@@ -259,11 +272,12 @@ class RobotGraph:
         kind = check_goal_kind(kind)
         if kind != "pose" and not self.supports_partial_goals:
             raise GraphError(
-                f"{self.robot.name}: the EE origin lies {float(self.T_tool[:3, 3].norm()):.3g} m off the last "
+                f"{self.robot.name}: the EE origin lies {float(self.T_tool[:2, 3].norm()):.3g} m off the last "
                 f"joint axis, so a {kind} goal does not fix p_n; use a pose goal or an EE link on that axis"
             )
-        T_goal = goal_poses(T_goal, kind, self.tool_axis)
-        return Goals(in_base=T_goal, in_graph=self.goal_in_graph(T_goal), kind=kind)
+        graph = self.for_goal_kind(kind)
+        T_goal = goal_poses(T_goal, kind, graph.tool_axis)
+        return Goals(in_base=T_goal, in_graph=graph.goal_in_graph(T_goal), kind=kind)
 
     def partial(self, T_goal, kind: str | None = None) -> PartialGraph:
         """The IK problem for EE goals ``T_goal`` of ``kind`` (see :meth:`goals`; or checked :class:`Goals`).
@@ -272,6 +286,8 @@ class RobotGraph:
         only: q_n's position is 0 and its distances to the base points unknown. Raises ``ValueError`` for bad goals.
         """
         goals = self.goals(T_goal, kind)
+        if self.for_goal_kind(goals.kind) is not self:
+            return self.for_goal_kind(goals.kind).partial(goals)
         G = goals.in_graph
         c = self._consts.get(G.dtype, G.device)
         batch = G.shape[:-2]
@@ -316,6 +332,8 @@ class RobotGraph:
         if points.shape[-2:] != (self.num_nodes, 3):
             raise ValueError(f"points must have shape (..., {self.num_nodes}, 3), got {tuple(points.shape)}")
         goals = self.goals(T_goal)
+        if self.for_goal_kind(goals.kind) is not self:
+            return self.for_goal_kind(goals.kind).joint_angles(points, goals)
         dtype, device = points.dtype, points.device
         c = self._consts.get(dtype, device)
         if not torch.isfinite(points).all():
@@ -388,6 +406,7 @@ class RobotGraph:
         return {
             "format": "ggik-graph/1",
             "robot": self.robot.name,
+            "convention": self.convention,
             "base_link": self.robot.base_link,
             "ee_link": self.robot.ee_link,
             "dof": self.n,
@@ -407,4 +426,7 @@ class RobotGraph:
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{k} {v}" for k, v in self.to_dict()["counts"].items())
-        return f"RobotGraph({self.robot.name}: {self.n} joints, {self.num_nodes} nodes, known edges: {counts})"
+        return (
+            f"RobotGraph({self.robot.name}, {self.convention}: {self.n} joints, {self.num_nodes} nodes, "
+            f"known edges: {counts})"
+        )

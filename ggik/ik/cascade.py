@@ -105,7 +105,7 @@ def lm_cascade(
     T = _check_poses(T_goal)
     S = _check_count(num_samples, "num_samples")
     R = _check_count(random_starts, "random_starts")
-    graph = graph or RobotGraph.from_robot(robot)
+    graph = model.check_graph(graph or model.graph(robot))
     goals = graph.goals(T, "pose")
     outcome = model_first_strategy(model, graph, goals, S, R, "lm", cfg or RefineConfig(), generator, start_generator)
     return _best_per_goal(outcome)

@@ -157,7 +157,7 @@ def solve_path(
     poses, q_start = check_path_inputs(robot, poses, q_start)  # the one check of the poses: nothing below repeats it
     goals = None
     if model is not None:
-        graph = graph or RobotGraph.from_robot(robot)
+        graph = model.check_graph(graph or model.graph(robot))
         goals = Goals(in_base=poses, in_graph=graph.goal_in_graph(poses), kind="pose")  # graph.goals less its check
     T = poses.shape[0]
     scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)

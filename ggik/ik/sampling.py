@@ -74,6 +74,7 @@ def sample_joint_angles(
         raise ValueError(f"oversample must be an integer >= 1, got {oversample!r}")
     if noise is not None and oversample != 1:
         raise ValueError("oversample takes fresh noise; shared noise fixes the samples (use oversample=1)")
+    model.check_graph(graph)
     param = next(model.parameters())
     device = param.device  # angle recovery and FK run where the model runs, in float64; results come back on the CPU
     goals = graph.goals(T_goal.to(torch.float64) if isinstance(T_goal, torch.Tensor) else T_goal).to(

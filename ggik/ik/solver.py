@@ -90,7 +90,7 @@ class GGIK:
 
     def _graph(self, robot: Robot) -> RobotGraph:
         if robot not in self._graphs:
-            self._graphs[robot] = RobotGraph.from_robot(robot)  # GraphError for chains the graph cannot take
+            self._graphs[robot] = self.model.graph(robot)  # the model's convention; GraphError for chains it cannot take
         return self._graphs[robot]
 
     def solve(

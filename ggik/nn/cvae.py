@@ -70,7 +70,10 @@ from dataclasses import asdict
 import torch
 from torch import nn
 
+from ggik.errors import GraphError
 from ggik.graph.batch import GraphBatch
+from ggik.graph.robot_graph import RobotGraph
+from ggik.kinematics.robot import Robot
 from ggik.kinematics.geometry import matrix_to_rotvec
 from ggik.nn import EGNN
 from ggik.nn.decoders import GaussNewtonFollow, NodeDecoder
@@ -117,6 +120,22 @@ class GGIKModel(nn.Module):
             if cfg.gn_steps
             else None
         )
+
+    # ------------------------------------------------------------------ graphs
+    def graph(self, robot: Robot) -> RobotGraph:
+        """The graph of ``robot`` in the convention this model was trained on (``cfg.graph``)."""
+        return RobotGraph.from_robot(robot, self.cfg.graph)
+
+    def check_graph(self, graph: RobotGraph) -> RobotGraph:
+        """``graph`` if it is in this model's convention; :class:`GraphError` otherwise (the model would read another
+        problem than the one posed: samples off by centimetres to metres, with no error)."""
+        if graph.convention != self.cfg.graph:
+            raise GraphError(
+                f"{graph.robot.name}: the graph is in the {graph.convention!r} convention, but this model was trained "
+                f"on {self.cfg.graph!r} graphs; build it with model.graph(robot) (RobotGraph.from_robot(robot, "
+                f"convention={self.cfg.graph!r}))"
+            )
+        return graph
 
     # ------------------------------------------------------------------ inputs
     def node_features(self, batch: GraphBatch) -> torch.Tensor:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ggik.graph.conventions import GRAPH_CONVENTIONS
+
 __all__ = ["ModelConfig"]
 
 
@@ -37,6 +39,9 @@ class ModelConfig:
     gn_damping: float = 1e-2  #: their damping, relative to the mean diagonal of J^T J
     gn_solver: str = "full"  #: "full": the (3M x 3M) Gauss-Newton system; "jacobi": its diagonal 3 x 3 blocks per node
     latent_scope: str = "node"  #: "node": a latent per node (reference); "graph": one latent per graph
+    #: the graph convention the model works on (:mod:`ggik.graph.conventions`): "frames" (the file's joint frames, the
+    #: models v1-v9) or "canonical" (a function of the joint axes: every file of one arm is the same problem)
+    graph: str = "frames"
 
     def check(self) -> None:
         """Raise ValueError on a setting no model can be built with."""
@@ -45,6 +50,7 @@ class ModelConfig:
             "decoder": ("egnn", "node"),
             "latent_scope": ("graph", "node"),
             "gn_solver": ("full", "jacobi"),
+            "graph": GRAPH_CONVENTIONS,
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:

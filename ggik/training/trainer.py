@@ -98,7 +98,7 @@ class Trainer:
             fused=True if self.device.type == "cuda" else None,
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: lr_factor(s, cfg))
-        self.data = TrainingData(cfg.data)
+        self.data = TrainingData(cfg.data, cfg.model.graph)
         self.step = 0
         self.examples = 0
         self.wall_s = 0.0
@@ -299,7 +299,7 @@ class Trainer:
     def validate(self) -> dict:
         """:func:`ggik.training.validation.validate` of the model on :meth:`validation_set`."""
         if self._val_groups is None:
-            self._val_groups = validation_groups(self.validation_set())
+            self._val_groups = validation_groups(self.validation_set(), self.cfg.model.graph)
         return validate(self.model, self._val_groups, self.cfg, self.device)
 
     # ----- the loop

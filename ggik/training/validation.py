@@ -31,9 +31,9 @@ def validation_problems(cfg: TrainConfig) -> ProblemSet:
     return ProblemSet.generate(robots, v.problems_per_robot, v.seed)
 
 
-def validation_groups(problems: ProblemSet) -> list[ValidationGroup]:
-    """The problems per robot, with each robot's graph built once."""
-    return [(r, RobotGraph.from_robot(r), q, T) for r, q, T in problems.groups()]
+def validation_groups(problems: ProblemSet, convention: str = "frames") -> list[ValidationGroup]:
+    """The problems per robot, with each robot's graph (in ``convention``, the model's) built once."""
+    return [(r, RobotGraph.from_robot(r, convention), q, T) for r, q, T in problems.groups()]
 
 
 @torch.no_grad()
