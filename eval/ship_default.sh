@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The evaluation suite of the shipped model: one folder per table under eval/results/, the tables the README quotes.
-# Run from the repository root, alone on the machine (the tables hold timings). About 40 minutes on 2 CPU cores.
+# Run from the repository root, alone on the machine (the tables hold timings). About 40 minutes on 2 CPU cores (11 on the 2-core EPYC of stop 34).
 #
 #   bash eval/ship_default.sh                                   # the whole suite on ggik/weights/ggik_default.pt
 #   STEPS="accuracy seeding" bash eval/ship_default.sh          # a subset, in this order
-#   RUN=runs/NAME STEPS="export curves accuracy seeding generalisation goals paths" bash eval/ship_default.sh
+#   RUN=runs/NAME STEPS="export curves accuracy seeding generalisation goals conventions paths" bash eval/ship_default.sh
 #                                                               # ship a finished run: export it first, then measure
 #
 # export: RUN/last.pt -> ggik/weights/ggik_default.pt (weights only, `ggik export`) and RUN/export.pt;
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
 N=${N:-200}
 DEST=${OUT:-eval/results}
-STEPS=${STEPS:-"accuracy seeding generalisation goals paths"}
+STEPS=${STEPS:-"accuracy seeding generalisation goals conventions paths"}
 # The tables are written outside the checkout first, so that `git describe --dirty` in their headers sees the code
 # as committed (files of eval/results being rewritten would mark it dirty), then moved to DEST with the output
 # folder named as DEST in their commands.
@@ -40,13 +40,14 @@ for step in $STEPS; do
                       --out-dir "$OUT/generalisation" --no-progress ;;
     goals) "$BIN/ggik" eval goals --robots panda ur10 lbr_iiwa kr16_2 -n "$N" -s 32 --out-dir "$OUT/goal_kinds" \
              --no-progress ;;
+    conventions) "$BIN/ggik" eval conventions -n "$N" -s 32 --out-dir "$OUT/conventions" --no-progress ;;
     paths) "$BIN/ggik" eval paths --time-limit 5 --out-dir "$OUT/paths" --no-progress ;;
     *) echo "unknown step $step" >&2; exit 2 ;;
   esac
 done
 for step in $STEPS; do  # after every table is written: a table published earlier would make the next one "dirty"
   case $step in
-    accuracy|seeding|limits|generalisation|paths) publish "$step" ;;
+    accuracy|seeding|limits|generalisation|conventions|paths) publish "$step" ;;
     goals) publish goal_kinds ;;
   esac
 done

@@ -27,6 +27,8 @@ GENERALISATION_SAMPLES = 6  #: model samples of the generalisation table
 GOAL_KINDS_IKNET = 7  #: model samples of the IKNet-protocol columns of the goal-kind table (ggik eval goals)
 RANDOM_FAMILY = 0x6E7  #: robots of the random families of the generalisation table
 PATH_BENCH = 0x9A8  #: random starts and model noise of the path-following benchmark (ggik eval paths)
+CONVENTION_VARIANTS = 0xC0F  #: the transforms of the file variants of the conventions table (ggik eval conventions)
+CONVENTION_SAMPLES = 0xC05  #: model samples of the conventions table
 
 
 def step_generator(*keys: int) -> torch.Generator:

@@ -32,12 +32,16 @@ def _close(a, b, tol: float = 1e-9) -> bool:
     return a == b
 
 
+@pytest.mark.parametrize("convention,folder", [("frames", "graphs"), ("canonical", "graphs/canonical")])
 @pytest.mark.parametrize("name", available_robots())
-def test_committed_graph_json_matches_rebuild(name, tmp_path):
-    assert main(["graph", "build", name, "-o", str(tmp_path / "g.json")]) == 0
+def test_committed_graph_json_matches_rebuild(name, convention, folder, tmp_path):
+    assert main(["graph", "build", name, "--convention", convention, "-o", str(tmp_path / "g.json")]) == 0
     rebuilt = json.loads((tmp_path / "g.json").read_text())
-    committed = json.loads((REPO / "graphs" / f"{name}.json").read_text())
-    assert _close(rebuilt, committed), f"graphs/{name}.json is stale: run `ggik graph build --all -o graphs/`"
+    committed = json.loads((REPO / folder / f"{name}.json").read_text())
+    assert committed["convention"] == convention
+    assert _close(rebuilt, committed), (
+        f"{folder}/{name}.json is stale: run `ggik graph build --all --convention {convention} -o {folder}/`"
+    )
 
 
 def test_graph_build_all_writes_one_file_per_robot(tmp_path):

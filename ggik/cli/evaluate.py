@@ -1,5 +1,5 @@
-"""``ggik eval accuracy|seeding|limits|generalisation|goals|paths``: the evaluation suite, written as Markdown + CSV
-(``paths``: :mod:`ggik.cli.path`)."""
+"""``ggik eval accuracy|seeding|limits|generalisation|goals|conventions|paths``: the evaluation suite, written as
+Markdown + CSV (``paths``: :mod:`ggik.cli.path`)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,13 @@ from typing import Any
 from ggik.cli.arguments import add_threads_arg, non_negative_int, positive_float, positive_int, set_threads
 from ggik.cli.path import add_eval_paths_parser
 from ggik.cli.robots import add_chain_args, resolve_robots
+from ggik.evaluation.conventions_table import VARIANTS
 from ggik.evaluation.report import model_stamp
+from ggik.graph.conventions import GRAPH_CONVENTIONS
 from ggik.graph.goal_kinds import GOAL_KINDS, check_goal_kind
 from ggik.kinematics import available_robots
 
-__all__ = ["add_eval_parser", "cmd_eval", "cmd_eval_generalisation", "cmd_eval_goals"]
+__all__ = ["add_eval_parser", "cmd_eval", "cmd_eval_generalisation", "cmd_eval_goals", "cmd_eval_conventions"]
 
 URDF_FILES = "every URDF file among --robots"  #: what --base/--ee apply to in these commands
 
@@ -131,6 +133,29 @@ def cmd_eval_goals(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval_conventions(args: argparse.Namespace) -> int:
+    from ggik.evaluation.conventions_table import conventions_table
+    from ggik.evaluation.tables import EvalConfig
+    from ggik.ik.solver import GGIK
+
+    solver = GGIK.load_or_pretrained(args.ckpt)
+    robots = resolve_robots(args.robots or available_robots(), args.base, args.ee)
+    set_threads(args.threads)
+    cfg = EvalConfig(problems=args.n, samples=args.samples, seed=args.seed)
+    table = conventions_table(
+        solver.model, robots, cfg, variants=args.variants, conventions=args.conventions, progress=not args.no_progress
+    )
+    md, csv = table.write(
+        Path(args.out_dir) / "conventions",
+        command="ggik " + shlex.join(args.argv),
+        seed=args.seed,
+        model=model_stamp(args.ckpt),
+    )
+    print(md.read_text())
+    print(f"wrote {md} and {csv}")
+    return 0
+
+
 def add_eval_parser(sub: Any) -> None:
     """``ggik eval ...`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
     ev = sub.add_parser("eval", help="evaluation suite (writes Markdown + CSV under eval/results/)")
@@ -231,4 +256,23 @@ def add_eval_parser(sub: Any) -> None:
     p.add_argument("--out-dir", default="eval/results/goal_kinds", help="writes OUT_DIR/goal_kinds.md and .csv")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_eval_goals)
+    p = ev_sub.add_parser(
+        "conventions",
+        help="raw success on the same arms written as other files (frames moved, zeros turned, base, tool), "
+        "on graphs of each convention",
+    )
+    p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
+    p.add_argument("--robots", nargs="*", help="shipped robot names or URDF files (default: all shipped robots)")
+    add_chain_args(p, of=URDF_FILES)
+    p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS), metavar="VARIANT",
+                   help=f"file variants, of {', '.join(repr(v) for v in VARIANTS)} (default: all)")  # fmt: skip
+    p.add_argument("--conventions", nargs="+", default=list(GRAPH_CONVENTIONS), choices=list(GRAPH_CONVENTIONS),
+                   help="graph conventions to sample on (default: both)")  # fmt: skip
+    p.add_argument("-n", "--goals", dest="n", type=positive_int, default=200, help="pose goals per robot")
+    p.add_argument("-s", "--samples", type=positive_int, default=32, help="samples per goal")
+    p.add_argument("--seed", type=int, default=0, help="seed of goals, samples and the files' transforms")
+    add_threads_arg(p)
+    p.add_argument("--out-dir", default="eval/results/conventions", help="writes OUT_DIR/conventions.md and .csv")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_eval_conventions)
     add_eval_paths_parser(ev_sub)

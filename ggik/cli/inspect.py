@@ -11,6 +11,7 @@ from ggik.cli.robots import add_chain_args, resolve_robot
 from ggik.errors import GGIKError
 from ggik.fileio import atomic_write_text
 from ggik.graph import RobotGraph
+from ggik.graph.conventions import GRAPH_CONVENTIONS
 from ggik.kinematics import Robot, available_robots
 
 __all__ = ["add_robot_parser", "add_graph_parser", "cmd_robot_show", "cmd_graph_build", "cmd_graph_show"]
@@ -46,7 +47,7 @@ def cmd_graph_build(args: argparse.Namespace) -> int:
     to_dir = out is not None and (len(specs) > 1 or args.all or out.is_dir())
     for spec in specs:
         robot = resolve_robot(spec, args.base, args.ee)
-        text = RobotGraph.from_robot(robot).to_json()
+        text = RobotGraph.from_robot(robot, args.convention).to_json()
         if out is None:
             sys.stdout.write(text)
         else:
@@ -58,7 +59,7 @@ def cmd_graph_build(args: argparse.Namespace) -> int:
 
 def cmd_graph_show(args: argparse.Namespace) -> int:
     robot = resolve_robot(args.robot, args.base, args.ee)
-    graph = RobotGraph.from_robot(robot)
+    graph = RobotGraph.from_robot(robot, args.convention)
     info = graph.to_dict()
     print(repr(graph))
     print(
@@ -84,6 +85,16 @@ def add_robot_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_robot_show)
 
 
+def add_convention_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--convention",
+        choices=GRAPH_CONVENTIONS,
+        default="frames",
+        help="graph convention: 'frames' (the file's joint frames, the models v1-v9) or 'canonical' (the joint axes "
+        "alone: every file of an arm gives the same graph); default frames",
+    )
+
+
 def add_graph_parser(sub: Any) -> None:
     """``ggik graph build`` and ``ggik graph show``."""
     graph = sub.add_parser("graph", help="GGIK graphs").add_subparsers(dest="action", required=True)
@@ -91,9 +102,11 @@ def add_graph_parser(sub: Any) -> None:
     p.add_argument("robots", nargs="*", help="URDF files or shipped robot names")
     p.add_argument("--all", action="store_true", help="every shipped robot")
     p.add_argument("-o", "--output", help="output file, or folder (one <robot>.json each); default stdout")
+    add_convention_arg(p)
     add_chain_args(p)
     p.set_defaults(func=cmd_graph_build)
     p = graph.add_parser("show", help="print nodes and known edges of a robot's graph")
     p.add_argument("robot", help="URDF file or shipped robot name")
+    add_convention_arg(p)
     add_chain_args(p)
     p.set_defaults(func=cmd_graph_show)

@@ -179,9 +179,7 @@ def generalisation_table(
     dofs, scales = list(dict.fromkeys(dofs)), [float(r) for r in dict.fromkeys(scales)]
     _check_generalisation_options(cfg, dofs, scales, family_size)
     refine = refine or RefineConfig()
-    families, notes = _generalisation_families(
-        training, cfg.seed, robots, dofs, scales, family_size, model.cfg.graph
-    )
+    families, notes = _generalisation_families(training, cfg.seed, robots, dofs, scales, family_size, model.cfg.graph)
     if not families:
         raise GGIKError("nothing to evaluate: " + (notes[0] if notes else "no named robot, no --dofs and no --scales"))
     table = Table(

@@ -22,7 +22,6 @@ import torch
 from ggik import rng
 from ggik.data import ProblemSet
 from ggik.evaluation.report import Table
-from ggik.graph import RobotGraph
 from ggik.ik.metrics import success_rate
 from ggik.ik.refine import RefineConfig, RefineInfo, lm_refine, slsqp_refine
 from ggik.ik.sampling import RawSamples, sample_joint_angles

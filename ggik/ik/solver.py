@@ -90,7 +90,9 @@ class GGIK:
 
     def _graph(self, robot: Robot) -> RobotGraph:
         if robot not in self._graphs:
-            self._graphs[robot] = self.model.graph(robot)  # the model's convention; GraphError for chains it cannot take
+            self._graphs[robot] = self.model.graph(
+                robot
+            )  # the model's convention; GraphError for chains it cannot take
         return self._graphs[robot]
 
     def solve(

@@ -73,8 +73,8 @@ from torch import nn
 from ggik.errors import GraphError
 from ggik.graph.batch import GraphBatch
 from ggik.graph.robot_graph import RobotGraph
-from ggik.kinematics.robot import Robot
 from ggik.kinematics.geometry import matrix_to_rotvec
+from ggik.kinematics.robot import Robot
 from ggik.nn import EGNN
 from ggik.nn.decoders import GaussNewtonFollow, NodeDecoder
 from ggik.nn.encoding import MixturePrior, ProblemEncoding, mlp, normal_log_prob

@@ -11,13 +11,18 @@ from ggik.nn.cvae import GGIKModel
 from ggik.training.config import TrainConfig
 from ggik.typed_config import from_dict, to_dict
 
-__all__ = ["load_initial_weights"]
+__all__ = ["load_initial_weights", "NOT_ARCHITECTURE"]
+
+#: model config keys that change what the model is given, not its weights: a run may start from a model that differs
+NOT_ARCHITECTURE = ("graph",)
 
 
 def load_initial_weights(model: GGIKModel, path: str | Path, partial: bool = False) -> tuple[dict, dict | None]:
     """Load the weights of checkpoint ``path`` (full or weights-only) into ``model``.
 
-    ``model``'s config must equal the checkpoint's (GGIKError naming every differing key otherwise), unless
+    ``model``'s config must equal the checkpoint's but for the graph convention (:data:`NOT_ARCHITECTURE`: the same
+    weights read another graph of the same arm, e.g. v9's weights fine-tuned on canonical graphs; GGIKError naming
+    every differing key otherwise), unless
     ``partial``: then the architecture may differ and whatever fits is taken (:func:`transfer_weights`; the
     record's ``transfer`` counts copied, widened, fresh and dropped tensors). Returns (the source record: path,
     format, step, examples, ggik version and the source's own ``init_from``; what the source's weights were trained
@@ -29,6 +34,7 @@ def load_initial_weights(model: GGIKModel, path: str | Path, partial: bool = Fal
     except (KeyError, TypeError, GGIKError) as exc:
         raise GGIKError(f"{path}: no usable model config in the checkpoint ({exc})") from None
     mine = to_dict(model.cfg)
+    source, mine = ({k: v for k, v in d.items() if k not in NOT_ARCHITECTURE} for d in (source, mine))
     transfer = None
     if partial:
         transfer = transfer_weights(model, ckpt.get("model") or {})
