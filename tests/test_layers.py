@@ -35,6 +35,7 @@ MAX_LINES = 420
 #: benchmarks/STUDY/ instead (see benchmarks/README.md)
 EVALUATION_SUITE = {
     "__init__",
+    "conventions_table",
     "demo",
     "generalisation",
     "goal_kind_report",

@@ -27,7 +27,6 @@ from benchmarks.common.scripts import BenchmarkError
 from ggik import rng
 from ggik.evaluation.report import Table, model_stamp
 from ggik.evaluation.tables import EvalConfig, evaluation_problems
-from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.cascade import CascadeResult, lm_cascade, lm_random_first, lm_random_starts
 from ggik.ik.refine import RefineConfig
 from ggik.kinematics import Robot
@@ -132,7 +131,7 @@ def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_ste
         list(COLUMNS),
     )
     for robot, _, T in evaluation_problems(robots, EvalConfig(problems=opts.goals, seed=opts.seed)):
-        graph = RobotGraph.from_robot(robot)
+        graph = model.graph(robot)
         base_key = ("LM from random starts", 0)
         methods = {
             base_key: lambda robot=robot, T=T: lm_random_starts(

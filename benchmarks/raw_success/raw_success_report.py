@@ -20,7 +20,6 @@ from benchmarks.common.robots import load_bench_model, robot_from_arg
 from benchmarks.common.streams import RAW_SUCCESS_BASELINE
 from ggik.data import ProblemSet
 from ggik.evaluation.report import model_stamp
-from ggik.graph import RobotGraph
 from ggik.ik.metrics import success_rate
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot
@@ -50,7 +49,7 @@ def raw_success_rows(
     """Per robot: the rows of the model's samples, of the uniform baseline, and the sampling time."""
     rows = []
     for robot, _, T_goal in ProblemSet.generate(robots, problems, seed).groups():
-        graph = RobotGraph.from_robot(robot)
+        graph = model.graph(robot)
         t0 = time.perf_counter()
         raw = sample_joint_angles(model, graph, T_goal, samples, generator=torch.Generator().manual_seed(seed))
         dt = time.perf_counter() - t0

@@ -253,7 +253,7 @@ def measure_run(
     """The measurements of the module docstring for one robot (columns of :data:`COLUMNS` from "raw 1cm&1deg")."""
     refine = refine or RefineConfig()
     ((_, q, T),) = evaluation_problems([robot], cfg)
-    graph = RobotGraph.from_robot(robot)
+    graph = model.graph(robot)
     P, S = T.shape[0], cfg.samples
     sample_joint_angles(model, graph, T[:1], S)  # warm-up
     raw, t_raw, _ = timed(
@@ -326,7 +326,7 @@ def retime_rows(stem: str | Path, runs: dict[tuple[str, str], str | Path], cfg: 
                 continue
             robot = Robot.from_name(row["robot"])
             ((_, _, T),) = evaluation_problems([robot], cfg)  # the goals of measure_run, which times the first 16
-            graph = RobotGraph.from_robot(robot)
+            graph = model.graph(robot)
             new = {k: _parse(v) for k, v in row.items()}
             new["sample ms/goal 1 thr"] = _sampling_ms(model, graph, T, cfg.samples, 1)
             new["sample ms/goal 2 thr"] = _sampling_ms(model, graph, T, cfg.samples, 2)

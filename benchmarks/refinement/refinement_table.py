@@ -15,7 +15,6 @@ import torch
 from ggik import rng
 from ggik.evaluation.report import Table
 from ggik.evaluation.tables import EvalConfig, evaluation_problems, timed
-from ggik.graph import RobotGraph
 from ggik.ik.dg_refine import DGConfig, dg_refine
 from ggik.ik.metrics import success_rate
 from ggik.ik.refine import RefineConfig, lm_refine
@@ -75,7 +74,7 @@ def _robot_rows(
     refine: RefineConfig,
 ) -> None:
     """The rows of one robot on its goals T (P, 4, 4), added to ``table``."""
-    graph = RobotGraph.from_robot(robot)
+    graph = model.graph(robot)
     P = T.shape[0]
     sample_joint_angles(model, graph, T[:1], cfg.samples)  # warm-up: one-off costs
     raw, t_raw, _ = timed(

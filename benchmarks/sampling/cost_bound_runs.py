@@ -78,7 +78,7 @@ def cost_bound_table(args: argparse.Namespace) -> Table:
     )
     for name in args.robots:
         model = load_bench_model(args.ckpt)[0]  # eager: a compiled one is not carried to the next robot
-        graph = RobotGraph.from_robot(robot_from_arg(name, args.seed))
+        graph = model.graph(robot_from_arg(name, args.seed))
         T = graph.robot.fk(graph.robot.sample_q(args.goals, step_generator(args.seed, SAMPLING_GOALS)))
 
         def call(goals: torch.Tensor = T, graph: RobotGraph = graph, model: GGIKModel = model) -> None:

@@ -39,7 +39,7 @@ def oversample_table(args: argparse.Namespace) -> Table:
     )
     gpp, repeats = args.graphs_per_pass, args.repeats
     for name in args.robots:
-        graph = RobotGraph.from_robot(robot_from_arg(name, args.seed))
+        graph = model.graph(robot_from_arg(name, args.seed))
         T = graph.robot.fk(graph.robot.sample_q(args.goals, step_generator(args.seed, SAMPLING_GOALS)))
         sample_joint_angles(model, graph, T[:1], args.samples, graphs_per_pass=gpp)  # warm-up
         for k in args.oversample:

@@ -29,7 +29,7 @@ from benchmarks.common.robots import default_robots, load_bench_model, robot_fro
 from benchmarks.common.scripts import BenchmarkError
 from benchmarks.common.streams import SAMPLING_GOALS, SAMPLING_NOISE
 from ggik.evaluation.report import Table, model_stamp
-from ggik.graph import GraphBatch, RobotGraph
+from ggik.graph import GraphBatch
 from ggik.ik.sampling import native_bf16, sample_joint_angles
 from ggik.rng import step_generator
 
@@ -130,7 +130,7 @@ def run_sampling_benchmark(ckpt_path: str | Path, opts: SamplingBenchmark, out_d
         dynamic_ncols=True,
     )
     for robot in robots:
-        graph = RobotGraph.from_robot(robot)
+        graph = model.graph(robot)
         key = zlib.crc32(robot.name.encode())
         T = robot.fk(robot.sample_q(1, step_generator(opts.seed, SAMPLING_GOALS, key)))  # (1, 4, 4)
         batch = GraphBatch.from_graph(graph, T_goal=T).to(device=param.device, dtype=param.dtype)

@@ -42,7 +42,6 @@ from benchmarks.solvers.solver_runs import Outcome, TracIK, run_lm, run_slsqp, r
 from ggik.data import ProblemSet
 from ggik.errors import GGIKError
 from ggik.evaluation.report import Table, model_stamp
-from ggik.graph import RobotGraph
 from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS
 from ggik.ik.metrics import DISTINCT_TOL, count_distinct
 from ggik.ik.refine import RefineConfig
@@ -213,7 +212,7 @@ def run_solver_benchmark(ckpt_path: str | Path, opts: SolverBenchmark, out_dir: 
             tracik = None
             if method == "GGIK + LM":
                 try:
-                    graph = RobotGraph.from_robot(robot)
+                    graph = model.graph(robot)
                 except GGIKError as exc:
                     notes.append(f"GGIK + LM on {robot.name}: skipped, {exc}")
                     bar.update(len(modes))

@@ -79,11 +79,11 @@ def tool_frame_table(args: argparse.Namespace) -> Table:
     )
     for name in args.robots:
         base = Robot.from_name(name)
-        own = RobotGraph.from_robot(base)
+        own = model.graph(base)
         q = base.sample_q(args.goals, step_generator(args.seed, SAMPLING_GOALS))
         for label, tool in tools(own).items():
             robot = base if label == "own EE" else base.with_tool(tool)
-            graph = RobotGraph.from_robot(robot)
+            graph = model.graph(robot)
             T = robot.fk(q)
             raw = sample_joint_angles(
                 model, graph, T, args.samples, generator=step_generator(args.seed, SAMPLING_NOISE)

@@ -1,12 +1,13 @@
 """The GGIK distance-geometric point set of a revolute chain, its partial and complete graphs.
 
 Representation (GGIK, Limoyo, Marić et al.; see ``RobotGraph`` for details). For a chain of ``n``
-revolute joints there are ``n + 1`` frames ``F_0 .. F_n``: ``F_{i-1}`` is the frame of joint ``i`` at
-the zero configuration with its z axis along the joint axis, so joint ``i`` turns about z of ``F_{i-1}``;
-``F_n`` lies on the last axis where it meets the normal through the end-effector (EE) origin. Each
-frame gives two points, ``p_i`` (its origin) and ``q_i = p_i + L z_i`` with ``L = 1``; two more base
-points ``x = (L, 0, 0)`` and ``y = (0, -L, 0)`` fix the frame. Node order:
-``[p0, x, y, q0, p1, q1, ..., pn, qn]``, ``N = 2 n + 4`` nodes.
+revolute joints there are ``n + 1`` frames ``F_0 .. F_n``: ``F_{i-1}`` sits on the axis of joint ``i`` with its z
+axis along it, so joint ``i`` turns about z of ``F_{i-1}``; ``F_n`` lies on the last axis (the end-effector anchor).
+Where along each axis, and how the base frame is turned, is the graph's *convention*
+(:mod:`ggik.graph.conventions`): ``"frames"`` takes the file's joint frames and the foot of the end-effector (EE)
+origin (the models v1-v9), ``"canonical"`` a function of the joint axes alone. Each frame gives two points, ``p_i``
+(its origin) and ``q_i = p_i + L z_i`` with ``L = 1``; two more base points ``x = (L, 0, 0)`` and ``y = (0, -L, 0)``
+fix the frame. Node order: ``[p0, x, y, q0, p1, q1, ..., pn, qn]``, ``N = 2 n + 4`` nodes.
 
 All point coordinates are in the *graph frame* ``F_0`` (the first joint's frame). Users never see it:
 ``realize`` takes joint values, ``partial`` and ``joint_angles`` take EE goal poses in the robot's base
@@ -43,6 +44,9 @@ class RobotGraph:
 
     Attributes:
         robot: the :class:`Robot`.
+        convention: ``"frames"`` or ``"canonical"`` (:mod:`ggik.graph.conventions`).
+        ee_anchor: where p_n is: ``"tool"`` (the foot of the EE origin on the last axis: every "frames" graph, and the
+            canonical graph of position goals) or ``"canonical"`` (a fixed distance along the last axis).
         n: number of joints (= ``robot.dof``); N = 2 n + 4 nodes.
         node_names: ("p0", "x", "y", "q0", "p1", "q1", ...).
         node_type: (N,) long, index into :data:`NODE_TYPES` (x, y, p0, q0 base; pn, qn ee; else joint).
@@ -386,46 +390,17 @@ class RobotGraph:
 
     # ------------------------------------------------------------------ export
     def to_dict(self, digits: int = 12) -> dict:
-        """A JSON-ready, human-diffable description: nodes, known edges with lengths, anchors, frames."""
-        rnd = lambda x: round(float(x), digits) + 0.0  # noqa: E731  (+0.0 turns -0.0 into 0.0)
-        home = self._home
-        nodes = [
-            {
-                "name": name,
-                "type": NODE_TYPES[int(self.node_type[k])],
-                "frame": int(self.node_frame[k]),
-                "anchor": bool(self.anchor_mask[k]),
-                "home": [rnd(v) for v in home[k]],
-            }
-            for k, name in enumerate(self.node_names)
-        ]
-        edges = []
-        for (a, b), kind in self.edge_kind.items():
-            length = None if kind == "anchor_goal" else rnd(torch.linalg.vector_norm(home[a] - home[b]))
-            edges.append({"u": self.node_names[a], "v": self.node_names[b], "kind": kind, "length": length})
-        return {
-            "format": "ggik-graph/1",
-            "robot": self.robot.name,
-            "convention": self.convention,
-            "base_link": self.robot.base_link,
-            "ee_link": self.robot.ee_link,
-            "dof": self.n,
-            "joint_names": list(self.robot.joint_names),
-            "axis_length": AXIS_LENGTH,
-            "num_nodes": self.num_nodes,
-            "anchors": [self.node_names[k] for k in range(self.num_nodes) if self.anchor_mask[k]],
-            "nodes": nodes,
-            "known_edges": edges,
-            "counts": {kind: sum(1 for k in self.edge_kind.values() if k == kind) for kind in EDGE_KINDS},
-            "T_base_graph": [[rnd(v) for v in row] for row in self.T_base_graph],
-            "T_tool": [[rnd(v) for v in row] for row in self.T_tool],
-        }
+        """A JSON-ready, human-diffable description: nodes, known edges with lengths, anchors, frames
+        (:func:`ggik.graph.export.graph_dict`)."""
+        from ggik.graph.export import graph_dict
+
+        return graph_dict(self, digits)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1) + "\n"
 
     def __repr__(self) -> str:
-        counts = ", ".join(f"{k} {v}" for k, v in self.to_dict()["counts"].items())
+        counts = ", ".join(f"{k} {sum(1 for e in self.edge_kind.values() if e == k)}" for k in EDGE_KINDS)
         return (
             f"RobotGraph({self.robot.name}, {self.convention}: {self.n} joints, {self.num_nodes} nodes, "
             f"known edges: {counts})"
