@@ -226,7 +226,9 @@ class TrainingData:
         Per example, one row of uniforms drawn on the CPU from ``(seed, step, rank)`` (so the data are the same on
         every device) picks the robot (by ``robots`` weights), the goal kind (by ``goal_kinds`` weights among the
         kinds the robot takes: a robot whose EE is off its last axis gets poses) and the configuration (uniform
-        within the limits, all joints).
+        within the limits, all joints). On canonical graphs a position goal's example is made on its robot's graph
+        for position goals (index R + r of :meth:`stack`), and only those examples keep a tool offset (the other
+        kinds' graphs do not depend on the tool).
         """
         c = self.cfg
         if not self.graphs:

@@ -12,9 +12,10 @@ import pytest
 import torch
 
 from ggik import GGIK, Robot, RobotGraph, random_robot
-from ggik.errors import ChainError, GraphError
-from ggik.graph import GraphBatch
+from ggik.errors import ChainError, GGIKError, GraphError
+from ggik.graph import Goals, GraphBatch
 from ggik.graph.conventions import EE_ANCHOR_OFFSET, GRAPH_CONVENTIONS, axis_lines, canonical_points
+from ggik.graph.goal_kinds import GOAL_KINDS
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import geometry as geo
 from ggik.kinematics.reframe import Reframing, random_reframing, reframe
@@ -91,7 +92,7 @@ def test_reframe_refuses_bad_shapes_and_prismatic_joints():
       <joint name="j2" type="prismatic"><parent link="b"/><child link="c"/><axis xyz="1 0 0"/>
         <limit lower="0" upper="1" effort="1" velocity="1"/></joint></robot>"""
     slider = Robot.from_urdf(urdf)
-    with pytest.raises(ChainError, match="revolute joints only"):
+    with pytest.raises(ChainError, match="is a prismatic joint and cannot be reframed"):
         reframe(slider, random_reframing(slider, 0))
 
 
@@ -99,10 +100,12 @@ def test_reframe_refuses_bad_shapes_and_prismatic_joints():
 @pytest.mark.parametrize("family,what,seed", CASES)
 def test_the_canonical_graph_of_any_file_of_an_arm_is_the_same(family, what, seed):
     robot = case_robot(family, what, seed)
-    other, _ = reframed(robot, seed + 7)
-    assert_same(
-        structure(RobotGraph.from_robot(robot, "canonical")), structure(RobotGraph.from_robot(other, "canonical"))
-    )
+    other, how = reframed(robot, seed + 7)
+    mine, theirs = RobotGraph.from_robot(robot, "canonical"), RobotGraph.from_robot(other, "canonical")
+    assert_same(structure(mine), structure(theirs))
+    # the graph frame is the same frame of the arm: in the new base link, the old one moved by the mounting
+    base = torch.as_tensor(how.base)
+    torch.testing.assert_close(theirs.T_base_graph, base @ mine.T_base_graph, rtol=0, atol=TOL)
 
 
 @pytest.mark.parametrize("family,what,seed", CASES[::2])
@@ -158,6 +161,9 @@ def test_realize_and_joint_angles_round_trip_on_canonical_graphs(family, what, s
         g = graph.for_goal_kind(kind)
         got = robot.fk(graph.joint_angles(g.realize(q), graph.goals(T, kind)))
         torch.testing.assert_close(got[:, :3, 3], T[:, :3, 3], rtol=0, atol=1e-9)
+        if kind == "position+axis":  # the tool axis too
+            axis = graph.tool_axis
+            torch.testing.assert_close(got[:, :3, :3] @ axis, T[:, :3, :3] @ axis, rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize("family,what,seed", CASES[::4])
@@ -280,6 +286,9 @@ def test_stacked_canonical_batches_match_the_per_robot_path_and_position_goals_u
     position = kind == 2
     assert position.any() and (robot[position] >= 3).all() and (robot[~position] < 3).all()
     assert_equal_to_per_robot(stack, data.examples(4), robot, q, kind)
+    for r, k in zip(robot.tolist(), kind.tolist()):  # each example on its own robot's graph of its kind
+        own = data.graphs[list(data.graphs)[r % 3]]
+        assert stack.graphs[r] is own.for_goal_kind(GOAL_KINDS[k])
     frames = TrainingData(cfg)  # the same draws on the file's graphs
     assert torch.equal(frames.stacked_draws(4)[1], q)
 
@@ -332,7 +341,7 @@ def test_a_model_of_one_convention_starts_a_run_on_the_other_with_every_weight(t
     state = load_checkpoint(tiny_ckpt)["model"]
     assert all(torch.equal(model.state_dict()[k], v) for k, v in state.items())
     wider = GGIKModel(ModelConfig(**{**load_checkpoint(tiny_ckpt)["config"]["model"], "graph": "canonical", "dim": 24}))
-    with pytest.raises(Exception, match="model.dim"):
+    with pytest.raises(GGIKError, match="model.dim"):
         load_initial_weights(wider, tiny_ckpt)
 
 
@@ -374,3 +383,46 @@ def test_the_conventions_table_is_flat_on_canonical_graphs_for_a_canonical_model
                  "--out-dir", str(tmp_path), "--no-progress"]) == 0  # fmt: skip
     text = (tmp_path / "conventions.md").read_text()
     assert "| panda | all |" in text and "frames (trained)" in text and "sha256" in text
+
+
+# ---------------------------------------------------------------------------------------------- guards
+@pytest.mark.parametrize("tilt", [1e-6, 2e-4, 1e-3, 5e-3])
+def test_nearly_parallel_axes_of_a_calibrated_file_move_the_graph_by_about_the_tilt(tilt):
+    """A calibrated file's axes deviate from parallel by 1e-4-1e-3 rad; the feet of common perpendiculars would then lie
+    kilometres away. Below PARALLEL_TOL the pair counts as parallel: the graph moves by about tilt x the arm's size."""
+    robot = Robot.from_name("ur10")  # joints 2, 3, 4 parallel
+    k = 2  # tilt joint 3's axis about its frame's x by turning its joint frame (the next link's geometry unchanged)
+    how = random_reframing(robot, 0)
+    rot = np.stack([np.eye(3)] * robot.dof)
+    rot[k] = geo.axis_angle_to_matrix(torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64), torch.tensor(tilt)).numpy()
+    how = Reframing(np.zeros(robot.dof), np.zeros(robot.dof), rot, np.eye(4), np.eye(4))
+    tilted = reframe(robot, how)
+    joints = list(tilted.joints)  # the axis reads rot^T a in the turned frame: give it back its old reading
+    joints[k + 1] = type(joints[k + 1])(**{**joints[k + 1].__dict__, "axis": robot.joints[k].axis})
+    tilted = Robot(joints, name="ur10~tilted")
+    exact, bent = RobotGraph.from_robot(robot, "canonical"), RobotGraph.from_robot(tilted, "canonical")
+    assert float(bent.D_const.max()) < 3.0
+    assert float((bent.D_const - exact.D_const).abs().max()) < 10 * tilt + 1e-9
+
+
+def test_goal_features_are_refused_on_canonical_graphs():
+    with pytest.raises(ValueError, match="goal_features"):
+        GGIKModel(ModelConfig(goal_features=True, graph="canonical"))
+    GGIKModel(ModelConfig(dim=16, hidden=16, enc_layers=1, dec_layers=2, gn_steps=1, goal_features=True))
+
+
+def test_goals_made_by_another_graph_of_the_robot_are_mapped_anew():
+    robot = Robot.from_name("puma560")
+    T = robot.fk(robot.sample_q(4, torch.Generator().manual_seed(2)))
+    frames, canonical = RobotGraph.from_robot(robot), RobotGraph.from_robot(robot, "canonical")
+    for kind in ("pose", "position+axis", "position"):
+        mine = canonical.goals(T, kind)
+        theirs = canonical.goals(frames.goals(T, kind))
+        torch.testing.assert_close(theirs.in_graph, mine.in_graph, rtol=0, atol=1e-12)
+        assert isinstance(theirs, Goals) and theirs.kind == kind
+        torch.testing.assert_close(
+            canonical.partial(frames.goals(T, kind)).known_positions, canonical.partial(T, kind).known_positions
+        )
+    tool_graph = canonical.for_goal_kind("position")
+    assert tool_graph.ee_anchor == "tool" and tool_graph.for_goal_kind("pose") is canonical
+    torch.testing.assert_close(tool_graph.partial(T).known_positions, canonical.partial(T).known_positions)

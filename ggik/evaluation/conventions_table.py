@@ -8,7 +8,9 @@ poses (goal = the variant's FK of the same configurations, :meth:`Reframing.pose
 graphs of each convention: ``"frames"`` (the file's own joint frames; the models v1-v9) and ``"canonical"`` (the joint
 axes alone, :mod:`ggik.graph.conventions`). The model's weights are the same in both; on a convention it was not
 trained on it reads another problem than the one it learned (so its level there says how much training that
-convention needs), but the canonical column is the same for every file of an arm by construction. Pose goals; raw
+convention needs), but the canonical graph is the same for every file of an arm by construction (a continuous joint 1
+excepted): its samples are the same point sets, and success differs only where a longer tool turns an orientation
+error into a larger position error. Pose goals; raw
 samples only (no joint-space solver): success = the best of S within 1 cm and 1 degree, as the accuracy table.
 """
 

@@ -19,10 +19,11 @@ The canonical rules (``u_i`` the unit axis of joint i, ``c_i`` the canonical poi
 
 1. Two consecutive axes i, i + 1 that are not parallel: ``c_i`` is the foot on axis i of their common perpendicular
    (the intersection point when they meet), as Denavit-Hartenberg parameters place frame ``i - 1``.
-2. Axis i parallel to axis i + 1 (angle under :data:`PARALLEL_TOL`), and the last axis: ``c_i`` is the projection of
-   ``c_{i-1}`` onto axis i. A chain that begins with parallel axes takes its first points backwards from the first
-   axis placed by rule 1 (``c_i`` the projection of ``c_{i+1}``). A chain whose axes are all parallel (a planar arm)
-   has no canonical height: ``c_1`` is the projection of the base-link origin (the one case where the mounting shows).
+2. Axis i parallel to axis i + 1 (the sine of their angle under :data:`PARALLEL_TOL`, 0.57 deg), and the last axis:
+   ``c_i`` is the projection of ``c_{i-1}`` onto axis i. A chain that begins with parallel axes takes its first
+   points backwards from the first axis placed by rule 1 (``c_i`` the projection of ``c_{i+1}``). A chain whose axes
+   are all parallel (a planar arm) has no canonical height: ``c_1`` is the projection of the base-link origin (the
+   one case where the mounting shows).
 3. The EE anchor ``p_n = c_n + s u_n`` with ``s`` = :data:`EE_ANCHOR_OFFSET`, whatever the tool: a pose goal (and a
    position + tool-axis goal) fixes it exactly. A *position* goal fixes only the tool point; for it the graph is
    built with ``ee_anchor="tool"``: ``p_n`` is the foot of the EE origin on the last axis (the tool point, part of the
@@ -30,11 +31,14 @@ The canonical rules (``u_i`` the unit axis of joint i, ``c_i`` the canonical poi
 4. The base frame ``F_0``: origin ``c_1``, z ``u_1``, x along the common perpendicular of axes 1 and 2 (``u_2 x u_1``
    normalised when they are not parallel, the sign that keeps the base orientation of five of the nine training
    files; the perpendicular from axis 1 towards axis 2 when they are parallel), taken with joint 1 at the middle of
-   its limits, so that turning joint 1's zero angle (which shifts its
-   limits) moves nothing. An unlimited joint 1 takes its zero angle instead (its range has no middle); coincident
-   axes 1 and 2 fall back to a frame built from ``u_1`` alone (neither case is invariant to the file).
+   its limits, so that turning joint 1's zero angle (which shifts its limits) moves nothing. An unlimited joint 1
+   takes its zero angle instead (its range has no middle); coincident axes 1 and 2 fall back to a frame built from
+   ``u_1`` alone (neither case is invariant to the file).
 5. The other frames are turned by the shortest rotation from the base link's z to their axis (their x axis moves no
-   point); ``F_n`` has the rotation of ``F_{n-1}``, so ``C_n`` is a translation along the last axis.
+   point); ``F_n`` has the rotation of ``F_{n-1}``, so ``C_n`` is a translation along the last axis. So the roll of a
+   goal about the last axis, in the graph frame, still depends on the file: it moves no point and enters no distance,
+   but a model that reads the goal's rotation (``ModelConfig.goal_features``) would see it, and is refused on
+   canonical graphs.
 
 A joint's sense of rotation is kinematics, not convention: a file that flips an axis (and negates its angles and
 limits) poses another graph.
@@ -55,6 +59,7 @@ __all__ = [
     "EE_ANCHOR_OFFSET",
     "check_convention",
     "axis_lines",
+    "canonical_points",
     "file_frames",
     "canonical_frames",
     "graph_frames",
@@ -62,7 +67,10 @@ __all__ = [
 
 GRAPH_CONVENTIONS = ("frames", "canonical")  #: values of ``RobotGraph.from_robot(..., convention=)``
 EE_ANCHORS = ("canonical", "tool")  #: where the canonical convention puts p_n (rule 3)
-PARALLEL_TOL = 1e-4  #: two axes whose angle's sine is below this are parallel (a URDF's 1.5708 for pi/2 is 3.7e-6)
+#: two axes whose angle's sine is below this (0.57 deg) are parallel: a calibrated file's axes deviate by 1e-4-1e-3 rad,
+#: and the foot of the common perpendicular of two lines at a small angle t lies about (their distance) / t away, so
+#: below this angle rule 2 (a projection, which moves with the tilt by tilt x distance) takes over from rule 1
+PARALLEL_TOL = 1e-2
 EE_ANCHOR_OFFSET = 0.1  #: s [m], distance of the canonical EE anchor p_n from c_n along the last axis (rule 3)
 _COINCIDENT_TOL = 1e-9  #: parallel axes closer than this [m] are one line
 

@@ -33,6 +33,7 @@ def graph_dict(graph: RobotGraph, digits: int = 12) -> dict:
         "format": "ggik-graph/1",
         "robot": graph.robot.name,
         "convention": graph.convention,
+        "ee_anchor": graph.ee_anchor,
         "base_link": graph.robot.base_link,
         "ee_link": graph.robot.ee_link,
         "dof": graph.n,

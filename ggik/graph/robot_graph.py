@@ -9,7 +9,7 @@ origin (the models v1-v9), ``"canonical"`` a function of the joint axes alone. E
 (its origin) and ``q_i = p_i + L z_i`` with ``L = 1``; two more base points ``x = (L, 0, 0)`` and ``y = (0, -L, 0)``
 fix the frame. Node order: ``[p0, x, y, q0, p1, q1, ..., pn, qn]``, ``N = 2 n + 4`` nodes.
 
-All point coordinates are in the *graph frame* ``F_0`` (the first joint's frame). Users never see it:
+All point coordinates are in the *graph frame* ``F_0`` (a frame on the first joint's axis). Users never see it:
 ``realize`` takes joint values, ``partial`` and ``joint_angles`` take EE goal poses in the robot's base
 link frame, exactly as :meth:`Robot.fk` returns them. The EE link may be rotated or offset from the
 last joint axis: that constant tool transform is handled here.
@@ -79,7 +79,7 @@ class RobotGraph:
         self.ee_anchor = ee_anchor if convention == "canonical" else "tool"
         n = self.n = robot.dof
         N = self.num_nodes = 2 * n + 4
-        self._position_graph: RobotGraph | None = None  # the canonical graph's sibling for position goals
+        self._sibling: RobotGraph | None = None  # a canonical graph's sibling of the other EE anchor
 
         _, T_ee = robot.joint_frames(torch.zeros(n, dtype=torch.float64))
         F = graph_frames(robot, convention, ee_anchor)  # (n+1, 4, 4) in the base frame
@@ -166,16 +166,21 @@ class RobotGraph:
         return cls(robot, convention)
 
     def for_goal_kind(self, kind: str | None) -> RobotGraph:
-        """The graph that poses goals of ``kind``: this one, except a canonical graph asked for ``"position"`` goals,
-        which fix the tool point and not the canonical EE anchor: then the sibling graph whose p_n is the tool point
-        (``ee_anchor="tool"``, built once). :meth:`goals`, :meth:`partial` and :meth:`joint_angles` hand such goals
-        to it themselves; :meth:`realize` cannot tell kinds apart, so code that makes the points of examples asks
-        for the graph of their kind (:meth:`ggik.graph.GraphBatch.from_graph` does)."""
-        if self.convention != "canonical" or self.ee_anchor == "tool" or check_goal_kind(kind) != "position":
+        """The graph that poses goals of ``kind``: on canonical graphs, ``"position"`` goals fix the tool point, not
+        the canonical EE anchor, so they have a graph of their own whose p_n is the tool point (``ee_anchor="tool"``),
+        and the other kinds the canonical one: this graph or its sibling (built once, linked both ways). A "frames"
+        graph poses every kind. :meth:`goals`, :meth:`partial` and :meth:`joint_angles` hand goals to the right graph
+        themselves; :meth:`realize` cannot tell kinds apart, so code that makes the points of examples asks for the
+        graph of their kind (:meth:`ggik.graph.GraphBatch.from_graph` does)."""
+        if self.convention != "canonical":
             return self
-        if self._position_graph is None:
-            self._position_graph = RobotGraph(self.robot, "canonical", ee_anchor="tool")
-        return self._position_graph
+        want = "tool" if check_goal_kind(kind) == "position" else "canonical"
+        if self.ee_anchor == want:
+            return self
+        if self._sibling is None:  # the sibling, whichever anchor it has
+            self._sibling = RobotGraph(self.robot, "canonical", ee_anchor=want)
+            self._sibling._sibling = self
+        return self._sibling
 
     # ------------------------------------------------------------------ properties
     @property
@@ -272,7 +277,9 @@ class RobotGraph:
         if isinstance(T_goal, Goals):
             if kind is not None and check_goal_kind(kind) != T_goal.kind:
                 raise GoalError(f"goals of kind {T_goal.kind!r} given where {kind!r} was asked for")
-            return T_goal
+            # checked once, but perhaps by another graph of the robot: the graph frame pose is this graph's own
+            in_graph = self.for_goal_kind(T_goal.kind).goal_in_graph(T_goal.in_base)
+            return Goals(in_base=T_goal.in_base, in_graph=in_graph, kind=T_goal.kind)
         kind = check_goal_kind(kind)
         if kind != "pose" and not self.supports_partial_goals:
             raise GraphError(

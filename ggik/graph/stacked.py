@@ -114,7 +114,10 @@ class StackedGraphs:
                 draws one for another robot; other callers check with :meth:`check_kinds`.
             tool_offset: optional (B,) [m]: each example's robot gets its end effector moved this far along the tool
                 axis (``robot.with_tool(translation(offset * tool_axis))``): the last graph frame moves with it, and
-                the constant known distances are measured on the solution's points.
+                the constant known distances are measured on the solution's points. That is the graph of such a robot
+                where p_n is the tool point (every "frames" graph, the canonical graphs of position goals); a
+                canonical pose graph keeps p_n where it is, so give its examples no offset (as
+                :meth:`ggik.data.TrainingData.stacked_draws` does).
         """
         B, n_max, N = robot.shape[0], self.n_max, self.num_nodes
         if q.shape != (B, n_max) or kind.shape != (B,):

@@ -112,7 +112,9 @@ def reframe(robot: Robot, how: Reframing, name: str | None = None) -> Robot:
         elif j.type == "fixed":
             joints.append(replace(j, origin=origin))
         else:
-            raise ChainError(f"{robot.name}: joint {j.name!r} ({j.type}) cannot be reframed: revolute joints only")
+            what = "a mimic joint" if j.mimic is not None else f"a {j.type} joint"
+            raise ChainError(f"{robot.name}: joint {j.name!r} is {what} and cannot be reframed: independent revolute "
+                             "and continuous joints only")  # fmt: skip
     mount = JointSpec("mount_joint", "fixed", "mount", robot.base_link, base, np.array([1.0, 0.0, 0.0]))
     tip = JointSpec("tool_joint", "fixed", robot.ee_link, "tool", carry @ tool, np.array([1.0, 0.0, 0.0]))
     return Robot([mount, *joints, tip], name=name or f"{robot.name}~reframed", source=f"{robot.source} (reframed)")
@@ -133,9 +135,10 @@ def random_reframing(
     tool: float = 0.2,
 ) -> Reframing:
     """A random :class:`Reframing` of ``robot``: slides U[-slide, slide] [m], zero turns U[-turn, turn] [rad] (0 for a
-    continuous joint, whose range has no middle to keep), frame rotations uniform in SO(3) (``rotate``), a base
-    mounting with a uniform rotation and a translation U[-base, base]^3 [m], and a tool with a uniform rotation and a
-    translation U[-tool, tool]^3 [m] (0 for the identity)."""
+    continuous joint: its range is [-pi, pi] in every file, so a turned zero would change which poses it samples),
+    frame rotations uniform in SO(3) (``rotate``), a base mounting with a uniform rotation and a translation
+    U[-base, base]^3 [m], and a tool with a uniform rotation and a translation U[-tool, tool]^3 [m] (0 for the
+    identity)."""
     g = generator if isinstance(generator, torch.Generator) else torch.Generator().manual_seed(int(generator))
     dof = robot.dof
 

@@ -57,6 +57,12 @@ class ModelConfig:
                 raise ValueError(f"model.{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if self.decoder == "node" and not self.anchor_frame:
             raise ValueError("model.decoder='node' places nodes along the anchor frame: it needs anchor_frame=True")
+        if self.graph == "canonical" and self.goal_features:
+            raise ValueError(
+                "model.goal_features reads the goal's whole rotation, whose roll about the last axis depends on the "
+                "file even on canonical graphs (ggik/graph/conventions.py, rule 5): use goal_features=False with "
+                "graph='canonical'"
+            )
         if self.gn_steps < 0 or (self.decoder == "egnn" and self.gn_steps > self.dec_layers):
             raise ValueError(
                 f"model.gn_steps must be in [0, dec_layers] = [0, {self.dec_layers}] for the EGNN decoder, "

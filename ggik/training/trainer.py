@@ -211,7 +211,10 @@ class Trainer:
             )
         data = merge(ckpt["config"], overrides or {})
         if data.get("model") != ckpt["config"]["model"]:
-            raise GGIKError("cannot change the model architecture when resuming")
+            raise GGIKError(
+                "cannot change the model architecture (or graph convention) when resuming; start a new run from the "
+                "checkpoint with --init instead"
+            )
         trainer = cls(from_dict(TrainConfig, data), run_dir, **kwargs)
         trainer.load_state(ckpt)
         trainer.metrics.truncate(trainer.step)
