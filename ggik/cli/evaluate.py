@@ -13,7 +13,7 @@ from ggik.cli.arguments import add_threads_arg, non_negative_int, positive_float
 from ggik.cli.path import add_eval_paths_parser
 from ggik.cli.robots import add_chain_args, resolve_robots
 from ggik.evaluation.conventions_table import VARIANTS
-from ggik.evaluation.report import model_stamp
+from ggik.evaluation.report import Table, model_stamp
 from ggik.graph.conventions import GRAPH_CONVENTIONS
 from ggik.graph.goal_kinds import GOAL_KINDS, check_goal_kind
 from ggik.kinematics import available_robots
@@ -24,7 +24,6 @@ URDF_FILES = "every URDF file among --robots"  #: what --base/--ee apply to in t
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from ggik.evaluation.report import Table
     from ggik.evaluation.tables import EvalConfig, accuracy_table, limits_table, seeding_table
     from ggik.ik.solver import GGIK
 
@@ -46,12 +45,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     }
     make = tables[args.action]
     extra = {"figures_dir": args.out_dir} if args.action == "accuracy" else {}
-    table = make(solver.model, robots, cfg, progress=not args.no_progress, **extra)
+    return _write(make(solver.model, robots, cfg, progress=not args.no_progress, **extra), args, args.action)
+
+
+def _write(table: Table, args: argparse.Namespace, stem: str) -> int:
+    """Write ``table`` as OUT_DIR/STEM.md and .csv with the command, seed and model of ``args``; print it; 0."""
     md, csv = table.write(
-        Path(args.out_dir) / args.action,
-        command="ggik " + shlex.join(args.argv),
-        seed=args.seed,
-        model=model_stamp(args.ckpt),
+        Path(args.out_dir) / stem, command="ggik " + shlex.join(args.argv), seed=args.seed, model=model_stamp(args.ckpt)
     )
     print(md.read_text())
     print(f"wrote {md} and {csv}")
@@ -145,15 +145,7 @@ def cmd_eval_conventions(args: argparse.Namespace) -> int:
     table = conventions_table(
         solver.model, robots, cfg, variants=args.variants, conventions=args.conventions, progress=not args.no_progress
     )
-    md, csv = table.write(
-        Path(args.out_dir) / "conventions",
-        command="ggik " + shlex.join(args.argv),
-        seed=args.seed,
-        model=model_stamp(args.ckpt),
-    )
-    print(md.read_text())
-    print(f"wrote {md} and {csv}")
-    return 0
+    return _write(table, args, "conventions")
 
 
 def add_eval_parser(sub: Any) -> None:

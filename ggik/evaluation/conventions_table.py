@@ -64,6 +64,11 @@ def _variant(
     return lambda robot, g: build(robot, g, _identity(robot))
 
 
+def _random_part(field: str) -> Callable[[Robot, torch.Generator], Reframing]:
+    """One part (``field`` of :class:`Reframing`) of a :func:`random_reframing`, the rest left as the file has it."""
+    return _variant(lambda r, g, i: replace(i, **{field: getattr(random_reframing(r, g), field)}))
+
+
 #: file variants: name -> (what it changes, how it is drawn from a robot and a generator)
 VARIANTS: dict[str, tuple[str, Callable[[Robot, torch.Generator], Reframing]]] = {
     "file": ("the file as it is (urdfs/)", _variant(lambda r, g, i: i)),
@@ -77,19 +82,19 @@ VARIANTS: dict[str, tuple[str, Callable[[Robot, torch.Generator], Reframing]]] =
     ),
     "frames slid": (
         "every joint frame moved along its axis by U[-0.3, 0.3] m (as the public UR10 file's)",
-        _variant(lambda r, g, i: replace(i, slide=random_reframing(r, g).slide)),
+        _random_part("slide"),
     ),
     "zeros turned": (
         "every joint's zero angle turned by U[-pi, pi] (its limits with it)",
-        _variant(lambda r, g, i: replace(i, turn=random_reframing(r, g).turn)),
+        _random_part("turn"),
     ),
     "frames turned": (
         "every joint frame turned by a uniform rotation (its axis reads otherwise)",
-        _variant(lambda r, g, i: replace(i, rotate=random_reframing(r, g).rotate)),
+        _random_part("rotate"),
     ),
     "base moved": (
         "the base link mounted elsewhere (a uniform rotation, a translation U[-0.5, 0.5]^3 m)",
-        _variant(lambda r, g, i: replace(i, base=random_reframing(r, g).base)),
+        _random_part("base"),
     ),
     "all": (
         "all of the above at once (random_reframing; the tool also moved off the last axis)",
