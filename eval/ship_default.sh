@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The evaluation suite of the shipped model: one folder per table under eval/results/, the tables the README quotes.
-# Run from the repository root, alone on the machine (the tables hold timings). About 40 minutes on 2 CPU cores (11 on the 2-core EPYC of stop 34).
+# Run from the repository root, alone on the machine (the tables hold timings). About 40 minutes on a 2-core CPU
+# without native bf16, 9 on the 2-core AVX512 one of stop 34.
 #
 #   bash eval/ship_default.sh                                   # the whole suite on ggik/weights/ggik_default.pt
 #   STEPS="accuracy seeding" bash eval/ship_default.sh          # a subset, in this order
