@@ -90,9 +90,8 @@ class GGIK:
 
     def _graph(self, robot: Robot) -> RobotGraph:
         if robot not in self._graphs:
-            self._graphs[robot] = self.model.graph(
-                robot
-            )  # the model's convention; GraphError for chains it cannot take
+            # the graph of the model's convention; GraphError for chains the graph cannot take
+            self._graphs[robot] = self.model.graph(robot)
         return self._graphs[robot]
 
     def solve(
