@@ -26,7 +26,7 @@ from ggik.graph.robot_graph import RobotGraph
 from ggik.graph.stacked import StackedGraphs
 from ggik.kinematics.random_robots import random_robot, randomize_links
 from ggik.kinematics.robot import Robot, available_robots
-from ggik.rng import PROBLEM_GOALS, step_generator
+from ggik.rng import PROBLEM_GOALS, STACKED_RANDOM_ROBOTS, step_generator
 
 __all__ = ["DataConfig", "TrainingData", "ProblemSet", "robot_from_entry", "robot_entry", "merge_training_sets"]
 
@@ -67,9 +67,10 @@ class DataConfig:
     #: "position" anchors p_n alone. A robot whose EE is off its last joint axis gets pose goals only.
     goal_kinds: dict[str, float] = field(default_factory=lambda: {"pose": 0.5, "position+axis": 0.2, "position": 0.3})
     #: how a batch is made (:meth:`TrainingData.examples`): "stacked" (all robots and goal kinds in one vectorised pass
-    #: on the training device, :class:`ggik.graph.stacked.StackedGraphs`; named robots only), "per-robot" (one robot
-    #: and goal kind at a time on the CPU, :meth:`TrainingData.batch`; random robots need it) or "auto" (stacked
-    #: unless random or randomised robots are drawn). The two draw different examples from the same seed.
+    #: on the training device, :class:`ggik.graph.stacked.StackedGraphs`: the named robots and the step's
+    #: ``random_robots_per_batch`` random and randomised robots), "per-robot" (one robot and goal kind at a time on the
+    #: CPU, :meth:`TrainingData.batch`) or "auto" (stacked for named robots only, else per-robot: the stream of runs
+    #: made before random robots could be stacked). The two draw different examples from the same seed.
     sampler: str = "auto"
     #: r [m] > 0: each example's end effector is moved along its tool axis by U[-r, r] (a random tool offset, so that
     #: a tool frame moved along the last axis is no new robot to the model; stacked sampler only). 0: off
@@ -114,11 +115,8 @@ class TrainingData:
         if cfg.sampler not in SAMPLERS:
             raise GGIKError(f"data.sampler must be one of {SAMPLERS}, got {cfg.sampler!r}")
         named_only = cfg.random_weight == 0 and cfg.randomized_weight == 0
-        if cfg.sampler == "stacked" and not named_only:
-            raise GGIKError(
-                "data.sampler 'stacked' draws named robots only; random or randomised robots "
-                f"(random_weight {cfg.random_weight}, randomized_weight {cfg.randomized_weight}) need 'per-robot'"
-            )
+        if not named_only and cfg.random_robots_per_batch < 1:
+            raise GGIKError(f"data.random_robots_per_batch must be >= 1, got {cfg.random_robots_per_batch}")
         if cfg.tool_offset < 0 or cfg.tool_offset != cfg.tool_offset:
             raise GGIKError(f"data.tool_offset must be a length >= 0 [m], got {cfg.tool_offset}")
         self.cfg = cfg
@@ -127,7 +125,7 @@ class TrainingData:
         self.convention = check_convention(convention)
         self.graphs = {name: RobotGraph.from_robot(Robot.from_name(name), convention) for name in cfg.robots}
         self._weights = weights
-        self._stacks: dict[torch.device, tuple[StackedGraphs, torch.Tensor, torch.Tensor]] = {}
+        self._stacks: dict[tuple, tuple[StackedGraphs, torch.Tensor, torch.Tensor]] = {}
         if cfg.tool_offset > 0 and self.sampler != "stacked":
             raise GGIKError(
                 "data.tool_offset needs the stacked sampler (named robots only, data.sampler auto or stacked)"
@@ -185,19 +183,47 @@ class TrainingData:
             return self.stacked_batch(step, rank, device, batch_size)
         return self.batch(step, rank, batch_size)[0].to(device)
 
-    def stack(self, device: torch.device | str = "cpu") -> StackedGraphs:
-        """The named robots as one :class:`StackedGraphs` on ``device`` (built once per device). On canonical graphs
-        the R robots are followed by their graphs for position goals (:meth:`RobotGraph.for_goal_kind`), robot r's
-        at index R + r."""
-        return self._stacked(device)[0]
+    def stack(self, device: torch.device | str = "cpu", step: int = 0, rank: int = 0) -> StackedGraphs:
+        """The robots of the stacked batch of ``(step, rank)`` as one :class:`StackedGraphs` on ``device``: the R named
+        robots (with no random robots the same stack for every step, built once per device), then the step's random
+        and randomised robots (:meth:`random_graphs`). On canonical graphs these R' robots are followed by their graphs
+        for position goals (:meth:`RobotGraph.for_goal_kind`), robot r's at index R' + r."""
+        return self._stacked(device, step, rank)[0]
 
-    def _stacked(self, device: torch.device | str) -> tuple[StackedGraphs, torch.Tensor, torch.Tensor]:
+    def random_graphs(self, step: int, rank: int = 0) -> tuple[list[RobotGraph], list[float]]:
+        """The random DH robots and randomised named robots that the stacked sampler draws for ``(step, rank)`` (each
+        kind ``random_robots_per_batch`` robots, from their own stream), their graphs and their weights (the kind's
+        weight shared among them)."""
+        c = self.cfg
+        g = step_generator(c.seed, STACKED_RANDOM_ROBOTS, step, rank)
+        R, graphs, weights = c.random_robots_per_batch, [], []
+        for i in range(R if c.random_weight > 0 else 0):
+            dof = c.random_dofs[int(torch.randint(len(c.random_dofs), (), generator=g))]
+            graphs.append(RobotGraph.from_robot(random_robot(dof, g, name=f"random{i}"), self.convention))
+        named, base_w = list(self.graphs.values()), torch.tensor(list(self.cfg.robots.values()), dtype=torch.float64)
+        for _ in range(R if c.randomized_weight > 0 else 0):
+            base = named[int(torch.multinomial(base_w, 1, generator=g))].robot
+            graphs.append(RobotGraph.from_robot(randomize_links(base, c.randomize_fraction, g), self.convention))
+        for w in (c.random_weight, c.randomized_weight):
+            weights += [w / R] * (R if w > 0 else 0)
+        return graphs, weights
+
+    def _stacked(
+        self, device: torch.device | str, step: int, rank: int
+    ) -> tuple[StackedGraphs, torch.Tensor, torch.Tensor]:
         """(the stack, robot weights (R,), goal-kind weights (kinds,) and pose-only weights (kinds,) stacked as
-        (2, kinds)) on ``device``, built once: no per-step tensor construction or host-to-device copy of constants."""
+        (2, kinds)) on ``device``: built once for named robots only (no per-step tensor construction or host-to-device
+        copy of constants), else once per step (the last step's kept)."""
         device = torch.device(device)
-        if device not in self._stacks:
-            graphs = list(self.graphs.values())
-            weights = list(self.cfg.robots.values())
+        fixed = self.cfg.random_weight == 0 and self.cfg.randomized_weight == 0
+        key = (device,) if fixed else (device, step, rank)
+        if key not in self._stacks:
+            if not fixed:
+                self._stacks = {k: v for k, v in self._stacks.items() if len(k) == 1}
+            graphs, weights = list(self.graphs.values()), list(self.cfg.robots.values())
+            if not fixed:
+                extra, extra_w = self.random_graphs(step, rank)
+                graphs, weights = graphs + extra, weights + extra_w
             if self.convention == "canonical":  # position goals fix the tool point: their own graphs, never drawn
                 graphs += [g.for_goal_kind("position") for g in graphs]
                 weights += [0.0] * len(weights)
@@ -205,8 +231,8 @@ class TrainingData:
             robot_w = torch.tensor(weights, dtype=torch.float64, device=device)
             kind_w = torch.tensor([self._kinds.get(k, 0.0) for k in GOAL_KINDS], dtype=torch.float64, device=device)
             pose_only = (torch.arange(len(GOAL_KINDS), device=device) == GOAL_KINDS.index("pose")).to(torch.float64)
-            self._stacks[device] = (stack, robot_w, torch.stack([kind_w, pose_only]))
-        return self._stacks[device]
+            self._stacks[key] = (stack, robot_w, torch.stack([kind_w, pose_only]))
+        return self._stacks[key]
 
     def stacked_batch(
         self, step: int, rank: int = 0, device: torch.device | str = "cpu", batch_size: int | None = None
@@ -214,7 +240,7 @@ class TrainingData:
         """The batch of ``step`` for ``rank``, all robots and goal kinds made in one vectorised pass on ``device``
         (:meth:`StackedGraphs.examples` of :meth:`stacked_draws`). Examples are interleaved, not grouped by robot."""
         robot, q, kind, offset = self.stacked_draws(step, rank, device, batch_size)
-        return self.stack(device).examples(robot, q, kind, offset)
+        return self.stack(device, step, rank).examples(robot, q, kind, offset)
 
     def stacked_draws(
         self, step: int, rank: int = 0, device: torch.device | str = "cpu", batch_size: int | None = None
@@ -233,7 +259,7 @@ class TrainingData:
         c = self.cfg
         if not self.graphs:
             raise GGIKError("the stacked sampler needs named robots (data.robots is empty)")
-        stack, robot_w, kind_w = self._stacked(device)
+        stack, robot_w, kind_w = self._stacked(device, step, rank)
         B = batch_size or c.batch_size
         g = step_generator(c.seed, step, rank)
         u = torch.rand(B, 2 + stack.n_max, generator=g, dtype=torch.float64)
@@ -248,7 +274,7 @@ class TrainingData:
         offset = c.tool_offset * (2.0 * u[:, -1] - 1.0) if c.tool_offset > 0 else None
         if self.convention == "canonical":  # a position goal's example on its robot's graph for position goals
             position = kind == GOAL_KINDS.index("position")
-            robot = torch.where(position, robot + len(self.graphs), robot)
+            robot = torch.where(position, robot + len(stack) // 2, robot)
             if offset is not None:  # a tool offset moves no point of a canonical graph but the tool point
                 offset = torch.where(position, offset, torch.zeros_like(offset))
         return robot, stack.sample_q(robot, u[:, 2 : 2 + stack.n_max]), kind, offset

@@ -17,6 +17,7 @@ __all__ = ["step_generator"]
 # -- data and training
 PROBLEM_GOALS = 0x5E7  #: goal configurations of a ProblemSet (and of the generalisation families' robots)
 VALIDATION_ROBOTS = 0xDA7A  #: random robots of a training run's validation set
+STACKED_RANDOM_ROBOTS = 0x5A7  #: random and randomised robots of a stacked training batch
 # -- evaluation suite (ggik eval)
 ACCURACY_SAMPLES = 1  #: model samples of the accuracy table
 ACCURACY_REFERENCE = 2  #: random starts of the reference solutions (MMD)

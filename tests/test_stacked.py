@@ -110,8 +110,9 @@ def test_auto_sampler_is_stacked_for_named_robots_and_per_robot_with_random_ones
     assert TrainingData(DataConfig()).sampler == "stacked"
     assert TrainingData(DataConfig(random_weight=1.0)).sampler == "per-robot"
     assert TrainingData(DataConfig(sampler="per-robot")).sampler == "per-robot"
-    with pytest.raises(GGIKError, match="need 'per-robot'"):
-        TrainingData(DataConfig(sampler="stacked", randomized_weight=0.5))
+    assert TrainingData(DataConfig(sampler="stacked", randomized_weight=0.5)).sampler == "stacked"
+    with pytest.raises(GGIKError, match="random_robots_per_batch must be >= 1"):
+        TrainingData(DataConfig(sampler="stacked", random_weight=0.5, random_robots_per_batch=0))
     with pytest.raises(GGIKError, match="data.sampler must be one of"):
         TrainingData(DataConfig(sampler="fast"))
 
@@ -152,6 +153,38 @@ def test_stacked_batches_match_the_per_robot_path():
     robot, q, kind, _ = data.stacked_draws(3)
     assert torch.equal(batch.q, torch.where(data.stack().joint_mask[robot], q, 0.0))
     assert_equal_to_per_robot(data.stack(), batch, robot, q, kind)
+
+
+@pytest.mark.parametrize("convention", ["frames", "canonical"])
+def test_stacked_batches_with_random_robots_hold_the_steps_random_robots_by_their_weights(convention):
+    cfg = dict(robots={"panda": 1.0, "ur10": 1.0}, random_weight=1.0, randomized_weight=2.0, random_robots_per_batch=3)
+
+    def data(**changes) -> TrainingData:
+        base = dict(batch_size=3000, seed=2, sampler="stacked", tool_offset=0.05)
+        return TrainingData(DataConfig(**{**cfg, **base, **changes}), convention)
+
+    big = data()
+    robot, q, kind, offset = big.stacked_draws(5)
+    stack = big.stack("cpu", 5)
+    robots = len(stack) // 2 if convention == "canonical" else len(stack)
+    assert robots == 2 + 3 + 3 and [g.robot.name for g in stack.graphs[:2]] == ["panda", "ur10"]
+    extra, weights = big.random_graphs(5)
+    assert [g.robot.to_urdf() for g in stack.graphs[2:robots]] == [g.robot.to_urdf() for g in extra]
+    assert {g.robot.name for g in extra[3:]} <= {"panda~0.2", "ur10~0.2"} and weights == [1 / 3] * 3 + [2 / 3] * 3
+    row = robot % robots  # each example's robot, whichever of its graphs poses its goal kind
+    share = torch.bincount(row, minlength=robots).double() / row.shape[0]
+    want = torch.tensor([1, 1] + weights, dtype=torch.float64) / 5
+    assert (share - want).abs().max() < 0.03
+    assert bool((robot >= robots).any()) == (convention == "canonical")
+    # a pure function of (seed, step, rank); other robots at another step or rank
+    again = data()
+    assert all(torch.equal(x, y) for x, y in zip((robot, q, kind, offset), again.stacked_draws(5)))
+    assert stack.graphs[2].robot.to_urdf() == again.stack("cpu", 5).graphs[2].robot.to_urdf()
+    assert stack.graphs[2].robot.to_urdf() != big.stack("cpu", 6).graphs[2].robot.to_urdf()
+    assert stack.graphs[2].robot.to_urdf() != big.stack("cpu", 5, rank=1).graphs[2].robot.to_urdf()
+    small = data(batch_size=40, tool_offset=0.0)  # each example that of its own robot's graph
+    r2, q2, k2, _ = small.stacked_draws(2)
+    assert_equal_to_per_robot(small.stack("cpu", 2), small.examples(2), r2, q2, k2, tol=1e-10)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

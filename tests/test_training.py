@@ -20,12 +20,13 @@ import torch
 from ggik import GGIKError, Robot, RobotGraph
 from ggik.checkpoint import CHECKPOINT_FORMAT, load_checkpoint, load_model
 from ggik.cli import main
-from ggik.data import ProblemSet, TrainingData, merge_training_sets
+from ggik.data import ProblemSet, TrainingData, merge_training_sets, robot_from_entry
 from ggik.graph.batch import GraphBatch
 from ggik.nn.cvae import GGIKModel
 from ggik.training.config import TrainConfig
 from ggik.training.schedules import beta_at, lr_factor
 from ggik.training.trainer import Trainer
+from ggik.training.validation import family, validation_problems
 from ggik.typed_config import apply_overrides, from_dict, load_yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -660,3 +661,43 @@ def test_a_non_finite_prior_distance_term_is_named_in_the_error(tmp_path):
     trainer.model.forward = broken
     with pytest.raises(GGIKError, match=r"non-finite loss at step 0 .*prior_dist_se inf"):
         trainer.train_step()
+
+
+def test_a_canonical_run_with_random_robots_stacked_validates_each_family_of_unseen_robots(tmp_path, capsys):
+    cfg = tiny_cfg(
+        "steps=2",
+        "log_every=1",
+        "val.every=2",
+        "val.problems_per_robot=2",
+        "val.samples=2",
+        "model.graph=canonical",
+        "data.sampler=stacked",
+        "data.random_weight=1.0",
+        "data.randomized_weight=1.0",
+        "data.random_robots_per_batch=2",
+        "data.tool_offset=0.1",
+        "data.goal_kinds={pose: 0.6, position: 0.4}",
+        "val.goal_kinds=[pose, position]",
+        "val.random_robots=2",
+        "val.randomized_robots=2",
+        "val.reframed_robots=1",
+    )
+    Trainer(cfg, tmp_path, progress=False).train()
+    names = [robot_from_entry(e).name for e in ProblemSet.load(tmp_path / "val_problems.pt").robots]
+    assert names == [
+        "panda",
+        "val_random0",
+        "val_random1",
+        "val_randomized_0_panda",
+        "val_randomized_1_panda",
+        "val_reframed_0_panda",
+    ]
+    assert [family(n) for n in names] == ["named", "random", "random", "randomized", "randomized", "reframed"]
+    (val,) = [r for r in read_metrics(tmp_path) if r["kind"] == "val"]
+    for fam, members in {"named": ["panda"], "random": names[1:3], "randomized": names[3:5]}.items():
+        want = sum(val[f"val/{n}/success"] for n in members) / len(members)
+        assert val[f"val/family/{fam}/success_mean"] == pytest.approx(want)
+    assert val["val/family/reframed/success_mean"] == val["val/val_reframed_0_panda/success"]
+    assert re.search(r"family/random \d\.\d{3}, family/randomized", capsys.readouterr().out)
+    with pytest.raises(GGIKError, match="need training robots"):
+        validation_problems(tiny_cfg("data.robots={}", "data.random_weight=1.0", "val.reframed_robots=1"))

@@ -51,6 +51,12 @@ class ValConfig:
     problems_per_robot: int = 30
     samples: int = 32  #: samples per problem for raw success (best of S within 1 cm and 1 degree)
     random_robots: int = 0  #: random robots added to the validation set (DOFs from data.random_dofs)
+    #: link-randomised training robots added to the validation set (``randomize_links`` at ``randomize_fraction``)
+    randomized_robots: int = 0
+    randomize_fraction: float = 0.2  #: their per-link scale range r, U[1 - r, 1 + r]
+    #: training robots under another file's conventions (``random_reframing``: joint frames, zero angles, mounting and
+    #: tool all moved) added to the validation set
+    reframed_robots: int = 0
     seed: int = 12345
     #: goal kinds validated (the same problems as each kind)
     goal_kinds: list[str] = field(default_factory=lambda: ["pose", "position"])

@@ -1,33 +1,62 @@
-"""Validation during training: a fixed set of problems (the training robots and ``val.random_robots`` random robots
-of the validation stream), and per robot and goal kind the posterior loss terms and raw success of the model."""
+"""Validation during training: a fixed set of problems (the training robots, and from the validation stream
+``val.random_robots`` random robots, ``val.randomized_robots`` link-randomised and ``val.reframed_robots`` reframed
+training robots), and per robot and goal kind the posterior loss terms and raw success of the model, with means per
+family of robots (:data:`FAMILIES`)."""
 
 from __future__ import annotations
+
+import re
 
 import torch
 
 from ggik.data import ProblemSet
+from ggik.errors import GGIKError
 from ggik.graph import GraphBatch, RobotGraph
 from ggik.ik.metrics import success_rate
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot, random_robot
+from ggik.kinematics.random_robots import randomize_links
+from ggik.kinematics.reframe import random_reframing, reframe
 from ggik.nn.cvae import GGIKModel
 from ggik.rng import VALIDATION_ROBOTS, step_generator
 from ggik.training.config import TrainConfig
 
-__all__ = ["ValidationGroup", "validation_problems", "validation_groups", "validate"]
+__all__ = ["FAMILIES", "ValidationGroup", "family", "validation_problems", "validation_groups", "validate"]
 
 #: one robot of the validation set: (robot, its graph, q (P, dof) [rad or m], T_goal (P, 4, 4) in its base frame)
 ValidationGroup = tuple[Robot, RobotGraph, torch.Tensor, torch.Tensor]
 
 
+#: the families of validation robots, by the pattern of their names ("named": the training robots)
+FAMILIES = {"random": r"val_random\d+", "randomized": r"val_randomized_\d+_.+", "reframed": r"val_reframed_\d+_.+"}
+
+
+def family(robot_name: str) -> str:
+    """The family (a key of :data:`FAMILIES`, or "named") of a validation robot, from its name."""
+    found = [f for f, pattern in FAMILIES.items() if re.fullmatch(pattern, robot_name)]
+    return found[0] if found else "named"
+
+
 def validation_problems(cfg: TrainConfig) -> ProblemSet:
-    """The validation problems of a run: ``val.problems_per_robot`` per training robot (``data.robots``) and per
-    random robot (``val.random_robots``, DOFs from ``data.random_dofs``), all drawn from ``val.seed``."""
+    """The validation problems of a run: ``val.problems_per_robot`` per training robot (``data.robots``), per random
+    robot (``val.random_robots``, DOFs from ``data.random_dofs``), per link-randomised training robot
+    (``val.randomized_robots``, the training robots in turn) and per reframed training robot (``val.reframed_robots``),
+    all drawn from ``val.seed`` (the random robots first: the set of a run made before the other families is
+    unchanged)."""
     v = cfg.val
-    robots = [Robot.from_name(n) for n in cfg.data.robots]
+    named = [Robot.from_name(n) for n in cfg.data.robots]
+    if (v.randomized_robots or v.reframed_robots) and not named:
+        raise GGIKError("val.randomized_robots and val.reframed_robots need training robots (data.robots)")
     g = step_generator(v.seed, VALIDATION_ROBOTS)
     dofs = cfg.data.random_dofs or [7]
-    robots += [random_robot(dofs[i % len(dofs)], g, name=f"val_random{i}") for i in range(v.random_robots)]
+    robots = named + [random_robot(dofs[i % len(dofs)], g, name=f"val_random{i}") for i in range(v.random_robots)]
+    for i in range(v.randomized_robots):
+        base = named[i % len(named)]
+        robot = randomize_links(base, v.randomize_fraction, g)
+        robots.append(Robot(robot.joints, name=f"val_randomized_{i}_{base.name}"))
+    for i in range(v.reframed_robots):
+        base = named[i % len(named)]
+        robots.append(reframe(base, random_reframing(base, g), name=f"val_reframed_{i}_{base.name}"))
     return ProblemSet.generate(robots, v.problems_per_robot, v.seed)
 
 
@@ -47,7 +76,7 @@ def validate(model: GGIKModel, groups: list[ValidationGroup], cfg: TrainConfig, 
     record: dict = {}
     for kind in cfg.val.goal_kinds:
         key = "" if kind == "pose" else f"{kind}/"
-        successes, best_errors = [], []
+        successes, best_errors, families = [], [], []
         for robot, graph, q, T_goal in groups:
             if kind != "pose" and not graph.supports_partial_goals:
                 continue
@@ -58,6 +87,7 @@ def validate(model: GGIKModel, groups: list[ValidationGroup], cfg: TrainConfig, 
             raw = sample_joint_angles(model, graph, graph.goals(T_goal, kind), cfg.val.samples, generator=g)
             succ = success_rate(raw.pos_err, raw.rot_err)
             successes.append(succ)
+            families.append(family(robot.name))
             best = raw.pos_err.min(-1).values
             best_errors.append(best.mean().item())
             record.update(
@@ -72,4 +102,8 @@ def validate(model: GGIKModel, groups: list[ValidationGroup], cfg: TrainConfig, 
         if successes:
             record[f"val/{key}success_mean"] = sum(successes) / len(successes)
             record[f"val/{key}pos_err_best_mean_m"] = sum(best_errors) / len(best_errors)
+        for fam in sorted(set(families)) if len(set(families)) > 1 else []:
+            mine = [i for i, f in enumerate(families) if f == fam]
+            record[f"val/family/{fam}/{key}success_mean"] = sum(successes[i] for i in mine) / len(mine)
+            record[f"val/family/{fam}/{key}pos_err_best_mean_m"] = sum(best_errors[i] for i in mine) / len(mine)
     return record
