@@ -224,5 +224,7 @@ def test_ggik_info_shows_each_file(name, capsys):
         assert predated in out and '"data.sampler": "per-robot"' in out and '"compile": "eager"' in out
     elif name == "v7":  # v7 predates the random tool offsets
         assert predated in out and '"data.tool_offset": 0.0' in out and '"data.sampler"' not in out
-    else:  # v8's and v9's last sittings wrote every key of today's config but the graph convention (frames)
-        assert f'{predated}: {{"model.graph": "frames"}}' in out
+    else:  # v8's and v9's last sittings wrote every key of today's config but the graph convention (frames) and the
+        # validation families of issue 36 (none)
+        families = '"val.randomized_robots": 0, "val.randomize_fraction": 0.2, "val.reframed_robots": 0'
+        assert f'{predated}: {{"model.graph": "frames", {families}}}' in out
