@@ -86,7 +86,7 @@ _FORMAT_1_IMPLIED: dict = {
               "decoder": "egnn", "residual_inputs": False, "gn_steps": 0, "gn_init": 1.0, "gn_damping": 0.01,
               "gn_solver": "full", "latent_scope": "node", "graph": "frames"},
     "data": {"robots": {"panda": 1.0}, "random_weight": 0.0, "random_dofs": [6, 7], "random_robots_per_batch": 8,
-             "randomized_weight": 0.0, "randomize_fraction": 0.2, "batch_size": 128, "seed": 0,
+             "random_refresh": 1, "randomized_weight": 0.0, "randomize_fraction": 0.2, "batch_size": 128, "seed": 0,
              "goal_kinds": {"pose": 1.0}, "sampler": "per-robot", "tool_offset": 0.0},
     "optim": {"lr": 0.001, "weight_decay": 0.01, "grad_clip": 1.0, "warmup_steps": 100, "schedule": "cosine",
               "min_lr_ratio": 0.05},

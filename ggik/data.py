@@ -58,6 +58,10 @@ class DataConfig:
     random_weight: float = 0.0  #: weight of random DH robots
     random_dofs: list[int] = field(default_factory=lambda: [6, 7])  #: DOFs of random robots
     random_robots_per_batch: int = 8  #: fresh random robots drawn for each batch
+    #: the stacked sampler draws new random and randomised robots every this many steps (1: every step). Drawing them
+    #: costs ~60 ms per step on a CPU core (16 robots on canonical graphs), more than a GPU step of 512 examples: there
+    #: a few consecutive steps may share them (their examples stay distinct)
+    random_refresh: int = 1
     randomized_weight: float = 0.0  #: weight of randomize_links(named robot) examples
     randomize_fraction: float = 0.2  #: per-link scale range r of those, U[1 - r, 1 + r]
     batch_size: int = 128  #: examples per step (per process under DDP)
@@ -115,8 +119,11 @@ class TrainingData:
         if cfg.sampler not in SAMPLERS:
             raise GGIKError(f"data.sampler must be one of {SAMPLERS}, got {cfg.sampler!r}")
         named_only = cfg.random_weight == 0 and cfg.randomized_weight == 0
-        if not named_only and cfg.random_robots_per_batch < 1:
-            raise GGIKError(f"data.random_robots_per_batch must be >= 1, got {cfg.random_robots_per_batch}")
+        if not named_only and (cfg.random_robots_per_batch < 1 or cfg.random_refresh < 1):
+            raise GGIKError(
+                f"data.random_robots_per_batch and data.random_refresh must be >= 1, got {cfg.random_robots_per_batch} "
+                f"and {cfg.random_refresh}"
+            )
         if cfg.tool_offset < 0 or cfg.tool_offset != cfg.tool_offset:
             raise GGIKError(f"data.tool_offset must be a length >= 0 [m], got {cfg.tool_offset}")
         self.cfg = cfg
@@ -192,10 +199,10 @@ class TrainingData:
 
     def random_graphs(self, step: int, rank: int = 0) -> tuple[list[RobotGraph], list[float]]:
         """The random DH robots and randomised named robots that the stacked sampler draws for ``(step, rank)`` (each
-        kind ``random_robots_per_batch`` robots, from their own stream), their graphs and their weights (the kind's
-        weight shared among them)."""
+        kind ``random_robots_per_batch`` robots, from their own stream, the same for the ``random_refresh`` steps of a
+        block), their graphs and their weights (the kind's weight shared among them)."""
         c = self.cfg
-        g = step_generator(c.seed, STACKED_RANDOM_ROBOTS, step, rank)
+        g = step_generator(c.seed, STACKED_RANDOM_ROBOTS, step // c.random_refresh, rank)
         R, graphs, weights = c.random_robots_per_batch, [], []
         for i in range(R if c.random_weight > 0 else 0):
             dof = c.random_dofs[int(torch.randint(len(c.random_dofs), (), generator=g))]
@@ -216,7 +223,7 @@ class TrainingData:
         copy of constants), else once per step (the last step's kept)."""
         device = torch.device(device)
         fixed = self.cfg.random_weight == 0 and self.cfg.randomized_weight == 0
-        key = (device,) if fixed else (device, step, rank)
+        key = (device,) if fixed else (device, step // self.cfg.random_refresh, rank)
         if key not in self._stacks:
             if not fixed:
                 self._stacks = {k: v for k, v in self._stacks.items() if len(k) == 1}

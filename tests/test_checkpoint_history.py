@@ -227,4 +227,4 @@ def test_ggik_info_shows_each_file(name, capsys):
     else:  # v8's and v9's last sittings wrote every key of today's config but the graph convention (frames) and the
         # validation families of issue 36 (none)
         families = '"val.randomized_robots": 0, "val.randomize_fraction": 0.2, "val.reframed_robots": 0'
-        assert f'{predated}: {{"model.graph": "frames", {families}}}' in out
+        assert f'{predated}: {{"model.graph": "frames", "data.random_refresh": 1, {families}}}' in out

@@ -111,7 +111,7 @@ def test_auto_sampler_is_stacked_for_named_robots_and_per_robot_with_random_ones
     assert TrainingData(DataConfig(random_weight=1.0)).sampler == "per-robot"
     assert TrainingData(DataConfig(sampler="per-robot")).sampler == "per-robot"
     assert TrainingData(DataConfig(sampler="stacked", randomized_weight=0.5)).sampler == "stacked"
-    with pytest.raises(GGIKError, match="random_robots_per_batch must be >= 1"):
+    with pytest.raises(GGIKError, match="random_robots_per_batch and data.random_refresh must be >= 1"):
         TrainingData(DataConfig(sampler="stacked", random_weight=0.5, random_robots_per_batch=0))
     with pytest.raises(GGIKError, match="data.sampler must be one of"):
         TrainingData(DataConfig(sampler="fast"))
@@ -182,14 +182,20 @@ def test_stacked_batches_with_random_robots_hold_the_steps_random_robots_by_thei
     assert stack.graphs[2].robot.to_urdf() == again.stack("cpu", 5).graphs[2].robot.to_urdf()
     assert stack.graphs[2].robot.to_urdf() != big.stack("cpu", 6).graphs[2].robot.to_urdf()
     assert stack.graphs[2].robot.to_urdf() != big.stack("cpu", 5, rank=1).graphs[2].robot.to_urdf()
+    shared = data(random_refresh=4)  # steps 4-7 share their robots, and draw their own examples of them
+    urdfs = [[g.robot.to_urdf() for g in shared.stack("cpu", s).graphs] for s in (3, 4, 7, 8)]
+    assert urdfs[0] != urdfs[1] == urdfs[2] != urdfs[3] and not torch.equal(
+        shared.stacked_draws(4)[1], shared.stacked_draws(7)[1]
+    )
     small = data(batch_size=40, tool_offset=0.0)  # each example that of its own robot's graph
     r2, q2, k2, _ = small.stacked_draws(2)
     assert_equal_to_per_robot(small.stack("cpu", 2), small.examples(2), r2, q2, k2, tol=1e-10)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-def test_stacked_batches_on_cuda_equal_the_cpu_ones():
-    data = stacked_data(batch_size=64)
+@pytest.mark.parametrize("random", [0.0, 1.0])
+def test_stacked_batches_on_cuda_equal_the_cpu_ones(random):
+    data = stacked_data(batch_size=64, random_weight=random, randomized_weight=random, tool_offset=0.1)
     cpu, gpu = data.examples(7), data.examples(7, device="cuda")
     for f in fields(GraphBatch):
         a, b = getattr(cpu, f.name), getattr(gpu, f.name).cpu()
