@@ -62,6 +62,9 @@ def test_training_curves_of_a_run(tiny_ckpt, tmp_path):
                 "val/position/success_mean": 0.1,
             }
         )
+    # a resumed run that validates on more robots from then on: its families' robots are drawn as family means
+    recs[-1].update({"val/val_random0/success": 0.0, "val/val_random0/pos_err_best_m": 0.3})
+    recs[-1].update({"val/family/random/success_mean": 0.0, "val/family/random/pos_err_best_mean_m": 0.3})
     (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     train, val = read_metrics(run)
     assert [r["kind"] for r in train] == ["train"] * 3 and [r["kind"] for r in val] == ["val"] * 3

@@ -39,9 +39,12 @@ def read_metrics(run: str | Path) -> tuple[list[dict], list[dict]]:
 
 
 def mean_best_error(record: dict) -> float:
-    """Validation best-of-S position error [m], averaged over the record's robots."""
+    """Validation best-of-S position error [m], averaged over the record's training robots (not the robots of the
+    validation families, ``val_*``: a fit over a run whose validation set grew stays a fit of one quantity)."""
     errs = [
-        v for k, v in record.items() if k.startswith("val/") and k.count("/") == 2 and k.endswith("/pos_err_best_m")
+        v
+        for k, v in record.items()
+        if k.startswith("val/") and k.count("/") == 2 and k.endswith("/pos_err_best_m") and not k.startswith("val/val_")
     ]
     return sum(errs) / len(errs)
 
@@ -124,7 +127,6 @@ def plot_training_curves(runs: list[str | Path], path: str | Path, dpi: int = 11
         axes[0].plot(ex, [r["free_se"] for r in train], label=run.name)
         axes[1].plot(ex, [r["kl"] for r in train], label=run.name)
         if val:
-            vex = [r["examples"] for r in val]
             robots = sorted(
                 {
                     k.split("/")[1]
@@ -133,10 +135,21 @@ def plot_training_curves(runs: list[str | Path], path: str | Path, dpi: int = 11
                     if k.startswith("val/") and k.count("/") == 2 and k.endswith("/success")
                 }
             )  # poses; val/<robot>/<kind>/... are other goal kinds
-            for robot in robots:
-                lbl = f"{run.name}: {robot}" if len(paths) > 1 else robot
-                axes[2].plot(vex, [100 * r[f"val/{robot}/success"] for r in val], marker="o", label=lbl)
-                axes[3].plot(vex, [1e3 * r[f"val/{robot}/pos_err_best_m"] for r in val], marker="o", label=lbl)
+            # the training robots one by one; robots of the validation families (val_*) as their families' means
+            curves = [(robot, f"val/{robot}/success", f"val/{robot}/pos_err_best_m", "-") for robot in robots]
+            curves = [c for c in curves if not c[0].startswith("val_")]
+            families = sorted({k.split("/")[2] for r in val for k in r if k.startswith("val/family/")})
+            curves += [
+                (f"{fam} (mean)", f"val/family/{fam}/success_mean", f"val/family/{fam}/pos_err_best_mean_m", "--")
+                for fam in families
+                if fam != "named"
+            ]
+            for name, success, error, style in curves:
+                lbl = f"{run.name}: {name}" if len(paths) > 1 else name
+                rows = [r for r in val if success in r]  # validation sets may grow when a run is resumed
+                x = [r["examples"] for r in rows]
+                axes[2].plot(x, [100 * r[success] for r in rows], style, marker="o", label=lbl)
+                axes[3].plot(x, [1e3 * r[error] for r in rows], style, marker="o", label=lbl)
         if len(paths) == 1 and (run / "last.pt").is_file():
             fig.suptitle(run_budget_line(run / "last.pt"), fontsize=9)
     titles = [
