@@ -1,6 +1,6 @@
-"""The model files of v1-v9 read as they were written, whatever today's defaults, and the defaults are the shipped
+"""The model files of v1-v10 read as they were written, whatever today's defaults, and the defaults are the shipped
 recipe: ``ggik.checkpoint.IMPLIED_CONFIG`` (what an absent config key means), the run configs in train/configs
-against the configs the runs recorded, and every kept export (train/checkpoints/vN/export.pt; v9's is the shipped
+against the configs the runs recorded, and every kept export (train/checkpoints/vN/export.pt; v10's is the shipped
 ggik/weights/ggik_default.pt) loaded, sampled with fixed noise in float64 and shown by ``ggik info``."""
 
 from __future__ import annotations
@@ -46,12 +46,26 @@ HISTORY = {
     "v6": (RUNS / "v6" / "export.pt", 2600, (8.75928959027, 134.440382721, 106.153380293)),
     "v7": (RUNS / "v7" / "export.pt", 16019, (6.217061548, 133.70679094, 104.148071824)),
     "v8": (RUNS / "v8" / "export.pt", 25402, (1.792864561, 135.057915838, 104.697464656)),
-    "v9": (SHIPPED, 40990, (4.61736224919, 137.323929522, 107.303575193)),
+    "v9": (RUNS / "v9" / "export.pt", 40990, (4.61736224919, 137.323929522, 107.303575193)),
+    "v10": (SHIPPED, 4000, (7.53642943009, 135.117218358, 106.184354298)),
 }
-#: v8 and v9 are v7's run resumed (the same optimiser, schedule and data stream), so they have v7's config file
-RUN_CONFIG = {"v8": "v7", "v9": "v7"}
-#: the --set overrides of v1's later stages (train/checkpoints/README.md), over train/configs/v1.yaml
-V1_LAST_STAGE = ["steps=22000", "data.random_weight=0", "data.randomized_weight=0", "threads=2"]
+#: v8 and v9 are v7's run resumed (the same optimiser, schedule and data stream), so they have v7's config file;
+#: v10 is train/configs/canonical.yaml with its sittings' --set overrides (LAST_STAGE)
+RUN_CONFIG = {"v8": "v7", "v9": "v7", "v10": "canonical"}
+#: the --set overrides of the later stages of v1 and v10 (train/checkpoints/README.md), over their configs
+LAST_STAGE = {
+    "v1": ["steps=22000", "data.random_weight=0", "data.randomized_weight=0", "threads=2"],
+    "v10": [
+        "compile=eager",
+        "threads=1",
+        "optim.schedule=cosine",
+        "steps=4000",
+        "val.every=500",
+        "val.random_robots=20",
+        "val.randomized_robots=9",
+        "val.reframed_robots=9",
+    ],
+}
 SECTIONS = ("model", "data", "optim", "loss", "val")
 
 
@@ -61,8 +75,9 @@ def recorded_config(run: str) -> TrainConfig:
 
 
 def fingerprint(model: GGIKModel) -> torch.Tensor:
-    """Sum, sum of |x| and sum of x^2 of 3 samples for each of 2 Panda goals with fixed noise, in float64 [m]."""
-    graph = RobotGraph.from_robot(Robot.from_name("panda"))
+    """Sum, sum of |x| and sum of x^2 of 3 samples for each of 2 Panda goals with fixed noise, in float64 [m], on the
+    Panda's graph of the model's convention."""
+    graph = RobotGraph.from_robot(Robot.from_name("panda"), model.cfg.graph)
     batch = GraphBatch.from_graph(
         graph, T_goal=graph.robot.fk(graph.robot.sample_q(2, torch.Generator().manual_seed(0)))
     )
@@ -129,7 +144,10 @@ def test_resuming_or_starting_from_an_old_file_keeps_what_it_predates(tiny_ckpt,
 def test_the_defaults_are_the_shipped_recipe():
     shipped = load_checkpoint(SHIPPED)["config"]
     cfg = TrainConfig()
-    assert to_dict(cfg.model) == shipped["model"] and ModelConfig() == from_dict(ModelConfig, shipped["model"])
+    # the one difference: the shipped model is the recipe fine-tuned on canonical graphs (v10); the recipe from scratch
+    # (train/configs/default.yaml) has not been trained on them, so a new model's default graph stays "frames"
+    assert shipped["model"]["graph"] == "canonical" and cfg.model.graph == "frames"
+    assert to_dict(cfg.model) == {**shipped["model"], "graph": "frames"}
     assert cfg.data.robots == shipped["data"]["robots"] and cfg.data.goal_kinds == shipped["data"]["goal_kinds"]
     assert cfg.data.random_weight == shipped["data"]["random_weight"] == 0.0
     assert cfg.val.goal_kinds == shipped["val"]["goal_kinds"]
@@ -155,11 +173,10 @@ def test_default_yaml_trains_the_shipped_recipe_from_scratch():
     assert cfg.steps * cfg.data.batch_size > sum(load_checkpoint(path)["examples"] for path in stages)
 
 
-@pytest.mark.parametrize("run", ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"])
+@pytest.mark.parametrize("run", list(HISTORY))
 def test_each_run_config_reproduces_the_config_its_run_recorded(run):
     data = load_yaml(CONFIGS / f"{RUN_CONFIG.get(run, run)}.yaml")
-    if run == "v1":  # v1 went through four stages; the last one's overrides
-        data = apply_overrides(data, list(V1_LAST_STAGE))
+    data = apply_overrides(data, list(LAST_STAGE.get(run, [])))  # v1, v10: their last sittings' overrides
     assert from_dict(TrainConfig, data) == recorded_config(run)
 
 
@@ -172,7 +189,10 @@ def test_each_model_file_loads_as_recorded_and_samples_as_before(name):
     implied = IMPLIED_CONFIG[WEIGHTS_FORMAT]["model"]
     assert ckpt["format"] == WEIGHTS_FORMAT and ckpt["step"] == step
     assert dataclasses.asdict(model.cfg) == {**implied, **recorded}
-    assert model.cfg.graph == "frames" and "graph" not in recorded, "v1-v9 predate the canonical graph"
+    if name == "v10":
+        assert model.cfg.graph == recorded["graph"] == "canonical"
+    else:
+        assert model.cfg.graph == "frames" and "graph" not in recorded, "v1-v9 predate the canonical graph"
     assert (model.gn_follow is None) == (name == "v1")
     torch.testing.assert_close(fingerprint(model), torch.tensor(expected, dtype=torch.float64), rtol=1e-9, atol=1e-9)
 
@@ -200,6 +220,7 @@ def test_the_shipped_file_is_the_end_of_the_chain():
         chain.append((source["path"], source["step"]))
         source = source.get("init_from")
     assert chain == [
+        ("ggik/weights/ggik_default.pt", 40990),  # v9, shipped when v10 started
         ("ggik/weights/ggik_default.pt", 2600),  # v6, shipped when v7 started
         ("train/checkpoints/v5/last.pt", 7000),
         ("train/checkpoints/v4/last.pt", 8000),
@@ -224,6 +245,8 @@ def test_ggik_info_shows_each_file(name, capsys):
         assert predated in out and '"data.sampler": "per-robot"' in out and '"compile": "eager"' in out
     elif name == "v7":  # v7 predates the random tool offsets
         assert predated in out and '"data.tool_offset": 0.0' in out and '"data.sampler"' not in out
+    elif name == "v10":  # its last sitting wrote every key of today's config
+        assert predated not in out and "graph canonical" in out.replace('"', "").replace(":", "")
     else:  # v8's and v9's last sittings wrote every key of today's config but the graph convention (frames) and the
         # validation families of issue 36 (none)
         families = '"val.randomized_robots": 0, "val.randomize_fraction": 0.2, "val.reframed_robots": 0'

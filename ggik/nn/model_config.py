@@ -40,7 +40,8 @@ class ModelConfig:
     gn_solver: str = "full"  #: "full": the (3M x 3M) Gauss-Newton system; "jacobi": its diagonal 3 x 3 blocks per node
     latent_scope: str = "node"  #: "node": a latent per node (reference); "graph": one latent per graph
     #: the graph convention the model works on (:mod:`ggik.graph.conventions`): "frames" (the file's joint frames, the
-    #: models v1-v9) or "canonical" (a function of the joint axes: every file of one arm is the same problem)
+    #: models v1-v9, and the recipe from scratch, untried on canonical graphs) or "canonical" (a function of the joint
+    #: axes: every file of one arm is the same problem; the shipped v10, fine-tuned on them from v9)
     graph: str = "frames"
 
     def check(self) -> None:
