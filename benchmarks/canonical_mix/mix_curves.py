@@ -79,19 +79,25 @@ def metrics_points(cfg: TrainConfig, runs: list[tuple[str, Path]]) -> list[tuple
         if not path.is_file():
             raise BenchmarkError(f"--metrics: {path} does not exist")
         run_cfg = path.parent / "config.yaml"
-        if run_cfg.is_file() and load_yaml(run_cfg).get("val") != _val_section(cfg):
+        if run_cfg.is_file() and _validation_set(from_dict(TrainConfig, load_yaml(run_cfg))) != _validation_set(cfg):
             raise BenchmarkError(f"--metrics: {run_cfg} validates on another set than --config")
         last = path.parent / "last.pt"
         name = f"{path.parent.name} (last.pt {_sha(last)})" if last.is_file() else path.parent.name
         for line in path.read_text().splitlines():
             record = json.loads(line)
+            if record.get("kind") == "val" and not any(k.startswith("val/val_") for k in record):
+                for kind in ("", "position/"):  # the training arms alone: their means are the family's
+                    if f"val/{kind}success_mean" in record:
+                        record.setdefault(f"val/family/named/{kind}success_mean", record[f"val/{kind}success_mean"])
             if record.get("kind") == "val":
                 points.append((label, f"{name}, step {record['step']}", int(record["examples"]), record))
     return points
 
 
-def _val_section(cfg: TrainConfig) -> dict:
-    return dict(vars(cfg.val))
+def _validation_set(cfg: TrainConfig) -> tuple:
+    """What decides a run's validation problems and how they are scored (not how often it validates)."""
+    val = {k: v for k, v in vars(cfg.val).items() if k != "every"}
+    return val, dict(cfg.data.robots), list(cfg.data.random_dofs), cfg.model.graph, cfg.bf16
 
 
 def plot(points: list[tuple[str, str, int, dict]], out: str) -> None:

@@ -55,6 +55,9 @@ def test_a_checkpoint_validated_here_equals_the_val_record_its_run_wrote(tmp_pat
     assert any(logged[k] > 0 for k in family_keys)
     for key in family_keys:
         assert here[key] == pytest.approx(logged[key], rel=1e-6), key
+    often = tmp_path / "often.yaml"  # how often a run validates is no other set
+    often.write_text(yaml.safe_dump(to_dict(tiny_cfg(*OVERRIDES, "val.every=1"))))
+    assert main(["--config", str(often), "--metrics", f"run={run / 'metrics.jsonl'}"]) == 0
     other = tmp_path / "other.yaml"
     other.write_text(yaml.safe_dump(to_dict(tiny_cfg(*OVERRIDES, "val.random_robots=2"))))
     with pytest.raises(SystemExit, match="validates on another set"):
