@@ -49,7 +49,7 @@ FAMILY_COLUMNS = [
 def _labelled(text: str) -> tuple[str, Path]:
     label, sep, path = text.partition("=")
     if not sep or not label or not path:
-        raise argparse.ArgumentTypeError(f"must be LABEL=PATH, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be LABEL=VALUE, got {text!r}")
     return label, Path(path)
 
 
@@ -130,6 +130,14 @@ def study_table(args: argparse.Namespace) -> Table:
     points = checkpoint_points(cfg, args.graph, args.ckpt) + metrics_points(cfg, args.metrics)
     if not points:
         raise BenchmarkError("nothing to measure: give --ckpt or --metrics")
+    try:
+        after = {label: int(str(n)) for label, n in args.after}
+    except ValueError:
+        raise BenchmarkError(f"--after takes LABEL=EXAMPLES (an integer), got {args.after}") from None
+    unknown = sorted(set(after) - {p[0] for p in points})
+    if unknown:
+        raise BenchmarkError(f"--after names runs that are not measured: {unknown}")
+    points = [(label, model, examples + after.get(label, 0), record) for label, model, examples, record in points]
     table = Table(
         "Fine-tuning on canonical graphs: raw success per family of validation robots",
         ["run", "model", "examples", *[c for c, _ in FAMILY_COLUMNS]],
@@ -155,6 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--graph", default="canonical", help="the graphs the models are read on")
     ap.add_argument("--ckpt", type=_labelled, action="append", default=[], help="LABEL=PATH of a checkpoint")
     ap.add_argument("--metrics", type=_labelled, action="append", default=[], help="LABEL=PATH of a metrics.jsonl")
+    ap.add_argument(
+        "--after",
+        type=_labelled,
+        action="append",
+        default=[],
+        help="LABEL=EXAMPLES: that run started from a model fine-tuned on this many examples (its x axis moves by it)",
+    )
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", default=None, help="write the table here (.md and .csv)")
     ap.add_argument("--curves", default=None, help="plot the curves to this PNG")

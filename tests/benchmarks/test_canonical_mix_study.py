@@ -62,5 +62,12 @@ def test_a_checkpoint_validated_here_equals_the_val_record_its_run_wrote(tmp_pat
     other.write_text(yaml.safe_dump(to_dict(tiny_cfg(*OVERRIDES, "val.random_robots=2"))))
     with pytest.raises(SystemExit, match="validates on another set"):
         main(["--config", str(other), "--metrics", f"run={run / 'metrics.jsonl'}"])
+    assert main([*argv, "--after", "run=1000", "--out", str(out)]) == 0  # the run's points move along the x axis
+    moved = list(csv.DictReader((tmp_path / "table.csv").read_text().splitlines()))
+    assert [r["examples"] for r in moved] == ["16", "1016"]
+    with pytest.raises(SystemExit, match="not measured"):
+        main([*argv, "--after", "other=1000"])
+    with pytest.raises(SystemExit, match="an integer"):
+        main([*argv, "--after", "run=many"])
     with pytest.raises(SystemExit, match="nothing to measure"):
         main(["--config", str(config)])
