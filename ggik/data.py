@@ -57,7 +57,9 @@ class DataConfig:
     robots: dict[str, float] = field(default_factory=lambda: {name: 1.0 for name in SHIPPED_RECIPE_ROBOTS})
     random_weight: float = 0.0  #: weight of random DH robots
     random_dofs: list[int] = field(default_factory=lambda: [6, 7])  #: DOFs of random robots
-    random_robots_per_batch: int = 8  #: fresh random robots drawn for each batch
+    #: random robots of each kind (random, randomised) drawn for each batch (the stacked sampler: exactly so many of
+    #: each kind, new every ``random_refresh`` steps; the per-robot sampler: at most so many)
+    random_robots_per_batch: int = 8
     #: the stacked sampler draws new random and randomised robots every this many steps (1: every step). Drawing them
     #: costs ~60 ms per step on a CPU core (16 robots on canonical graphs), more than a GPU step of 512 examples: there
     #: a few consecutive steps may share them (their examples stay distinct)
@@ -124,6 +126,11 @@ class TrainingData:
                 f"data.random_robots_per_batch and data.random_refresh must be >= 1, got {cfg.random_robots_per_batch} "
                 f"and {cfg.random_refresh}"
             )
+        if cfg.random_refresh != 1 and cfg.sampler != "stacked":
+            raise GGIKError(
+                f"data.random_refresh {cfg.random_refresh} needs data.sampler 'stacked' (the per-robot "
+                "sampler draws new random robots every step)"
+            )
         if cfg.tool_offset < 0 or cfg.tool_offset != cfg.tool_offset:
             raise GGIKError(f"data.tool_offset must be a length >= 0 [m], got {cfg.tool_offset}")
         self.cfg = cfg
@@ -135,7 +142,7 @@ class TrainingData:
         self._stacks: dict[tuple, tuple[StackedGraphs, torch.Tensor, torch.Tensor]] = {}
         if cfg.tool_offset > 0 and self.sampler != "stacked":
             raise GGIKError(
-                "data.tool_offset needs the stacked sampler (named robots only, data.sampler auto or stacked)"
+                "data.tool_offset needs the stacked sampler (data.sampler 'stacked', or 'auto' with named robots only)"
             )
 
     def describe(self) -> dict:
@@ -202,7 +209,8 @@ class TrainingData:
         kind ``random_robots_per_batch`` robots, from their own stream, the same for the ``random_refresh`` steps of a
         block), their graphs and their weights (the kind's weight shared among them)."""
         c = self.cfg
-        g = step_generator(c.seed, STACKED_RANDOM_ROBOTS, step // c.random_refresh, rank)
+        block = step - step % c.random_refresh  # keyed by the block's first step: changing random_refresh replays none
+        g = step_generator(c.seed, STACKED_RANDOM_ROBOTS, block, rank, 1)  # a last key != 0 (SeedSequence drops zeros)
         R, graphs, weights = c.random_robots_per_batch, [], []
         for i in range(R if c.random_weight > 0 else 0):
             dof = c.random_dofs[int(torch.randint(len(c.random_dofs), (), generator=g))]
@@ -218,15 +226,16 @@ class TrainingData:
     def _stacked(
         self, device: torch.device | str, step: int, rank: int
     ) -> tuple[StackedGraphs, torch.Tensor, torch.Tensor]:
-        """(the stack, robot weights (R,), goal-kind weights (kinds,) and pose-only weights (kinds,) stacked as
+        """(the stack, robot weights (len(stack),), goal-kind weights (kinds,) and pose-only weights (kinds,) stacked as
         (2, kinds)) on ``device``: built once for named robots only (no per-step tensor construction or host-to-device
-        copy of constants), else once per step (the last step's kept)."""
+        copy of constants), else once per block of ``random_refresh`` steps (the last block's kept). Sibling graphs for
+        position goals (canonical graphs) weigh 0: they are never drawn, only mapped to."""
         device = torch.device(device)
         fixed = self.cfg.random_weight == 0 and self.cfg.randomized_weight == 0
         key = (device,) if fixed else (device, step // self.cfg.random_refresh, rank)
         if key not in self._stacks:
-            if not fixed:
-                self._stacks = {k: v for k, v in self._stacks.items() if len(k) == 1}
+            if not fixed:  # only the current block's stack is kept
+                self._stacks.clear()
             graphs, weights = list(self.graphs.values()), list(self.cfg.robots.values())
             if not fixed:
                 extra, extra_w = self.random_graphs(step, rank)
@@ -257,11 +266,12 @@ class TrainingData:
         ``device``.
 
         Per example, one row of uniforms drawn on the CPU from ``(seed, step, rank)`` (so the data are the same on
-        every device) picks the robot (by ``robots`` weights), the goal kind (by ``goal_kinds`` weights among the
-        kinds the robot takes: a robot whose EE is off its last axis gets poses) and the configuration (uniform
-        within the limits, all joints). On canonical graphs a position goal's example is made on its robot's graph
-        for position goals (index R + r of :meth:`stack`), and only those examples keep a tool offset (the other
-        kinds' graphs do not depend on the tool).
+        every device) picks the robot among the R' robots of ``stack(device, step, rank)`` (by ``robots`` weights and,
+        shared among the step's random and randomised robots, ``random_weight`` and ``randomized_weight``), the goal
+        kind (by ``goal_kinds`` weights among the kinds the robot takes: a robot whose EE is off its last axis gets
+        poses) and the configuration (uniform within the limits, all joints). On canonical graphs a position goal's
+        example is made on its robot's graph for position goals (index R' + r of the stack), and only those examples
+        keep a tool offset (the other kinds' graphs do not depend on the tool).
         """
         c = self.cfg
         if not self.graphs:

@@ -113,6 +113,10 @@ def test_auto_sampler_is_stacked_for_named_robots_and_per_robot_with_random_ones
     assert TrainingData(DataConfig(sampler="stacked", randomized_weight=0.5)).sampler == "stacked"
     with pytest.raises(GGIKError, match="random_robots_per_batch and data.random_refresh must be >= 1"):
         TrainingData(DataConfig(sampler="stacked", random_weight=0.5, random_robots_per_batch=0))
+    with pytest.raises(GGIKError, match="random_robots_per_batch and data.random_refresh must be >= 1"):
+        TrainingData(DataConfig(sampler="stacked", random_weight=0.5, random_refresh=0))
+    with pytest.raises(GGIKError, match="random_refresh 4 needs data.sampler 'stacked'"):
+        TrainingData(DataConfig(random_weight=0.5, random_refresh=4))
     with pytest.raises(GGIKError, match="data.sampler must be one of"):
         TrainingData(DataConfig(sampler="fast"))
 
@@ -176,6 +180,9 @@ def test_stacked_batches_with_random_robots_hold_the_steps_random_robots_by_thei
     want = torch.tensor([1, 1] + weights, dtype=torch.float64) / 5
     assert (share - want).abs().max() < 0.03
     assert bool((robot >= robots).any()) == (convention == "canonical")
+    if convention == "canonical":  # robot r's graph for position goals sits at R' + r, and only those are drawn there
+        assert all(stack.graphs[robots + r] is stack.graphs[r].for_goal_kind("position") for r in range(robots))
+        assert (kind[robot >= robots] == GOAL_KINDS.index("position")).all()
     # a pure function of (seed, step, rank); other robots at another step or rank
     again = data()
     assert all(torch.equal(x, y) for x, y in zip((robot, q, kind, offset), again.stacked_draws(5)))
@@ -183,6 +190,10 @@ def test_stacked_batches_with_random_robots_hold_the_steps_random_robots_by_thei
     assert stack.graphs[2].robot.to_urdf() != big.stack("cpu", 6).graphs[2].robot.to_urdf()
     assert stack.graphs[2].robot.to_urdf() != big.stack("cpu", 5, rank=1).graphs[2].robot.to_urdf()
     shared = data(random_refresh=4)  # steps 4-7 share their robots, and draw their own examples of them
+    # keyed by a block's first step: a run that changes random_refresh meets no robots it has seen again
+    assert [g.robot.to_urdf() for g in shared.random_graphs(4)[0]] == [
+        g.robot.to_urdf() for g in big.random_graphs(4)[0]
+    ]
     urdfs = [[g.robot.to_urdf() for g in shared.stack("cpu", s).graphs] for s in (3, 4, 7, 8)]
     assert urdfs[0] != urdfs[1] == urdfs[2] != urdfs[3] and not torch.equal(
         shared.stacked_draws(4)[1], shared.stacked_draws(7)[1]
@@ -194,8 +205,11 @@ def test_stacked_batches_with_random_robots_hold_the_steps_random_robots_by_thei
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("random", [0.0, 1.0])
-def test_stacked_batches_on_cuda_equal_the_cpu_ones(random):
-    data = stacked_data(batch_size=64, random_weight=random, randomized_weight=random, tool_offset=0.1)
+@pytest.mark.parametrize("convention", ["frames", "canonical"])
+def test_stacked_batches_on_cuda_equal_the_cpu_ones(random, convention):
+    cfg = dict(robots={"panda": 1.0, "ur10": 3.0, "kr16_2": 0.0}, batch_size=64, seed=2, sampler="stacked")
+    cfg.update(random_weight=random, randomized_weight=random, tool_offset=0.1)
+    data = TrainingData(DataConfig(**cfg), convention)
     cpu, gpu = data.examples(7), data.examples(7, device="cuda")
     for f in fields(GraphBatch):
         a, b = getattr(cpu, f.name), getattr(gpu, f.name).cpu()

@@ -699,5 +699,9 @@ def test_a_canonical_run_with_random_robots_stacked_validates_each_family_of_uns
         assert val[f"val/family/{fam}/success_mean"] == pytest.approx(want)
     assert val["val/family/reframed/success_mean"] == val["val/val_reframed_0_panda/success"]
     assert re.search(r"family/random \d\.\d{3}, family/randomized", capsys.readouterr().out)
+    with pytest.raises(GGIKError, match="robot counts must be >= 0"):
+        validation_problems(tiny_cfg("val.reframed_robots=-1"))
+    with pytest.raises(GGIKError, match="randomize_fraction in"):
+        validation_problems(tiny_cfg("val.randomized_robots=1", "val.randomize_fraction=1.0"))
     with pytest.raises(GGIKError, match="need training robots"):
         validation_problems(tiny_cfg("data.robots={}", "data.random_weight=1.0", "val.reframed_robots=1"))

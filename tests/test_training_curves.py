@@ -76,3 +76,25 @@ def test_training_curves_of_a_run(tiny_ckpt, tmp_path):
         f"{run}: mean best-of-S error ~ 2 m * examples^-0.500 over 3 validation points (100..1,000,000"
     )
     assert lines[1].startswith("  extrapolated to 10 mm at 4e+04 examples")
+
+
+def test_family_means_and_the_fitted_error_of_runs_with_and_without_training_robots():
+    from ggik.evaluation.training_curves import family_means, mean_best_error
+
+    rec = {
+        "val/panda/success": 0.5,
+        "val/panda/pos_err_best_m": 0.01,
+        "val/ur10/success": 1.0,
+        "val/ur10/pos_err_best_m": 0.03,
+        "val/panda/position/pos_err_best_m": 5.0,  # another goal kind: no robot of its own
+        "val/val_random0/success": 0.0,
+        "val/val_random0/pos_err_best_m": 0.3,
+        "val/val_randomized_0_panda/success": 0.25,
+        "val/val_randomized_0_panda/pos_err_best_m": 0.05,
+    }
+    means = family_means(rec)
+    assert means.keys() == {"named", "random", "randomized"}
+    assert means["named"] == pytest.approx((0.75, 0.02)) and means["randomized"] == pytest.approx((0.25, 0.05))
+    assert mean_best_error(rec) == pytest.approx(0.02)  # the training robots only
+    random_only = {k: v for k, v in rec.items() if "val_random0" in k or "randomized" in k}
+    assert mean_best_error(random_only) == pytest.approx(0.175)  # a run on random robots alone: all of them

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -26,6 +27,7 @@ import torch
 
 from benchmarks.common.robots import load_bench_model
 from benchmarks.common.scripts import BenchmarkError, run_table_script
+from ggik.errors import GGIKError
 from ggik.evaluation.report import Table
 from ggik.graph.conventions import GRAPH_CONVENTIONS
 from ggik.training.config import TrainConfig
@@ -65,6 +67,10 @@ def checkpoint_points(cfg: TrainConfig, graph: str, ckpts: list[tuple[str, Path]
         model, ckpt = load_bench_model(path)
         own = model.cfg.graph
         model.cfg.graph = graph  # a model of other graphs is read on these: the start of the fine-tune
+        try:
+            model.cfg.check()
+        except GGIKError as exc:
+            raise BenchmarkError(f"--ckpt {path} on {graph} graphs: {exc}") from None
         examples = int(ckpt.get("examples", 0)) if own == graph else 0
         record = validate(model, groups, cfg, torch.device("cpu"))
         points.append((label, f"{path.name} ({_sha(path)}, step {ckpt.get('step', '?')})", examples, record))
@@ -79,7 +85,9 @@ def metrics_points(cfg: TrainConfig, runs: list[tuple[str, Path]]) -> list[tuple
         if not path.is_file():
             raise BenchmarkError(f"--metrics: {path} does not exist")
         run_cfg = path.parent / "config.yaml"
-        if run_cfg.is_file() and _validation_set(from_dict(TrainConfig, load_yaml(run_cfg))) != _validation_set(cfg):
+        if not run_cfg.is_file():
+            raise BenchmarkError(f"--metrics: {run_cfg} is missing: the run's validation set cannot be checked")
+        if _validation_set(from_dict(TrainConfig, load_yaml(run_cfg))) != _validation_set(cfg):
             raise BenchmarkError(f"--metrics: {run_cfg} validates on another set than --config")
         last = path.parent / "last.pt"
         name = f"{path.parent.name} (last.pt {_sha(last)})" if last.is_file() else path.parent.name
@@ -97,7 +105,7 @@ def metrics_points(cfg: TrainConfig, runs: list[tuple[str, Path]]) -> list[tuple
 def _validation_set(cfg: TrainConfig) -> tuple:
     """What decides a run's validation problems and how they are scored (not how often it validates)."""
     val = {k: v for k, v in vars(cfg.val).items() if k != "every"}
-    return val, dict(cfg.data.robots), list(cfg.data.random_dofs), cfg.model.graph, cfg.bf16
+    return val, list(cfg.data.robots), list(cfg.data.random_dofs), cfg.model.graph, cfg.bf16  # robots in order
 
 
 def plot(points: list[tuple[str, str, int, dict]], out: str) -> None:
@@ -111,7 +119,7 @@ def plot(points: list[tuple[str, str, int, dict]], out: str) -> None:
         for c, (column, key) in enumerate(FAMILY_COLUMNS):
             if not column.endswith(kind):
                 continue
-            for label, style in zip(sorted({p[0] for p in points}), ("-o", "--s", ":^")):
+            for label, style in zip(sorted({p[0] for p in points}), itertools.cycle(("-o", "--s", ":^", "-.d"))):
                 xs = [(p[2], 100 * p[3][key]) for p in points if p[0] == label and key in p[3]]
                 if xs:
                     xs.sort()

@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 
 from ggik.checkpoint import load_checkpoint, training_budget
+from ggik.training.validation import family
 
 __all__ = [
     "read_metrics",
@@ -38,15 +39,35 @@ def read_metrics(run: str | Path) -> tuple[list[dict], list[dict]]:
     return train, val
 
 
-def mean_best_error(record: dict) -> float:
-    """Validation best-of-S position error [m], averaged over the record's training robots (not the robots of the
-    validation families, ``val_*``: a fit over a run whose validation set grew stays a fit of one quantity)."""
-    errs = [
-        v
-        for k, v in record.items()
-        if k.startswith("val/") and k.count("/") == 2 and k.endswith("/pos_err_best_m") and not k.startswith("val/val_")
+def _pose_robots(record: dict) -> list[str]:
+    """The robots of a validation record (its pose keys ``val/<robot>/pos_err_best_m``: other goal kinds add a part)."""
+    return [
+        k.split("/")[1] for k in record if k.startswith("val/") and k.count("/") == 2 and k.endswith("/pos_err_best_m")
     ]
-    return sum(errs) / len(errs)
+
+
+def family_means(record: dict) -> dict[str, tuple[float, float]]:
+    """Per family of validation robots (:func:`ggik.training.validation.family`): (raw success, best-of-S position
+    error [m]) of pose goals, averaged over the family's robots of the record (records of any age: from the per-robot
+    keys)."""
+    groups: dict[str, list[str]] = {}
+    for robot in _pose_robots(record):
+        groups.setdefault(family(robot), []).append(robot)
+    return {
+        fam: (
+            sum(record.get(f"val/{r}/success", math.nan) for r in robots) / len(robots),
+            sum(record[f"val/{r}/pos_err_best_m"] for r in robots) / len(robots),
+        )
+        for fam, robots in groups.items()
+    }
+
+
+def mean_best_error(record: dict) -> float:
+    """Validation best-of-S position error [m], averaged over the record's training robots (not over the robots of
+    the validation families: a fit over a run whose validation set grew stays a fit of one quantity), or over all its
+    robots when it has no training robots (a run on random robots alone)."""
+    means = family_means(record)
+    return means["named"][1] if "named" in means else sum(e for _, e in means.values()) / len(means)
 
 
 def power_law_fit(val: list[dict], skip_examples: int = 0) -> tuple[float, float]:
@@ -127,29 +148,20 @@ def plot_training_curves(runs: list[str | Path], path: str | Path, dpi: int = 11
         axes[0].plot(ex, [r["free_se"] for r in train], label=run.name)
         axes[1].plot(ex, [r["kl"] for r in train], label=run.name)
         if val:
-            robots = sorted(
-                {
-                    k.split("/")[1]
-                    for r in val
-                    for k in r
-                    if k.startswith("val/") and k.count("/") == 2 and k.endswith("/success")
-                }
-            )  # poses; val/<robot>/<kind>/... are other goal kinds
-            # the training robots one by one; robots of the validation families (val_*) as their families' means
-            curves = [(robot, f"val/{robot}/success", f"val/{robot}/pos_err_best_m", "-") for robot in robots]
-            curves = [c for c in curves if not c[0].startswith("val_")]
-            families = sorted({k.split("/")[2] for r in val for k in r if k.startswith("val/family/")})
-            curves += [
-                (f"{fam} (mean)", f"val/family/{fam}/success_mean", f"val/family/{fam}/pos_err_best_mean_m", "--")
-                for fam in families
-                if fam != "named"
-            ]
-            for name, success, error, style in curves:
+            # the training robots one by one, the robots of the validation families as their families' means
+            robots = sorted({r for rec in val for r in _pose_robots(rec) if family(r) == "named"})
+            curves = [(robot, lambda rec, r=robot: rec.get(f"val/{r}/success"), "-") for robot in robots]
+            errors = {robot: (lambda rec, r=robot: rec.get(f"val/{r}/pos_err_best_m")) for robot in robots}
+            families = sorted({f for rec in val for f in family_means(rec)} - {"named"})
+            for fam in families:
+                curves.append((f"{fam} (mean)", lambda rec, f=fam: family_means(rec).get(f, (None,))[0], "--"))
+                errors[f"{fam} (mean)"] = lambda rec, f=fam: family_means(rec).get(f, (None, None))[1]
+            for name, success, style in curves:
                 lbl = f"{run.name}: {name}" if len(paths) > 1 else name
-                rows = [r for r in val if success in r]  # validation sets may grow when a run is resumed
-                x = [r["examples"] for r in rows]
-                axes[2].plot(x, [100 * r[success] for r in rows], style, marker="o", label=lbl)
-                axes[3].plot(x, [1e3 * r[error] for r in rows], style, marker="o", label=lbl)
+                rows = [rec for rec in val if success(rec) is not None]  # validation sets may grow on a resume
+                x = [rec["examples"] for rec in rows]
+                axes[2].plot(x, [100 * success(rec) for rec in rows], style, marker="o", label=lbl)
+                axes[3].plot(x, [1e3 * errors[name](rec) for rec in rows], style, marker="o", label=lbl)
         if len(paths) == 1 and (run / "last.pt").is_file():
             fig.suptitle(run_budget_line(run / "last.pt"), fontsize=9)
     titles = [

@@ -3,10 +3,11 @@
 The defaults are the recipe of the shipped model, trained from scratch: its architecture (:class:`ModelConfig`),
 its robots and goal kinds (:class:`DataConfig`), AdamW at a constant 1e-3 after 100 warm-up steps, the KL weight
 warmed up over 300 steps; but the graph convention, "frames", where the shipped v10 is v9 fine-tuned on "canonical"
-graphs (``train/configs/canonical.yaml``; a recipe from scratch on them is untried). ``train/configs/default.yaml`` adds the budget. YAML files in ``train/configs`` and
-``--set key=value`` only override them (:mod:`ggik.typed_config`: unknown keys are errors); a checkpoint stores the
-full dict, and ``from_dict(TrainConfig, load_checkpoint(path)["config"])`` rebuilds it (keys an old file predates
-read as :data:`ggik.checkpoint.IMPLIED_CONFIG` says, not as these defaults).
+graphs (``train/configs/canonical.yaml``; a recipe from scratch on them is untried). ``train/configs/default.yaml``
+adds the budget. YAML files in ``train/configs`` and ``--set key=value`` only override them
+(:mod:`ggik.typed_config`: unknown keys are errors); a checkpoint stores the full dict, and
+``from_dict(TrainConfig, load_checkpoint(path)["config"])`` rebuilds it (keys an old file predates read as
+:data:`ggik.checkpoint.IMPLIED_CONFIG` says, not as these defaults).
 """
 
 from __future__ import annotations

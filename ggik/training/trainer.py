@@ -40,7 +40,13 @@ from ggik.training.metrics_log import MetricsLog
 from ggik.training.objective import micro_batches, step_objective
 from ggik.training.schedules import beta_at, lr_factor, rec_gain_at
 from ggik.training.signals import install_stop_handlers, restore_handlers
-from ggik.training.validation import ValidationGroup, validate, validation_groups, validation_problems
+from ggik.training.validation import (
+    ValidationGroup,
+    success_summary,
+    validate,
+    validation_groups,
+    validation_problems,
+)
 from ggik.typed_config import from_dict, merge, to_dict
 from ggik.version import __version__
 
@@ -373,11 +379,7 @@ class Trainer:
                         rec["val_s"] = time.perf_counter() - t1
                         self.cpu_s += time.process_time() - c1
                         self.metrics.log(rec)
-                        kind_of = {k: k.removeprefix("val/").removesuffix("success_mean").rstrip("/") for k in rec}
-                        kinds = {kind_of[k] or "pose": v for k, v in rec.items() if k.endswith("success_mean")}
-                        bar.write(
-                            f"step {self.step}: val success " + ", ".join(f"{k} {v:.3f}" for k, v in kinds.items())
-                        )
+                        bar.write(f"step {self.step}: val success {success_summary(rec)}")
                     if self.world > 1:
                         dist.barrier()
                 if self.step % cfg.checkpoint_every == 0:

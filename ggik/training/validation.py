@@ -21,7 +21,15 @@ from ggik.nn.cvae import GGIKModel
 from ggik.rng import VALIDATION_ROBOTS, step_generator
 from ggik.training.config import TrainConfig
 
-__all__ = ["FAMILIES", "ValidationGroup", "family", "validation_problems", "validation_groups", "validate"]
+__all__ = [
+    "FAMILIES",
+    "ValidationGroup",
+    "family",
+    "success_summary",
+    "validation_problems",
+    "validation_groups",
+    "validate",
+]
 
 #: one robot of the validation set: (robot, its graph, q (P, dof) [rad or m], T_goal (P, 4, 4) in its base frame)
 ValidationGroup = tuple[Robot, RobotGraph, torch.Tensor, torch.Tensor]
@@ -44,6 +52,13 @@ def validation_problems(cfg: TrainConfig) -> ProblemSet:
     all drawn from ``val.seed`` (the random robots first: the set of a run made before the other families is
     unchanged)."""
     v = cfg.val
+    counts = {"random_robots": v.random_robots, "randomized_robots": v.randomized_robots}
+    counts["reframed_robots"] = v.reframed_robots
+    bad = {k: n for k, n in counts.items() if n < 0}
+    if bad or not 0.0 <= v.randomize_fraction < 1.0:
+        raise GGIKError(
+            f"val: robot counts must be >= 0 and randomize_fraction in [0, 1), got {counts}, {v.randomize_fraction}"
+        )
     named = [Robot.from_name(n) for n in cfg.data.robots]
     if (v.randomized_robots or v.reframed_robots) and not named:
         raise GGIKError("val.randomized_robots and val.reframed_robots need training robots (data.robots)")
@@ -70,8 +85,9 @@ def validate(model: GGIKModel, groups: list[ValidationGroup], cfg: TrainConfig, 
     """Per robot and goal kind of ``val.goal_kinds``: posterior loss terms and raw success (best of ``val.samples``
     within 1 cm and 1 degree, the rotation the kind fixes). Keys ``val/<robot>/<metric>`` for poses,
     ``val/<robot>/<kind>/...`` for the other kinds (robots whose EE is off the last axis are left out of those),
-    and the means over robots ``val/[<kind>/]success_mean`` and ``pos_err_best_mean_m``. Leaves ``model`` in eval
-    mode; the forward pass runs under bfloat16 autocast when ``cfg.bf16``."""
+    the means over robots ``val/[<kind>/]success_mean`` and ``pos_err_best_mean_m``, and the same means per family of
+    robots (:func:`family`) ``val/family/<family>/[<kind>/]success_mean`` and ``.../pos_err_best_mean_m``. Leaves
+    ``model`` in eval mode; the forward pass runs under bfloat16 autocast when ``cfg.bf16``."""
     model.eval()
     record: dict = {}
     for kind in cfg.val.goal_kinds:
@@ -102,8 +118,20 @@ def validate(model: GGIKModel, groups: list[ValidationGroup], cfg: TrainConfig, 
         if successes:
             record[f"val/{key}success_mean"] = sum(successes) / len(successes)
             record[f"val/{key}pos_err_best_mean_m"] = sum(best_errors) / len(best_errors)
-        for fam in sorted(set(families)) if len(set(families)) > 1 else []:
+        for fam in sorted(set(families)):
             mine = [i for i, f in enumerate(families) if f == fam]
             record[f"val/family/{fam}/{key}success_mean"] = sum(successes[i] for i in mine) / len(mine)
             record[f"val/family/{fam}/{key}pos_err_best_mean_m"] = sum(best_errors[i] for i in mine) / len(mine)
     return record
+
+
+def success_summary(record: dict) -> str:
+    """The raw success means of a :func:`validate` record in one line: "pose 0.733, position 0.567, family/random
+    0.012, ..." (the family of the training robots alone, the mean over all robots, is not repeated)."""
+    one_family = not any(k.startswith("val/family/") and "/named/" not in k for k in record)
+    parts = []
+    for key, value in record.items():
+        if key.endswith("success_mean") and not (one_family and key.startswith("val/family/")):
+            name = key.removeprefix("val/").removesuffix("success_mean").rstrip("/") or "pose"
+            parts.append(f"{name} {value:.3f}")
+    return ", ".join(parts)
