@@ -122,15 +122,10 @@ class TrainingData:
             raise GGIKError(f"data.sampler must be one of {SAMPLERS}, got {cfg.sampler!r}")
         named_only = cfg.random_weight == 0 and cfg.randomized_weight == 0
         if not named_only and (cfg.random_robots_per_batch < 1 or cfg.random_refresh < 1):
-            raise GGIKError(
-                f"data.random_robots_per_batch and data.random_refresh must be >= 1, got {cfg.random_robots_per_batch} "
-                f"and {cfg.random_refresh}"
-            )
-        if cfg.random_refresh != 1 and cfg.sampler != "stacked":
-            raise GGIKError(
-                f"data.random_refresh {cfg.random_refresh} needs data.sampler 'stacked' (the per-robot "
-                "sampler draws new random robots every step)"
-            )
+            n, k = cfg.random_robots_per_batch, cfg.random_refresh
+            raise GGIKError(f"data.random_robots_per_batch and data.random_refresh must be >= 1, got {n} and {k}")
+        if cfg.random_refresh != 1 and cfg.sampler != "stacked":  # the per-robot sampler draws new ones every step
+            raise GGIKError(f"data.random_refresh {cfg.random_refresh} needs data.sampler 'stacked'")
         if cfg.tool_offset < 0 or cfg.tool_offset != cfg.tool_offset:
             raise GGIKError(f"data.tool_offset must be a length >= 0 [m], got {cfg.tool_offset}")
         self.cfg = cfg

@@ -382,7 +382,7 @@ def test_the_conventions_table_is_flat_on_canonical_graphs_for_a_canonical_model
     assert main(["eval", "conventions", "--robots", "panda", "-n", "3", "-s", "2", "--variants", "file", "all",
                  "--out-dir", str(tmp_path), "--no-progress"]) == 0  # fmt: skip
     text = (tmp_path / "conventions.md").read_text()
-    assert "| panda | all |" in text and "frames (trained)" in text and "sha256" in text
+    assert "| panda | all |" in text and "canonical (trained)" in text and "sha256" in text  # the shipped model
 
 
 # ---------------------------------------------------------------------------------------------- guards
