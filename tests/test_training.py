@@ -279,16 +279,20 @@ def test_metrics_records_with_validation(tmp_path):
     assert len(problems) == 2 and problems.seed == cfg.val.seed
 
 
+#: two steps, validated at the second on 2 problems per robot, pose and position goals
+VALIDATED_KINDS = (
+    "steps=2",
+    "log_every=1",
+    "val.every=2",
+    "val.problems_per_robot=2",
+    "val.samples=2",
+    "data.goal_kinds={pose: 0.6, position: 0.4}",
+    "val.goal_kinds=[pose, position]",
+)
+
+
 def test_training_on_mixed_goal_kinds_validates_each_kind(tmp_path, capsys):
-    cfg = tiny_cfg(
-        "steps=2",
-        "log_every=1",
-        "val.every=2",
-        "val.problems_per_robot=2",
-        "val.samples=2",
-        "data.goal_kinds={pose: 0.6, position: 0.4}",
-        "val.goal_kinds=[pose, position]",
-    )
+    cfg = tiny_cfg(*VALIDATED_KINDS)
     Trainer(cfg, tmp_path, progress=False).train()
     assert re.search(r"step 2: val success pose \d\.\d{3}, position \d\.\d{3}", capsys.readouterr().out)
     (val,) = [r for r in read_metrics(tmp_path) if r["kind"] == "val"]
@@ -665,19 +669,13 @@ def test_a_non_finite_prior_distance_term_is_named_in_the_error(tmp_path):
 
 def test_a_canonical_run_with_random_robots_stacked_validates_each_family_of_unseen_robots(tmp_path, capsys):
     cfg = tiny_cfg(
-        "steps=2",
-        "log_every=1",
-        "val.every=2",
-        "val.problems_per_robot=2",
-        "val.samples=2",
+        *VALIDATED_KINDS,
         "model.graph=canonical",
         "data.sampler=stacked",
         "data.random_weight=1.0",
         "data.randomized_weight=1.0",
         "data.random_robots_per_batch=2",
         "data.tool_offset=0.1",
-        "data.goal_kinds={pose: 0.6, position: 0.4}",
-        "val.goal_kinds=[pose, position]",
         "val.random_robots=2",
         "val.randomized_robots=2",
         "val.reframed_robots=1",
