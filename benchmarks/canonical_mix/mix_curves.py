@@ -29,6 +29,7 @@ from benchmarks.common.robots import load_bench_model
 from benchmarks.common.scripts import BenchmarkError, run_table_script
 from ggik.errors import GGIKError
 from ggik.evaluation.report import Table
+from ggik.evaluation.training_curves import family_means
 from ggik.graph.conventions import GRAPH_CONVENTIONS
 from ggik.training.config import TrainConfig
 from ggik.training.validation import validate, validation_groups, validation_problems
@@ -93,7 +94,7 @@ def metrics_points(cfg: TrainConfig, runs: list[tuple[str, Path]]) -> list[tuple
         name = f"{path.parent.name} (last.pt {_sha(last)})" if last.is_file() else path.parent.name
         for line in path.read_text().splitlines():
             record = json.loads(line)
-            if record.get("kind") == "val" and not any(k.startswith("val/val_") for k in record):
+            if record.get("kind") == "val" and set(family_means(record)) == {"named"}:
                 for kind in ("", "position/"):  # the training arms alone: their means are the family's
                     if f"val/{kind}success_mean" in record:
                         record.setdefault(f"val/family/named/{kind}success_mean", record[f"val/{kind}success_mean"])
