@@ -12,13 +12,57 @@ Quick start::
     q_back = graph.joint_angles(points, T)       # (4, 7), same EE poses
 """
 
-from ggik.collision import CollisionConfig, CollisionModel, Scene
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ggik.errors import ChainError, GGIKError, GraphError, URDFError
-from ggik.graph import PartialGraph, RobotGraph
-from ggik.ik import GGIK, IKResult, PathConfig, PathResult, RefineConfig, SolveConfig, Tolerances
-from ggik.kinematics import Robot, available_robots, random_robot, randomize_links
-from ggik.nn.cvae import GGIKModel, ModelConfig
 from ggik.version import __version__
+
+#: public name -> the module that defines it, imported on first use (PEP 562): ``import ggik`` and the command
+#: line's ``ggik --help`` do not pay for torch until a name that needs it is used
+_LAZY = {
+    "CollisionConfig": "ggik.collision",
+    "CollisionModel": "ggik.collision",
+    "Scene": "ggik.collision",
+    "PartialGraph": "ggik.graph",
+    "RobotGraph": "ggik.graph",
+    "GGIK": "ggik.ik",
+    "IKResult": "ggik.ik",
+    "PathConfig": "ggik.ik",
+    "PathResult": "ggik.ik",
+    "RefineConfig": "ggik.ik",
+    "SolveConfig": "ggik.ik",
+    "Tolerances": "ggik.ik",
+    "Robot": "ggik.kinematics",
+    "available_robots": "ggik.kinematics",
+    "random_robot": "ggik.kinematics",
+    "randomize_links": "ggik.kinematics",
+    "GGIKModel": "ggik.nn.cvae",
+    "ModelConfig": "ggik.nn.cvae",
+}
+
+if TYPE_CHECKING:
+    from ggik.collision import CollisionConfig, CollisionModel, Scene
+    from ggik.graph import PartialGraph, RobotGraph
+    from ggik.ik import GGIK, IKResult, PathConfig, PathResult, RefineConfig, SolveConfig, Tolerances
+    from ggik.kinematics import Robot, available_robots, random_robot, randomize_links
+    from ggik.nn.cvae import GGIKModel, ModelConfig
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ggik' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "Robot",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["GGIKError", "URDFError", "ChainError", "GraphError", "PathFileError", "GoalError"]
+__all__ = ["GGIKError", "URDFError", "ChainError", "AmbiguousLinkError", "GraphError", "PathFileError", "GoalError"]
 
 
 class GGIKError(ValueError):
@@ -15,6 +15,15 @@ class URDFError(GGIKError):
 
 class ChainError(GGIKError):
     """A kinematic chain that cannot be built: unknown links, no path, unsupported joints."""
+
+
+class AmbiguousLinkError(ChainError):
+    """A URDF whose base (``role`` "base": several root links) or end-effector link (``role`` "ee": several leaf
+    links below the base) must be named; ``candidates`` lists the links to choose from."""
+
+    def __init__(self, message: str, role: str, candidates: list[str]) -> None:
+        super().__init__(message)
+        self.role, self.candidates = role, candidates
 
 
 class GraphError(GGIKError):

@@ -277,7 +277,7 @@ def test_solve_urdf_with_ee_and_shipped_robot_with_links(tiny_ckpt, two_arms, ca
     assert (
         main(["solve", "--urdf", two_arms, "--ee", "left_tool", "--pose", *pose, "-s", "2", "--ckpt", tiny_ckpt]) == 0
     )
-    assert capsys.readouterr().out.startswith("two_arms: 2 solutions (raw model samples), best first")
+    assert capsys.readouterr().out.startswith("two_arms: lm from 2 model samples, random restarts if they fail;")
     assert main(["solve", "--robot", "panda", "--ee", "panda_link8", "--pose", *pose, "--ckpt", tiny_ckpt]) == 2
     assert "is a shipped robot with a fixed chain" in capsys.readouterr().err
     assert main(["solve", "--urdf", "no_such_file", "--pose", *pose, "--ckpt", tiny_ckpt]) == 2
@@ -289,10 +289,11 @@ def test_python_m_ggik_cli_help():
         [sys.executable, "-m", "ggik.cli", "--help"], capture_output=True, text=True, cwd=REPO, timeout=120
     )
     assert run.returncode == 0, run.stderr
-    assert (
-        run.stdout.startswith("usage: ggik ")
-        and "{robot,graph,train,data,solve,path,eval,info,export,demo}" in run.stdout
-    )
+    from ggik.cli.commands import COMMANDS
+
+    assert run.stdout.startswith("usage: ggik ")
+    for command in COMMANDS:  # every command listed with its one-line help
+        assert re.search(rf"^    {command.name} +{re.escape(command.help.split()[0])}", run.stdout, re.M), command
 
 
 # ---------------------------------------------------------------------------------------------- the demo library
@@ -504,11 +505,13 @@ def test_solve_old_n_is_samples_with_a_warning(tiny_ckpt, capsys):
         "--ckpt",
         tiny_ckpt,
         "--json",
+        "--raw",
+        "--all",
     ]
-    assert main([*argv, "-s", "3"]) == 0
+    assert main([*argv, "-s", "3"]) == 1  # the tiny model's raw samples solve nothing
     new = capsys.readouterr()
     with pytest.warns(DeprecationWarning, match=r"ggik solve -n is deprecated .* use -s/--samples"):
-        assert main([*argv, "-n", "3"]) == 0
+        assert main([*argv, "-n", "3"]) == 1
     old = capsys.readouterr()
     assert json.loads(old.out) == json.loads(new.out) and len(json.loads(new.out)["solutions"]) == 3
     assert old.err.startswith("ggik: warning: ggik solve -n is deprecated") and new.err == ""
@@ -541,6 +544,7 @@ def test_solve_strategies_from_the_command_line(tiny_ckpt, capsys, strategy, cou
                 "--pos-tol",
                 "0.002",
                 "--json",
+                "--all",
                 *options,
             ]
         )
@@ -582,6 +586,10 @@ def test_solve_first_solution(tiny_ckpt, capsys):
     argv = ["solve", "--robot", "panda", "--pose", *pose, "--ckpt", tiny_ckpt, "--json"]
     assert main(argv + ["--strategy", "random", "--random-starts", "8", "--first-solution"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert len(out["solutions"]) == 8 and out["solutions"][0]["success"]
-    assert main(argv + ["--first-solution"]) == 2
-    assert "first_solution stops LM early" in capsys.readouterr().err
+    assert len(out["solutions"]) == 1 and out["solutions"][0]["ok"] and out["solved"]
+    assert main(argv + ["--strategy", "random", "--random-starts", "8", "--first-solution", "--all"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["solutions"]) == 8
+    assert main(argv + ["--first-solution", "--raw"]) == 2
+    assert "--first-solution stops LM at a goal's first solution; --raw runs no LM" in capsys.readouterr().err
+    assert main(argv + ["--first-solution", "--strategy", "samples", "--refine", "dg"]) == 2
+    assert "--refine dg runs no LM" in capsys.readouterr().err

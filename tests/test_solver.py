@@ -19,6 +19,7 @@ from conftest import HAND_URDFS
 import ggik.ik.strategies
 from ggik import GGIK, GGIKError, GraphError, IKResult, PathConfig, Robot, SolveConfig, random_robot
 from ggik.cli import main
+from ggik.ik.metrics import distinct_solutions
 from ggik.ik.path_refine import TrajectoryConfig
 from ggik.ik.refine import RefineConfig, lm_refine, slsqp_refine
 from ggik.ik.sampling import RawSamples
@@ -463,48 +464,54 @@ def test_bad_checkpoints(ckpt, tmp_path):
 
 # ---------------------------------------------------------------------------------------------- CLI
 def test_cli_solve_json(ckpt, solver, panda, capsys):
-    assert main(["solve", "--robot", "panda", "--pose", *POSE, "-s", "4", "--ckpt", str(ckpt), "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
-    assert out["robot"] == "panda" and out["joint_names"] == list(panda.joint_names) and out["refine"] is None
-    assert out["strategy"] == "samples"
-    rows = out["solutions"]
-    assert len(rows) == 4
+    """--raw --all --json: every raw sample, as the library returns it; exit status 1 when none is a solution (this
+    test model's samples never are), the summary saying so."""
+    argv = ["solve", "--robot", "panda", "--pose", *POSE, "-s", "4", "--ckpt", str(ckpt), "--json", "--raw", "--all"]
     x, y, z, *quat = (float(v) for v in POSE)
     T = make_transform(quat_to_matrix(torch.tensor(quat, dtype=F64)), torch.tensor([x, y, z], dtype=F64))
     expected = solver.solve(panda, T, SolveConfig(samples=4), generator=gen(0))  # --seed defaults to 0
+    solved = bool((expected.success & expected.within_limits).any())
+    assert main(argv) == (0 if solved else 1)
+    out = json.loads(capsys.readouterr().out)
+    assert out["robot"] == "panda" and out["joint_names"] == list(panda.joint_names) and out["refine"] is None
+    assert out["strategy"] == "samples" and out["solved"] == solved
+    assert out["summary"].startswith("no raw sample within 1 mm / 0.01 rad: closest " if not solved else "1 ")
+    rows = out["solutions"]
+    assert len(rows) == 4
     for k, row in enumerate(rows):
-        assert set(row) == {"q", "pos_err_m", "rot_err_rad", "success", "within_limits"}
+        assert set(row) == {"q", "pos_err_m", "rot_err_rad", "ok", "within_limits"}
         assert row["q"] == [round(v, 6) for v in expected.q[0, k].tolist()]
         assert row["pos_err_m"] == expected.pos_err[0, k].item() and row["rot_err_rad"] == expected.rot_err[0, k].item()
-        assert row["success"] == bool(expected.success[0, k]) and row["within_limits"] == bool(
-            expected.within_limits[0, k]
-        )
+        assert row["ok"] == bool(expected.success[0, k] & expected.within_limits[0, k])
+        assert row["within_limits"] == bool(expected.within_limits[0, k])
 
 
 def test_cli_solve_table_with_lm(ckpt, solver, panda, capsys):
-    assert (
-        main(["solve", "--robot", "panda", "--pose", *POSE, "--samples", "3", "--ckpt", str(ckpt), "--refine", "lm"])
-        == 0
-    )
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "panda: 3 solutions (refined with lm), best first"
-    assert lines[1].split()[:4] == ["#", "pos", "err", "[mm]"] and lines[1].endswith(
-        f"({', '.join(panda.joint_names)})"
-    )
-    assert len(lines) == 5
+    """The table lists every result with --all, numbered from 1, then the summary line; exit 0 iff one is ok."""
+    argv = ["solve", "--robot", "panda", "--pose", *POSE, "--samples", "3", "--ckpt", str(ckpt)]
     x, y, z, *quat = (float(v) for v in POSE)
     T = make_transform(quat_to_matrix(torch.tensor(quat, dtype=F64)), torch.tensor([x, y, z], dtype=F64))
     expected = solver.solve(panda, T, SolveConfig(samples=3, refine="lm"), generator=gen(0))
-    for k, line in enumerate(lines[2:]):
+    ok = expected.success & expected.within_limits
+    assert main([*argv, "--strategy", "samples", "--all"]) == (0 if ok.any() else 1)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "panda: 3 model samples refined with lm; 3 listed, best first"
+    assert lines[1].split()[:4] == ["#", "pos", "err", "[mm]"] and lines[1].endswith(
+        f"({', '.join(panda.joint_names)})"
+    )
+    assert len(lines) == 6
+    for k, line in enumerate(lines[2:5]):
         cols = line.split()
         assert cols[:5] == [
-            str(k),
+            str(k + 1),
             f"{1e3 * expected.pos_err[0, k].item():.3f}",
             f"{math.degrees(expected.rot_err[0, k].item()):.3f}",
-            "yes" if expected.success[0, k] else "no",
+            "yes" if ok[0, k] else "no",
             "yes",  # LM keeps the joints in their limits
         ]
         assert json.loads(line[line.index("[") :]) == [round(v, 6) for v in expected.q[0, k].tolist()]
+    distinct = len(distinct_solutions(expected.q[0], ok[0], ~panda.limited))
+    assert lines[5].startswith(f"{distinct} distinct solution" if distinct else "no solution within 1 mm / 0.01 rad")
 
 
 @pytest.mark.parametrize(
@@ -512,18 +519,24 @@ def test_cli_solve_table_with_lm(ckpt, solver, panda, capsys):
     [
         (
             ["--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "1", "0"],
-            r"must be a unit quaternion, got norm 1\.41421",
+            r"--pose: the quaternion QW QX QY QZ must have unit length, got norm 1\.41421",
         ),
         (
             ["--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "0", "0", "0"],
-            r"must be a unit quaternion, got norm 0",
+            r"--pose: the quaternion QW QX QY QZ must have unit length, got norm 0",
         ),
-        (["--robot", "panda", "--pose", "0.4", "0.1", "0.5", "nan", "1", "0", "0"], r"must be a unit quaternion"),
+        (
+            ["--robot", "panda", "--pose", "0.4", "0.1", "0.5", "nan", "1", "0", "0"],
+            r"--pose X Y Z QW QX QY QZ: every value must be a finite number",
+        ),
         (["--pose", *POSE], r"give exactly one of --robot NAME or --urdf FILE"),
         (["--robot", "panda", "--urdf", "x.urdf", "--pose", *POSE], r"give exactly one of --robot NAME or --urdf FILE"),
         (["--robot", "nope", "--pose", *POSE], r"unknown robot 'nope'"),
         (["--robot", "panda", "--pose", *POSE, "--strategy", "random", "-s", "4"], r"-s/--samples: --strategy random"),
-        (["--robot", "panda", "--pose", *POSE, "--random-starts", "4"], r"--random-starts applies to --strategy"),
+        (
+            ["--robot", "panda", "--pose", *POSE, "--strategy", "samples", "--random-starts", "4"],
+            r"--random-starts applies to --strategy",
+        ),
         (
             ["--robot", "panda", "--pose", *POSE, "--strategy", "model-first", "--refine", "dg"],
             r"refines with lm or slsqp",

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = [
+    "CommandParser",
     "positive_int",
     "non_negative_int",
     "positive_float",
@@ -29,6 +30,34 @@ __all__ = [
 ]
 
 _NOTES = "_deprecation_notes"  #: the Namespace attribute where DeprecatedAlias collects its notes
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of ``ggik`` and of each of its commands (``add_subparsers`` makes its children of the same class):
+    it keeps its subcommand actions and option strings, so that :meth:`leaves` finds the parsers that run something
+    and whether they take an option, without argparse's private attributes."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.command_actions: list[Any] = []
+        self.option_names: set[str] = set()  # before argparse's own __init__, which adds -h
+        super().__init__(*args, **kwargs)
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        action = super().add_subparsers(**kwargs)
+        self.command_actions.append(action)
+        return action
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.option_names.update(action.option_strings)
+        return action
+
+    def leaves(self) -> list[CommandParser]:
+        """The parsers under this one (itself included) that have no subcommands, each once."""
+        if not self.command_actions:
+            return [self]
+        children = [child for action in self.command_actions for child in dict.fromkeys(action.choices.values())]
+        return [leaf for child in children for leaf in child.leaves()]
 
 
 def _integer(text: str) -> int:

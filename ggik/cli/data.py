@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from ggik.cli.arguments import positive_int
+from ggik.cli.commands import HELP
 from ggik.cli.robots import add_chain_args, resolve_robots
 from ggik.errors import GGIKError
 
@@ -42,7 +43,7 @@ def cmd_data_show(args: argparse.Namespace) -> int:
 
 def add_data_parser(sub: Any) -> None:
     """``ggik data make|show`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
-    data = sub.add_parser("data", help="fixed problem sets").add_subparsers(dest="action", required=True)
+    data = sub.add_parser("data", help=HELP["data"]).add_subparsers(dest="action", required=True)
     p = data.add_parser("make", help="write a seeded problem set (goal poses with known solutions)")
     p.add_argument("--robots", nargs="*", help="URDF files or shipped robot names")
     add_chain_args(p, of="every URDF file among --robots")

@@ -13,6 +13,7 @@ import torch
 
 from ggik.checkpoint import PRETRAINED_CHECKPOINT
 from ggik.cli.arguments import add_threads_arg, positive_int, set_threads
+from ggik.cli.commands import HELP
 from ggik.errors import GGIKError
 from ggik.evaluation.demo import DemoCase, figure_panels, run_demo
 from ggik.ik.solver import GGIK
@@ -102,9 +103,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def add_demo_parser(sub: Any) -> None:
     """``ggik demo`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
-    p = sub.add_parser(
-        "demo", help="solve a few goals with the shipped model: two training robots and an unseen random one"
-    )
+    p = sub.add_parser("demo", help=HELP["demo"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-n", "--goals", type=positive_int, default=3, help="goals per robot")
     p.add_argument("-s", "--samples", type=positive_int, default=32, help="samples per goal")

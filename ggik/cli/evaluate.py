@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ggik.cli.arguments import add_threads_arg, non_negative_int, positive_float, positive_int, set_threads
+from ggik.cli.commands import HELP
 from ggik.cli.path import add_eval_paths_parser
 from ggik.cli.robots import add_chain_args, resolve_robots
 from ggik.evaluation.conventions_table import VARIANTS
@@ -150,7 +151,7 @@ def cmd_eval_conventions(args: argparse.Namespace) -> int:
 
 def add_eval_parser(sub: Any) -> None:
     """``ggik eval ...`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
-    ev = sub.add_parser("eval", help="evaluation suite (writes Markdown + CSV under eval/results/)")
+    ev = sub.add_parser("eval", help=HELP["eval"])
     ev_sub = ev.add_subparsers(dest="action", required=True)
     for name, text in (
         ("accuracy", "paper Table 1: raw sample errors, success, limits, diversity"),

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ggik.cli.commands import HELP
 from ggik.cli.robots import add_chain_args, resolve_robot
 from ggik.errors import GGIKError
 from ggik.fileio import atomic_write_text
@@ -78,7 +79,7 @@ def cmd_graph_show(args: argparse.Namespace) -> int:
 
 def add_robot_parser(sub: Any) -> None:
     """``ggik robot show`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
-    robot = sub.add_parser("robot", help="inspect robots").add_subparsers(dest="action", required=True)
+    robot = sub.add_parser("robot", help=HELP["robot"]).add_subparsers(dest="action", required=True)
     p = robot.add_parser("show", help="print the kinematic chain of a URDF or shipped robot")
     p.add_argument("robot", help="URDF file or shipped robot name")
     add_chain_args(p)
@@ -97,7 +98,7 @@ def add_convention_arg(p: argparse.ArgumentParser) -> None:
 
 def add_graph_parser(sub: Any) -> None:
     """``ggik graph build`` and ``ggik graph show``."""
-    graph = sub.add_parser("graph", help="GGIK graphs").add_subparsers(dest="action", required=True)
+    graph = sub.add_parser("graph", help=HELP["graph"]).add_subparsers(dest="action", required=True)
     p = graph.add_parser("build", help="write the graph of robots as JSON")
     p.add_argument("robots", nargs="*", help="URDF files or shipped robot names")
     p.add_argument("--all", action="store_true", help="every shipped robot")

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ggik.cli.commands import HELP
+
 __all__ = ["add_info_parser", "add_export_parser", "cmd_info", "cmd_export"]
 
 
@@ -52,16 +54,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def add_info_parser(sub: Any) -> None:
     """``ggik info`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
-    p = sub.add_parser("info", help="what a checkpoint holds")
+    p = sub.add_parser("info", help=HELP["info"])
     p.add_argument("checkpoint")
     p.set_defaults(func=cmd_info)
 
 
 def add_export_parser(sub: Any) -> None:
     """``ggik export`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
-    p = sub.add_parser(
-        "export", help="write the weights-only form of a checkpoint (what ggik ships; cannot be resumed)"
-    )
+    p = sub.add_parser("export", help=HELP["export"])
     p.add_argument("checkpoint", help="a checkpoint written by ggik train, e.g. RUN_DIR/last.pt")
     p.add_argument("output", help="output file, e.g. ggik/weights/ggik_default.pt")
     p.set_defaults(func=cmd_export)

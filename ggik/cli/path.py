@@ -20,6 +20,7 @@ from ggik.cli.arguments import (
     positive_int,
     set_threads,
 )
+from ggik.cli.commands import HELP
 from ggik.cli.obstacles import add_obstacle_args, obstacle_options
 from ggik.cli.robots import add_chain_args, robot_from_options
 from ggik.errors import GGIKError
@@ -114,7 +115,7 @@ def add_path_parser(sub: Any) -> None:
     """``ggik path`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
     p = sub.add_parser(
         "path",
-        help="a joint trajectory along an EE path (CSV of waypoints)",
+        help=HELP["path"],
         description="Follow an end-effector path: every waypoint within 0.1 mm and 0.1 deg, within the "
         "joint limits, no joint moving more than 7 deg between waypoints. Exit status 0: "
         "valid; 1: no valid trajectory found (the best one is written, failing waypoints named).",

@@ -1,137 +1,161 @@
-"""``ggik solve``: IK solutions of one goal (a pose, a position + tool axis, or a position) with a trained model,
-as a table or JSON."""
+"""``ggik solve``: IK solutions of one goal (a pose, a position + tool axis, or a position), as a table or JSON.
+
+By default the model's samples are refined with LM, random restarts only if they leave the goal unsolved
+(``--strategy model-first``), and the distinct solutions are listed, best first, with a summary line. Exit status 0
+with a solution, 1 without (the closest attempts listed), 2 for bad input. ``--raw`` lists the model's own samples.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from typing import Any
 
-import torch
-
 from ggik.cli.arguments import add_old_samples_alias, positive_float, positive_int
+from ggik.cli.commands import HELP
 from ggik.cli.obstacles import add_obstacle_args, obstacle_options
-from ggik.cli.robots import add_chain_args, robot_from_options
+from ggik.cli.robots import add_chain_args, add_lock_arg, check_model_chain, robot_from_options
+from ggik.cli.solve_output import print_table, solution_rows
 from ggik.errors import GGIKError
-from ggik.ik.solve_config import (
-    DEFAULT_RANDOM_STARTS,
-    DEFAULT_SAMPLES,
-    REFINE_METHODS,
-    START_REFINERS,
-    STRATEGIES,
-    SolveConfig,
-)
-from ggik.ik.tolerances import SOLVE_TOLERANCES
 
 __all__ = ["add_solve_parser", "cmd_solve"]
 
+STRATEGY_CHOICES = ("samples", "model-first", "random")  #: ggik.ik.solve_config.STRATEGIES (a test checks)
+REFINE_CHOICES = ("lm", "slsqp", "dg", "dg+lm")  #: ggik.ik.solve_config.REFINE_METHODS but None (a test checks)
+DEFAULT_STRATEGY = "model-first"  #: LM from the samples, random restarts only where they fail: solutions, fast
 
-def cmd_solve(args: argparse.Namespace) -> int:
-    from ggik.ik.solver import GGIK
-    from ggik.kinematics.geometry import make_transform, quat_to_matrix
 
-    robot = robot_from_options(args.robot, args.urdf, args.base, args.ee)
-    if args.strategy == "random" and args.samples is not None:
+def _config(args: argparse.Namespace) -> Any:
+    """The SolveConfig of the options; GGIKError naming the options that do not go together."""
+    from ggik.ik.solve_config import SolveConfig
+
+    if args.raw:
+        clash = [flag for flag, given in (("--refine", args.refine), ("--strategy", args.strategy)) if given]
+        if clash:
+            raise GGIKError(f"--raw lists the model's own samples: it takes no {' or '.join(clash)}")
+        if args.first_solution:
+            raise GGIKError("--first-solution stops LM at a goal's first solution; --raw runs no LM")
+        if args.random_starts is not None:
+            raise GGIKError("--random-starts: --raw runs no random starts")
+    strategy = "samples" if args.raw else (args.strategy or DEFAULT_STRATEGY)
+    refine = None if args.raw else (args.refine or "lm")
+    if strategy == "random" and args.samples is not None:
         raise GGIKError("-s/--samples: --strategy random samples no model")
-    if args.strategy == "samples" and args.random_starts is not None:
+    if strategy == "samples" and args.random_starts is not None:
         raise GGIKError("--random-starts applies to --strategy model-first and random")
-    if args.strategy == "random" and args.oversample is not None:
+    if strategy == "random" and args.oversample is not None:
         raise GGIKError("--oversample: --strategy random samples no model")
-    if args.strategy != "samples" and args.refine not in (None, *START_REFINERS):
-        raise GGIKError(f"--strategy {args.strategy} refines with {' or '.join(START_REFINERS)}, not {args.refine}")
-    config = SolveConfig(
+    if strategy != "samples" and refine not in ("lm", "slsqp"):
+        raise GGIKError(f"--strategy {strategy} refines with lm or slsqp, not --refine {refine}")
+    if args.first_solution and refine not in ("lm", "dg+lm"):
+        raise GGIKError(f"--first-solution stops LM at a goal's first solution; --refine {refine} runs no LM")
+    return SolveConfig(
         samples=args.samples,
-        refine=args.refine,
-        strategy=args.strategy,
+        refine=refine,
+        strategy=strategy,
         random_starts=args.random_starts,
         pos_tol=args.pos_tol,
         rot_tol=args.rot_tol,
         oversample=args.oversample,
         first_solution=args.first_solution,
     )
+
+
+def _finite(values: list[float], flag: str) -> None:
+    if not all(math.isfinite(v) for v in values):
+        raise GGIKError(f"{flag}: every value must be a finite number, got {' '.join(str(v) for v in values)}")
+
+
+def _goal(args: argparse.Namespace) -> tuple[Any, str]:
+    """(goal, kind) of ``--pose``, ``--position`` or ``--position`` + ``--axis``; GGIKError naming the option."""
+    import torch
+
+    from ggik.kinematics.geometry import make_transform, quat_to_matrix
+
+    f64 = torch.float64
     if args.axis is not None and args.position is None:
         raise GGIKError("--axis needs --position (a position + tool axis goal)")
-    goal: Any  # a pose (4, 4), a position (3,) or a pair (position, axis)
     if args.pose is not None:
-        x, y, z, qw, qx, qy, qz = args.pose
-        quat = torch.tensor([qw, qx, qy, qz], dtype=torch.float64)
-        if not torch.isfinite(quat).all() or abs(float(quat.norm()) - 1.0) > 1e-3:
-            raise GGIKError(f"the quaternion (w x y z) must be a unit quaternion, got norm {float(quat.norm()):.6g}")
-        goal, kind = make_transform(quat_to_matrix(quat), torch.tensor([x, y, z], dtype=torch.float64)), "pose"
-    elif args.axis is None:
-        goal, kind = torch.tensor(args.position, dtype=torch.float64), "position"
-    else:
-        goal, kind = (
-            (torch.tensor(args.position, dtype=torch.float64), torch.tensor(args.axis, dtype=torch.float64)),
-            "position+axis",
-        )
+        _finite(args.pose, "--pose X Y Z QW QX QY QZ")
+        x, y, z, *quat = args.pose
+        norm = math.sqrt(sum(v * v for v in quat))
+        if abs(norm - 1.0) > 1e-3:
+            raise GGIKError(f"--pose: the quaternion QW QX QY QZ must have unit length, got norm {norm:.6g}")
+        rotation = quat_to_matrix(torch.tensor(quat, dtype=f64) / norm)
+        return make_transform(rotation, torch.tensor([x, y, z], dtype=f64)), "pose"
+    _finite(args.position, "--position X Y Z")
+    if args.axis is None:
+        return torch.tensor(args.position, dtype=f64), "position"
+    _finite(args.axis, "--axis AX AY AZ")
+    if math.sqrt(sum(v * v for v in args.axis)) < 1e-9:
+        raise GGIKError("--axis: the tool axis must not be zero")
+    return (torch.tensor(args.position, dtype=f64), torch.tensor(args.axis, dtype=f64)), "position+axis"
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    import torch
+
+    from ggik.ik.solver import GGIK
+    from ggik.ik.tolerances import SOLVE_TOLERANCES
+
+    config = _config(args)
+    robot = robot_from_options(args.robot, args.urdf, args.base, args.ee, args.lock)
+    if config.strategy != "random":
+        check_model_chain(robot, f"--robot {args.robot}" if args.robot else f"--urdf {args.urdf}")
+    goal, kind = _goal(args)
     solver = GGIK.load_or_pretrained(args.ckpt)
-    gen = torch.Generator().manual_seed(args.seed)
     kw = obstacle_options(args)
-    obstacles = kw.get("obstacles")
-    result = solver.solve(robot, goal, config, generator=gen, goal=kind, **kw)
-    rows: list[dict[str, Any]] = [
-        {
-            "q": [round(v, 6) for v in result.q[0, k].tolist()],
-            "pos_err_m": result.pos_err[0, k].item(),
-            "rot_err_rad": result.rot_err[0, k].item(),
-            "success": bool(result.success[0, k]),
-            "within_limits": bool(result.within_limits[0, k]),
-            **(
-                {}
-                if result.clearance is None
-                else {"collision_free": bool(result.clearance[0, k] >= 0), "clearance_m": result.clearance[0, k].item()}
-            ),
-        }
-        for k in range(result.q.shape[1])
-    ]
+    check = None
+    if kw:
+        from ggik.collision import Clearance
+        from ggik.collision.report import obstacles_in_the_way
+
+        check = Clearance(robot, solver.collision_model(robot), kw["obstacles"], kw["collision"])
+        blocked = obstacles_in_the_way(check, torch.Generator().manual_seed(args.seed))
+        if blocked:
+            raise GGIKError(
+                f"--obstacles {args.obstacles}: the robot overlaps an obstacle in every one of 256 random "
+                f"configurations ({'; '.join(blocked)}): no solution can be collision-free; move the obstacle"
+            )
+    result = solver.solve(robot, goal, config, generator=torch.Generator().manual_seed(args.seed), goal=kind, **kw)
+    tol = config.tolerances(SOLVE_TOLERANCES)
+    listing = solution_rows(robot, result, check, tol, raw=config.method is None, every=args.all)
     if args.json:
         print(
             json.dumps(
                 {
                     "robot": robot.name,
                     "joint_names": list(robot.joint_names),
-                    "refine": config.method,
-                    "strategy": config.strategy,
                     "goal": kind,
-                    "solutions": rows,
+                    "strategy": config.strategy,
+                    "refine": config.method,
+                    "solved": listing.solved,
+                    "summary": listing.summary,
+                    "solutions": listing.rows,
                 },
                 indent=1,
+                allow_nan=False,
             )
         )
-        return 0
-    what = {
-        "pose": "",
-        "position+axis": ", position + axis goal: rot err = angle between the tool axes",
-        "position": ", position goal: orientation free",
-    }[kind]
-    how = {
-        "samples": "raw model samples" if config.method is None else f"refined with {config.method}",
-        "model-first": f"model first, then random starts where unsolved, refined with {config.method}",
-        "random": f"random starts refined with {config.method}",
-    }[config.strategy]
-    among = "" if obstacles is None else f", among {len(obstacles)} obstacles: ok = within tolerance and collision-free"
-    print(f"{robot.name}: {len(rows)} solutions ({how}{what}{among}), best first")
-    clear_head = "" if obstacles is None else f" {'clearance [mm]':>14}"
-    print(
-        f"{'#':>3}  {'pos err [mm]':>12} {'rot err [deg]':>13} {'ok':>3} {'in limits':>9}{clear_head}  "
-        f"q [rad] ({', '.join(robot.joint_names)})"
-    )
-    for k, r in enumerate(rows):
-        clear = "" if obstacles is None else f" {1e3 * r['clearance_m']:14.1f}"
-        print(
-            f"{k:>3}  {1e3 * r['pos_err_m']:12.3f} {torch.rad2deg(torch.tensor(r['rot_err_rad'])).item():13.3f} "
-            f"{'yes' if r['success'] else 'no':>3} {'yes' if r['within_limits'] else 'no':>9}{clear}  {r['q']}"
-        )
-    return 0
+    else:
+        print_table(robot, config, kind, listing, among=None if check is None else len(kw["obstacles"]))
+    return 0 if listing.solved else 1
 
 
 def add_solve_parser(sub: Any) -> None:
     """``ggik solve`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
-    p = sub.add_parser("solve", help="solve IK for one goal pose with a trained model")
+    p = sub.add_parser(
+        "solve",
+        help=HELP["solve"],
+        description="IK solutions of one goal with a trained model. By default LM refines the model's samples "
+        "(random restarts only if they leave the goal unsolved) and the distinct solutions are listed, best first, "
+        "then a summary line. Exit status 0: a solution; 1: none (the closest attempts are listed); 2: bad input.",
+    )
     p.add_argument("--robot", help="shipped robot name")
     p.add_argument("--urdf", help="URDF file")
     add_chain_args(p)
+    add_lock_arg(p)
     goal = p.add_mutually_exclusive_group(required=True)
     goal.add_argument(
         "--pose",
@@ -155,33 +179,25 @@ def add_solve_parser(sub: Any) -> None:
         help="with --position: the tool axis (the last joint's axis; the EE z axis for most robots) in the "
         "base-link frame, roll about it free (rot err = angle between the axes)",
     )
-    p.add_argument(
-        "-s",
-        "--samples",
-        type=positive_int,
-        metavar="S",
-        help=f"model samples (default {DEFAULT_SAMPLES}; not with --strategy random)",
-    )
+    p.add_argument("-s", "--samples", type=positive_int, metavar="S", help="model samples (default 32)")
     add_old_samples_alias(p, positive_int)
     p.add_argument(
-        "--refine",
-        choices=[m for m in REFINE_METHODS if m],
-        help="refine every start with a local solver "
-        "(default: none for --strategy samples, lm for the others, which also take slsqp)",
+        "--raw",
+        action="store_true",
+        help="list the model's own samples (no LM; ok: within the tolerances), not refined solutions",
     )
+    p.add_argument("--refine", choices=REFINE_CHOICES, help="the local solver that refines every start (default lm)")
     p.add_argument(
         "--strategy",
-        choices=STRATEGIES,
-        default="samples",
-        help="samples: every model sample (default); model-first: LM from the samples, random restarts only "
-        "where they fail; random: LM from random starts, no model",
+        choices=STRATEGY_CHOICES,
+        help="model-first (default): LM from the samples, random restarts only if they fail; samples: every "
+        "sample refined; random: LM from random starts, no model",
     )
     p.add_argument(
         "--random-starts",
         type=positive_int,
         metavar="R",
-        help=f"random starts of --strategy model-first (for a goal the samples leave unsolved) and random "
-        f"(default {DEFAULT_RANDOM_STARTS})",
+        help="random starts of --strategy model-first (for a goal the samples leave unsolved) and random (default 32)",
     )
     p.add_argument(
         "--oversample",
@@ -192,22 +208,19 @@ def add_solve_parser(sub: Any) -> None:
     p.add_argument(
         "--first-solution",
         action="store_true",
-        help="one solution per goal: LM stops a goal's starts at its first converged one (faster)",
+        help="one solution is enough: LM stops at the first converged start (faster)",
+    )
+    p.add_argument("--pos-tol", type=positive_float, metavar="M", help="success: position error below M [m] (0.001)")
+    p.add_argument(
+        "--rot-tol", type=positive_float, metavar="RAD", help="success: rotation error below RAD [rad] (0.01)"
     )
     p.add_argument(
-        "--pos-tol",
-        type=positive_float,
-        metavar="M",
-        help=f"success: position error below M [m] (default {SOLVE_TOLERANCES.pos_tol:g})",
-    )
-    p.add_argument(
-        "--rot-tol",
-        type=positive_float,
-        metavar="RAD",
-        help=f"success: rotation error below RAD [rad] (default {SOLVE_TOLERANCES.rot_tol:g})",
+        "--all",
+        action="store_true",
+        help="list every result (duplicates and failures too), not only the distinct solutions",
     )
     add_obstacle_args(p, "LM keeps the links (and ok means collision-free)")
-    p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--ckpt", help="model file (default: the shipped model)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the samples and random starts (default 0)")
+    p.add_argument("--json", action="store_true", help="print JSON (the same rows and summary) instead of a table")
     p.set_defaults(func=cmd_solve)

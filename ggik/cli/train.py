@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ggik.cli.arguments import positive_float
+from ggik.cli.arguments import add_threads_arg, positive_float
+from ggik.cli.commands import HELP
 from ggik.errors import GGIKError
 
 __all__ = ["add_train_parser", "cmd_train"]
@@ -26,7 +27,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise GGIKError(
             "--init starts a new run from a checkpoint's weights, --resume continues a run: give one of them"
         )
-    overrides = apply_overrides({}, args.set or [])
+    threads = [] if getattr(args, "threads", None) is None else [f"threads={args.threads}"]  # --threads N
+    overrides = apply_overrides({}, (args.set or []) + threads)
     common = dict(device=args.device, wandb=args.wandb, progress=not args.no_progress)
     if args.resume:
         if args.config:
@@ -66,7 +68,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def add_train_parser(sub: Any) -> None:
     """``ggik train`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
-    p = sub.add_parser("train", help="train a GGIK model (resumable; runs under torchrun for DDP)")
+    p = sub.add_parser("train", help=HELP["train"])
     p.add_argument("--config", help="YAML file of overrides, e.g. train/configs/default.yaml")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     p.add_argument("--out", help="run folder (default runs/<config>-<time>)")
@@ -92,4 +94,5 @@ def add_train_parser(sub: Any) -> None:
         help="stop (and checkpoint) when the run's CPU time, counted over all sittings, reaches this budget",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_threads_arg(p, note="; the run's config field threads, the same as --set threads=N")
     p.set_defaults(func=cmd_train)

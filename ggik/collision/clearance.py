@@ -67,10 +67,9 @@ class Clearance:
         self.box_pairs = torch.cartesian_prod(moving, torch.arange(M)).reshape(-1, 2)
         self.self_pairs = model.self_pairs if self.config.self_collision else torch.zeros(0, 2, dtype=torch.long)
         self.pairs = len(self.cap_pairs) + len(self.box_pairs) + len(self.self_pairs)
-        obstacle_pairs = len(self.cap_pairs) + len(self.box_pairs)
         #: (P,) [m] the clearance each pair's hinge asks for
         self.margins = torch.cat([
-            torch.full((obstacle_pairs,), float(self.config.margin), dtype=torch.float64),
+            torch.full((self.obstacle_pairs,), float(self.config.margin), dtype=torch.float64),
             torch.full((len(self.self_pairs),), float(self.config.self_margin), dtype=torch.float64),
         ])  # fmt: skip
         consts, _ = robot.chain_constants()
@@ -83,14 +82,21 @@ class Clearance:
         self._moves = links[:, None] >= self._child[None, :]  # (L, n_moving): the joint moves the link
 
     def pair_names(self) -> list[str]:
-        """A label per pair, in the order of :meth:`distances` (link names and obstacle kinds)."""
+        """A label per pair, in the order of :meth:`distances`: the robot link, then the obstacle as the scene file
+        names it (``boxes[0]``, ``spheres[1]``, ``capsules[0]``) or the other link (a self-collision pair)."""
         links = self.model.link_names
         cap_link = self.model.link
-        kinds = ["sphere"] * len(self.scene.spheres) + ["capsule"] * len(self.scene.capsules)
-        names = [f"{links[int(cap_link[i])]} - {kinds[k]} {k}" for i, k in self.cap_pairs.tolist()]
-        names += [f"{links[int(cap_link[i])]} - box {m}" for i, m in self.box_pairs.tolist()]
+        kinds = [f"spheres[{k}]" for k in range(len(self.scene.spheres))]
+        kinds += [f"capsules[{k}]" for k in range(len(self.scene.capsules))]
+        names = [f"{links[int(cap_link[i])]} - {kinds[k]}" for i, k in self.cap_pairs.tolist()]
+        names += [f"{links[int(cap_link[i])]} - boxes[{m}]" for i, m in self.box_pairs.tolist()]
         names += [f"{links[int(cap_link[i])]} - {links[int(cap_link[j])]}" for i, j in self.self_pairs.tolist()]
         return names
+
+    @property
+    def obstacle_pairs(self) -> int:
+        """The number of robot-obstacle pairs: the first of :meth:`distances`' columns (self pairs follow)."""
+        return len(self.cap_pairs) + len(self.box_pairs)
 
     def _closest(self, link_poses: torch.Tensor, exact_below: float | None = None):
         """Per pair: distance (..., P), the first capsule's closest point (..., P, 3) and the distance's direction

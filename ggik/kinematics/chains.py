@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ggik.errors import ChainError
+from ggik.errors import AmbiguousLinkError, ChainError
 from ggik.kinematics.urdf import JointSpec, UrdfModel
 
 __all__ = ["serial_chain", "dh_chain", "np_transform", "np_rot"]
@@ -65,7 +65,9 @@ def serial_chain(model: UrdfModel, base_link: str | None = None, ee_link: str | 
     if base_link is None:
         roots = [link for link in links if link not in parent_joint]
         if len(roots) != 1:
-            raise ChainError(f"{src}: cannot choose a base link, the file has {len(roots)} root links: {roots}")
+            raise AmbiguousLinkError(
+                f"{src}: cannot choose a base link, the file has {len(roots)} root links: {roots}", "base", roots
+            )
         base_link = roots[0]
     elif base_link not in links:
         raise unknown(base_link, "base")
@@ -83,9 +85,11 @@ def serial_chain(model: UrdfModel, base_link: str | None = None, ee_link: str | 
         if not candidates:
             raise ChainError(f"{src}: no movable joint below base link {base_link!r}")
         if len(candidates) > 1:
-            raise ChainError(
+            raise AmbiguousLinkError(
                 f"{src}: the end-effector link is ambiguous below {base_link!r}; pass ee_link= one of "
-                f"{sorted(candidates)}"
+                f"{sorted(candidates)}",
+                "ee",
+                sorted(candidates),
             )
         ee_link = candidates[0]
     elif ee_link not in links:
