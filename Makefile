@@ -19,7 +19,7 @@ $(STAMP): $(VENV)/bin/python pyproject.toml setup.py constraints.txt
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/ggik demo
+	$(VENV)/bin/ggik demo --out runs/demo/solutions.png
 
 test: lint
 	$(PY) -m pytest -q -n auto --maxprocesses 4

@@ -26,6 +26,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--throughput", action="store_true", help="also print the examples/s of each run per device")
     args = ap.parse_args(argv)
+    try:
+        return _run(args)
+    except (FileNotFoundError, ValueError) as exc:  # a bad run folder: one line, exit 2, as ggik's commands
+        print(f"plot_training: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.throughput:
         for run in args.runs:
             print("\n".join(throughput_lines(run)))

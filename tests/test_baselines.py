@@ -11,6 +11,7 @@ from ggik.baselines.goals import goal_features
 from ggik.baselines.iknet import sparsemax
 from ggik.baselines.model_file import BASELINE_FORMAT, load_baseline, robot_fingerprint
 from ggik.errors import GGIKError
+from ggik.ik.tolerances import SOLVE_TOLERANCES
 
 TINY = dict(hidden=32, layers=2, samples=2000, steps=150, batch=128, lr=3e-3)
 
@@ -57,10 +58,28 @@ def test_answers_are_one_per_goal_with_fk_errors(arm, position_model):
         position_model.solve(arm, torch.full((2, 4, 4), float("nan")))
 
 
-def test_pose_models_report_orientation_errors(arm):
+def rotation_angle(Ra: torch.Tensor, Rb: torch.Tensor) -> torch.Tensor:
+    """The angle [rad] of the rotation between Ra and Rb (..., 3, 3), by hand: atan2 of the axis part's norm and the
+    trace part of R = Ra^T Rb."""
+    R = Ra.transpose(-1, -2) @ Rb
+    axis = torch.stack([R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0], R[..., 1, 0] - R[..., 0, 1]], -1)
+    return torch.atan2(axis.norm(dim=-1) / 2, (R.diagonal(dim1=-2, dim2=-1).sum(-1) - 1) / 2)
+
+
+def test_pose_models_report_orientation_errors(arm, position_model):
+    """A pose model's rot_err is the angle between its answer's EE rotation and the goal's (a position model's is 0
+    for the same goals), pos_err the distance, and success both within the tolerances."""
     model = DistalTeacher.fit(arm, DistalConfig(goal="pose", **{**TINY, "steps": 20}))
-    res = model.solve(arm, arm.fk(arm.sample_q(4, torch.Generator().manual_seed(4))))
-    assert (res.rot_err > 0).all() and res.success.dtype == torch.bool
+    T = arm.fk(arm.sample_q(4, torch.Generator().manual_seed(4)))
+    res = model.solve(arm, T)
+    E = arm.fk(res.q[:, 0])
+    torch.testing.assert_close(res.rot_err[:, 0], rotation_angle(E[:, :3, :3], T[:, :3, :3]), rtol=0, atol=1e-9)
+    torch.testing.assert_close(res.pos_err[:, 0], (E[:, :3, 3] - T[:, :3, 3]).norm(dim=-1), rtol=0, atol=1e-12)
+    assert (res.rot_err > 1e-3).all()  # 20 steps of training miss the orientation: the comparison is not of zeros
+    assert (position_model.solve(arm, T).rot_err == 0).all()
+    loose = model.solve(arm, T, pos_tol=1.0, rot_tol=float(res.rot_err.median()))  # some within, some not
+    assert torch.equal(loose.success, (loose.pos_err < 1.0) & (loose.rot_err < float(res.rot_err.median())))
+    assert loose.success.any() and not loose.success.all()
 
 
 def test_model_files_round_trip_and_refuse_other_robots(arm, position_model, tmp_path):
@@ -85,6 +104,18 @@ def test_model_files_round_trip_and_refuse_other_robots(arm, position_model, tmp
 
 
 # ---------------------------------------------------------------------------------------------------------- IKNet
+def assert_sorted_best_first(res, arm: Robot, pos_tol: float, rot_tol: float) -> None:
+    """Each goal's answers in the order of the key (not successful, not within limits, pos/pos_tol + rot/rot_tol),
+    compared lexicographically between neighbours, with success and within_limits recomputed here."""
+    assert torch.equal(res.success, (res.pos_err < pos_tol) & (res.rot_err < rot_tol))
+    assert torch.equal(res.within_limits, arm.within_limits(res.q))
+    fail, out = (~res.success).long(), (~res.within_limits).long()
+    score = res.pos_err / pos_tol + res.rot_err / rot_tol
+    f0, f1, w0, w1, s0, s1 = fail[:, :-1], fail[:, 1:], out[:, :-1], out[:, 1:], score[:, :-1], score[:, 1:]
+    in_order = (f0 < f1) | ((f0 == f1) & ((w0 < w1) | ((w0 == w1) & (s0 <= s1))))
+    assert in_order.all(), f"answers out of order at (goal, column) {in_order.logical_not().nonzero().tolist()}"
+
+
 ITINY = dict(hyper_width=32, hyper_layers=2, embedding=16, primary_hidden=8, components=4, samples=2000, steps=120,
              batch=128, lr=3e-3, validate_every=40, val_targets=20, val_samples=4)  # fmt: skip
 
@@ -127,7 +158,17 @@ def test_iknet_training_raises_the_likelihood_and_samples_within_limits(arm, ikn
     assert after > before + 0.5
     res = iknet.solve(arm, arm.fk(q[:5]), samples=16, generator=torch.Generator().manual_seed(0))
     assert res.q.shape == (5, 16, arm.dof) and res.within_limits.all()
-    assert (res.pos_err[:, :-1] <= res.pos_err[:, 1:] + 1e-12).all() or res.success.any()  # sorted best first
+    assert_sorted_best_first(res, arm, SOLVE_TOLERANCES.pos_tol, SOLVE_TOLERANCES.rot_tol)
+    draws = iknet.sample(arm.fk(q[:5]), 16, generator=torch.Generator().manual_seed(0))
+    key = torch.arange(1.0, arm.dof + 1, dtype=torch.float64)
+    for answers, drawn in zip(res.q, draws):  # the answers are the draws, reordered
+        torch.testing.assert_close(
+            answers[torch.argsort(answers @ key)], drawn[torch.argsort(drawn @ key)], rtol=0, atol=0
+        )
+    tol = float(res.pos_err.median())  # half of the answers succeed at this tolerance: success goes first
+    mixed = iknet.solve(arm, arm.fk(q[:5]), samples=16, generator=torch.Generator().manual_seed(0), pos_tol=tol)
+    assert mixed.success.any() and not mixed.success.all()
+    assert_sorted_best_first(mixed, arm, tol, SOLVE_TOLERANCES.rot_tol)
     again = iknet.solve(arm, arm.fk(q[:5]), samples=16, generator=torch.Generator().manual_seed(0))
     assert torch.equal(res.q, again.q)  # seeded
     with pytest.raises(ValueError, match="samples"):

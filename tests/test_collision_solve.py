@@ -202,6 +202,8 @@ def test_solve_with_obstacles_reports_and_requires_collision_free():
         res = solver.solve(robot, T, config, obstacles=scene, generator=torch.Generator().manual_seed(0))
         assert res.clearance is not None and res.collision_free is not None
         torch.testing.assert_close(res.clearance, check.min_clearance(res.q))
+        obstacle, own = brute_force_clearances(robot, check.model, res.q, scene)  # the same, by hand
+        torch.testing.assert_close(res.clearance, torch.minimum(obstacle, own), rtol=0, atol=1e-9)
         assert torch.equal(res.collision_free, res.clearance >= 0)
         assert not (res.success & ~res.collision_free).any()
         if config.method == "lm":
@@ -218,14 +220,71 @@ def test_solve_with_obstacles_reports_and_requires_collision_free():
         solver.solve(robot, T, SolveConfig(samples=2), collision=CollisionConfig())
 
 
+def _convex_min(f, shape: torch.Size, iters: int = 100) -> torch.Tensor:
+    """min over s in [0, 1] of a convex function f(s) (batched over ``shape``): ternary search, to (2/3)^100 in s."""
+    lo, hi = torch.zeros(shape, dtype=F64), torch.ones(shape, dtype=F64)
+    for _ in range(iters):
+        m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
+        left = f(m1) <= f(m2)  # a minimiser lies in [lo, m2] (convexity), else in [m1, hi]
+        lo, hi = torch.where(left, lo, m1), torch.where(left, m2, hi)
+    return f((lo + hi) / 2)
+
+
+def _point_segment(p: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Distance from points p to segments [a, b] (..., 3): the projection clamped to the segment."""
+    ab = b - a
+    t = (((p - a) * ab).sum(-1) / (ab * ab).sum(-1).clamp(min=1e-300)).clamp(0, 1)
+    return (p - a - t[..., None] * ab).norm(dim=-1)
+
+
+def _box_sdf(p: torch.Tensor, box: Box) -> torch.Tensor:
+    """Signed distance from points p (..., 3) to an axis-aligned box (negative inside)."""
+    assert box.rpy == (0.0, 0.0, 0.0), "axis-aligned boxes only"
+    d = (p - torch.tensor(box.xyz, dtype=F64)).abs() - torch.tensor(box.size, dtype=F64) / 2
+    return d.clamp(min=0).norm(dim=-1) + d.amax(-1).clamp(max=0)
+
+
+def brute_force_clearances(robot: Robot, model: CollisionModel, q: torch.Tensor, scene: Scene):
+    """(obstacle, self) clearances (...,) [m] at q (..., dof), by hand: the lowest signed distance between a moving
+    capsule and an axis-aligned box or a sphere of ``scene``, and between the capsules of the model's self-collision
+    pairs. The distance from a point moving along one segment to a box, a sphere centre or another segment is convex in
+    the point's parameter, so a ternary search finds its minimum (no closed-form segment-box or segment-segment
+    distance involved)."""
+    a, b = model.capsules_at(robot.link_poses(q))  # (..., C, 3)
+    r = model.radius.to(F64)
+    m = model.moving.nonzero()[:, 0]
+    am, dm = a[..., m, :], b[..., m, :] - a[..., m, :]
+    along = lambda s: am + s[..., None] * dm  # noqa: E731
+    near = [_convex_min(lambda s, box=box: _box_sdf(along(s), box), am.shape[:-1]) - r[m] for box in scene.boxes]
+    for ball in scene.spheres:
+        centre = torch.tensor(ball.xyz, dtype=F64)
+        to_centre = lambda s, c=centre: (along(s) - c).norm(dim=-1)  # noqa: E731
+        near.append(_convex_min(to_centre, am.shape[:-1]) - r[m] - ball.radius)
+    i, j = model.self_pairs[:, 0], model.self_pairs[:, 1]
+    ai, di, aj, bj = a[..., i, :], b[..., i, :] - a[..., i, :], a[..., j, :], b[..., j, :]
+    own = _convex_min(lambda s: _point_segment(ai + s[..., None] * di, aj, bj), ai.shape[:-1]) - r[i] - r[j]
+    return torch.cat(near, -1).amin(-1), own.amin(-1)
+
+
 def test_cli_solve_with_obstacles(tmp_path, capsys):
     (tmp_path / "scene.yaml").write_text("frame: panda_link0\nboxes: [{size: [1, 1, 0.02], xyz: [0.4, 0, -0.06]}]\n")
     args = ["solve", "--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "0", "0", "--refine", "lm", "-s", "4"]
     assert main([*args, "--obstacles", str(tmp_path / "scene.yaml"), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["solutions"]
-    assert all("clearance_m" in r and r["collision_free"] == (r["clearance_m"] >= 0) for r in rows)
+    # Each row's clearances are those computed here by brute force from its angles (rounded to 1e-6 rad in the JSON:
+    # 1e-5 m), and collision_free says whether both are >= 0.
+    robot = Robot.from_name("panda")
+    model = GGIK.pretrained().collision_model(robot)
+    scene = Scene(boxes=(Box((1.0, 1.0, 0.02), (0.4, 0.0, -0.06)),))
+    assert rows
+    for r in rows:
+        obstacle, own = brute_force_clearances(robot, model, torch.tensor(r["q"], dtype=F64), scene)
+        assert abs(r["obstacle_clearance_m"] - float(obstacle)) < 1e-5, (r["obstacle_clearance_m"], float(obstacle))
+        assert abs(r["self_clearance_m"] - float(own)) < 1e-5, (r["self_clearance_m"], float(own))
+        assert r["collision_free"] == bool(obstacle >= 0 and own >= 0)
     assert main([*args, "--obstacles", str(tmp_path / "scene.yaml"), "--margin", "0.02"]) == 0
-    assert "clearance [mm]" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "obstacle [mm]" in out and "self [mm]" in out and "closest pairs of #1: " in out
     (tmp_path / "bad.yaml").write_text("frame: panda_link5\n")
     assert main([*args, "--obstacles", str(tmp_path / "bad.yaml")]) != 0
     assert "base-link frame" in capsys.readouterr().err

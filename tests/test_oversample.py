@@ -3,6 +3,8 @@ sample_joint_angles, SolveConfig and ``ggik solve --oversample``."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -88,9 +90,38 @@ def test_solve_config_takes_oversample_where_a_model_samples(model, graph):
         SolveConfig(oversample=2).path_config()
 
 
-def test_cli_solve_oversample(capsys):
-    assert main(["solve", "--robot", "ur10", "--position", "0.5", "0.2", "0.4", "-s", "2", "--oversample", "2"]) == 0
-    assert "ur10" in capsys.readouterr().out
+def test_cli_solve_oversample_starts_from_the_best_of_k_times_the_samples(capsys, monkeypatch):
+    """``ggik solve -s S --oversample K`` samples K x S per goal and goes on with the S whose point sets best satisfy
+    the known distances: they are points of a plain K x S draw from the same generator state, and none of the draws
+    left out has a lower known-distance cost than one kept. Without the flag: S samples, no oversampling."""
+    import ggik.ik.strategies as strategies
+
+    calls = []
+
+    def spy(model, graph, goals, samples, generator=None, oversample=1, **kw):
+        state = generator.get_state()
+        raw = sample_joint_angles(model, graph, goals, samples, generator=generator, oversample=oversample, **kw)
+        calls.append(dict(model=model, graph=graph, goals=goals, samples=samples, k=oversample, state=state, raw=raw))
+        return raw
+
+    monkeypatch.setattr(strategies, "sample_joint_angles", spy)
+    args = ["solve", "--robot", "ur10", "--position", "0.5", "0.2", "0.4", "-s", "2", "--json"]
+    assert main([*args, "--oversample", "3"]) == 0
+    assert json.loads(capsys.readouterr().out)["solutions"]
+    assert main(args) == 0
+    capsys.readouterr()
+    assert [(c["samples"], c["k"]) for c in calls] == [(2, 3), (2, 1)]
+    c = calls[0]
+    same_state = torch.Generator().set_state(c["state"])
+    drawn = sample_joint_angles(c["model"], c["graph"], c["goals"], 6, generator=same_state)
+    batch = GraphBatch.from_graph(c["graph"], T_goal=c["goals"])
+    cost = known_distance_cost(drawn.points, batch.known_distances.double(), batch.known_mask)[0]  # (6,)
+    kept = c["raw"].points[0]  # (2, N, 3)
+    match = [int((drawn.points[0] - x).abs().amax((-1, -2)).argmin()) for x in kept]
+    for x, m in zip(kept, match):
+        torch.testing.assert_close(x, drawn.points[0, m], rtol=0, atol=1e-12)  # a point set of the plain draw
+    dropped = [i for i in range(6) if i not in match]
+    assert len(set(match)) == 2 and cost[match].max() <= cost[dropped].min(), (match, cost.tolist())
     with pytest.raises(SystemExit):
         main(["solve", "--robot", "ur10", "--position", "0.5", "0.2", "0.4", "--oversample", "0"])
 

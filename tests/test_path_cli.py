@@ -114,7 +114,8 @@ def test_cli_path_round_trip_without_a_model(tmp_path, capsys):
     )
     text = capsys.readouterr().out
     assert code == 0, text
-    assert "valid: max pos err" in text and f"wrote {out}" in text and "random starts only" in text
+    assert "\nvalid trajectory\n" in text and f"wrote {out}" in text and "random starts only" in text
+    assert re.search(r"time to the first valid trajectory \[s\]: +\d", text)
     q = read_trajectory_csv(out, robot.dof)
     assert out.read_text().splitlines()[0] == ",".join(robot.joint_names)
     pos, rot = pose_errors(robot.fk(q), read_path_csv(tmp_path / "path.csv"))
@@ -170,7 +171,9 @@ def test_cli_path_names_unreachable_waypoints(tmp_path, capsys):
     )
     text = capsys.readouterr().out
     assert code == 1
-    assert "NOT valid" in text and "waypoints not reached: 5-7" in text
+    # poses[5:8] (0-based) are the waypoints 6-8, numbered from 1 as the CSV's data rows
+    assert "no valid trajectory" in text and "waypoints not reached (tolerance or limits): 6-8" in text
+    assert re.search(r"time to the first valid trajectory \[s\]: +never \(no valid trajectory\)", text)
     assert read_trajectory_csv(tmp_path / "t.csv").shape == (20, 7)  # the best trajectory is written anyway
 
 
@@ -303,7 +306,7 @@ def test_cli_path_json_is_strict_json_when_invalid(tmp_path, capsys):
         raise AssertionError(f"not JSON: {name}")
 
     out = json.loads(capsys.readouterr().out, parse_constant=no_constants)
-    assert code == 1 and out["valid"] is False and out["time_to_valid_s"] is None and out["unreached"] == [3]
+    assert code == 1 and out["valid"] is False and out["time_to_valid_s"] is None and out["unreached"] == [4]
 
 
 def test_suite_and_baseline_inputs_are_checked(tmp_path):

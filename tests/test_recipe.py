@@ -3,6 +3,8 @@ schedule, KL free bits, and the weight transfer of a partial initialisation."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -10,7 +12,8 @@ from ggik.checkpoint import load_checkpoint
 from ggik.errors import GGIKError
 from ggik.nn.cvae import GGIKModel, ModelConfig
 from ggik.training.config import LossConfig, TrainConfig
-from ggik.training.schedules import rec_gain_at
+from ggik.training.objective import step_objective
+from ggik.training.schedules import beta_at, rec_gain_at
 from ggik.training.trainer import Trainer
 from ggik.typed_config import from_dict
 
@@ -36,16 +39,38 @@ def test_rec_gain_schedule_rises_geometrically_then_stays():
 
 
 def test_free_bits_remove_the_kl_gradient_below_the_threshold(tmp_path):
+    """With ``kl_free_nats`` F the loss's gradient with respect to each graph's KL is beta / B where that KL is above F
+    and exactly 0 below it; with F above every KL the prior network (which the loss reaches through the KL alone)
+    gets no gradient at all, and without free bits (F = 0) it does."""
     torch.set_num_threads(1)
-    cfgs = {
-        free: from_dict(TrainConfig, {**TINY, "loss": {"kl_free_nats": free, "beta_warmup_steps": 0}})
-        for free in (0.0, 1e6)
-    }
-    for free, cfg in cfgs.items():
-        stats = Trainer(cfg, tmp_path / str(free), progress=False).train_step()
-        kl_term = stats["loss"] - cfg.loss.rec_gain * stats["free_se"] - cfg.loss.anchor_gain * stats["anchor_se"]
-        # beta = 1 from the start: the KL term is the mean KL, or the free nats where every graph's KL is below them
-        assert kl_term == pytest.approx(stats["kl"] if free == 0.0 else free, rel=1e-4, abs=1e-2)
+    cfg = from_dict(TrainConfig, {**TINY, "loss": {"beta_warmup_steps": 0}})
+    trainer = Trainer(cfg, tmp_path, progress=False)
+    model = trainer.model.train()
+    batch = trainer.data.examples(0, 0, trainer.device).to(trainer.device, torch.float32)
+    out = model(batch)
+    kl = out["kl"]
+    kl.retain_grad()
+    B, beta = kl.numel(), beta_at(0, cfg.loss)
+    low, high = kl.detach().sort().values[B // 2 - 1 : B // 2 + 1].tolist()
+    assert beta > 0 and B >= 4 and low < high
+    middle = (low + high) / 2  # half of the graphs' KLs below it, half above
+    for free in (0.0, middle, 1e6):
+        model.zero_grad(set_to_none=True)
+        kl.grad = None
+        stats = step_objective(out, 0, replace(cfg.loss, kl_free_nats=free))
+        stats["loss"].backward(retain_graph=True)
+        above = kl.detach() > free if free > 0 else torch.ones(B, dtype=torch.bool)  # F = 0: free bits off
+        torch.testing.assert_close(kl.grad, beta / B * above.float(), rtol=1e-6, atol=0)
+        prior = [p.grad for p in model.prior.parameters()]
+        prior_norm = sum(g.abs().sum().item() for g in prior if g is not None)
+        if free == 1e6:
+            assert prior_norm == 0.0, "free bits above every KL: the prior must get no gradient"
+            # the KL term is then the constant beta F: the loss less the reconstruction terms
+            terms = {k: v.detach() for k, v in stats.items()}
+            rest = terms["loss"] - cfg.loss.rec_gain * terms["free_se"] - cfg.loss.anchor_gain * terms["anchor_se"]
+            assert rest.item() == pytest.approx(beta * free, rel=1e-6)
+        else:
+            assert prior_norm > 0.0
 
 
 def test_cpu_budget_stops_training_and_a_resume_continues_to_a_larger_budget(tmp_path):

@@ -27,6 +27,8 @@ __all__ = [
     "add_old_samples_alias",
     "add_threads_arg",
     "set_threads",
+    "add_out_dir_arg",
+    "figures_possible",
 ]
 
 _NOTES = "_deprecation_notes"  #: the Namespace attribute where DeprecatedAlias collects its notes
@@ -180,3 +182,25 @@ def set_threads(threads: int | None) -> None:
         import torch
 
         torch.set_num_threads(threads)
+
+
+def add_out_dir_arg(parser: argparse.ArgumentParser, table: str, writes: str) -> None:
+    """``--out-dir DIR`` of an evaluation command: where its files go (``writes`` names them), by default
+    ``ggik-results/TABLE`` under the working directory; nothing is written anywhere else."""
+    parser.add_argument(
+        "--out-dir",
+        default=f"ggik-results/{table}",
+        metavar="DIR",
+        help=f"writes {writes} in DIR, created if needed (default: ggik-results/{table} in the working directory)",
+    )
+
+
+def figures_possible(stream: Any) -> bool:
+    """Whether matplotlib can draw the figures of a command; without it, a note on ``stream`` says they are skipped
+    (the tables are written all the same)."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is not None:
+        return True
+    print("figures skipped: matplotlib is not installed (pip install 'ggik[plot]')", file=stream)
+    return False

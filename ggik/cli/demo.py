@@ -60,7 +60,7 @@ def print_case(case: DemoCase) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    if not args.out.lower().endswith(".png"):
+    if args.out is not None and not args.out.lower().endswith(".png"):
         raise GGIKError(f"--out: the figure is written as PNG, the path must end in .png, got {args.out!r}")
     set_threads(args.threads)
     t_start = time.perf_counter()
@@ -85,7 +85,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     for case in run_demo(solver, args.goals, args.samples, args.show, args.seed):
         print_case(case)
         cases.append(case)
-    if importlib.util.find_spec("matplotlib") is None:
+    if args.out is None:
+        print("no figure (--out FILE.png draws the solutions)")
+    elif importlib.util.find_spec("matplotlib") is None:
         print("no figure: matplotlib is not installed (pip install 'ggik[plot]', which `make demo` does)")
     else:
         from ggik.evaluation.plots import plot_solution_grid
@@ -108,6 +110,8 @@ def add_demo_parser(sub: Any) -> None:
     p.add_argument("-n", "--goals", type=positive_int, default=3, help="goals per robot")
     p.add_argument("-s", "--samples", type=positive_int, default=32, help="samples per goal")
     p.add_argument("--show", type=positive_int, default=3, help="distinct solutions listed per goal")
-    p.add_argument("--out", default="runs/demo/solutions.png", help="figure (PNG; needs matplotlib)")
+    p.add_argument(
+        "--out", metavar="FILE.png", help="draw the solutions into this PNG file (needs matplotlib; default: no figure)"
+    )
     add_threads_arg(p, default=1, note="; batches this small run fastest on one, above all on a busy machine")
     p.set_defaults(func=cmd_demo)

@@ -5,14 +5,24 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ggik.cli.arguments import add_threads_arg, non_negative_int, positive_float, positive_int, set_threads
+from ggik.cli.arguments import (
+    add_out_dir_arg,
+    add_threads_arg,
+    figures_possible,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    set_threads,
+)
 from ggik.cli.commands import HELP
 from ggik.cli.path import add_eval_paths_parser
 from ggik.cli.robots import add_chain_args, resolve_robots
+from ggik.errors import GGIKError
 from ggik.evaluation.conventions_table import VARIANTS
 from ggik.evaluation.report import Table, model_stamp
 from ggik.graph.conventions import GRAPH_CONVENTIONS
@@ -45,7 +55,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "limits": limits_table,
     }
     make = tables[args.action]
-    extra = {"figures_dir": args.out_dir} if args.action == "accuracy" else {}
+    extra = {"figures_dir": args.out_dir} if args.action == "accuracy" and figures_possible(sys.stdout) else {}
     return _write(make(solver.model, robots, cfg, progress=not args.no_progress, **extra), args, args.action)
 
 
@@ -65,6 +75,10 @@ def cmd_eval_generalisation(args: argparse.Namespace) -> int:
     from ggik.evaluation.tables import EvalConfig
     from ggik.ik.solver import GGIK
 
+    if args.ckpt_file is not None:
+        if args.ckpt is not None:
+            raise GGIKError("give the model file once: CKPT or --ckpt")
+        args.ckpt = args.ckpt_file
     solver = GGIK.load_or_pretrained(args.ckpt)
     training = training_set(solver.checkpoint)
     named = args.robots is not None or args.base or args.ee  # --base/--ee without --robots names no URDF: an error
@@ -87,7 +101,7 @@ def cmd_eval_generalisation(args: argparse.Namespace) -> int:
     )
     print(md.read_text())
     print(f"wrote {md} and {csv}")
-    if args.figure:
+    if args.figure and figures_possible(sys.stdout):
         from ggik.evaluation.plots import plot_generalisation
 
         points = [(family, dist, raw, refined) for family, _, dist, raw, refined in generalisation_points(table)]
@@ -179,16 +193,21 @@ def add_eval_parser(sub: Any) -> None:
                 "--random-starts 32 compares 4 model seeds with 32 random starts in one run",
             )
         add_threads_arg(p)
-        p.add_argument("--out-dir", default="eval/results")
-        p.add_argument("--no-progress", action="store_true")
+        figures = ", and per robot the figures accuracy_ROBOT_*.png" if name == "accuracy" else ""
+        add_out_dir_arg(p, name, f"{name}.md and {name}.csv{figures}")
+        p.add_argument("--no-progress", action="store_true", help="no progress bar")
         p.set_defaults(func=cmd_eval)
     p = ev_sub.add_parser(
         "generalisation", help="raw and refined success on robots outside the checkpoint's training set"
     )
     p.add_argument(
-        "ckpt",
+        "ckpt_file",
         nargs="?",
-        help="checkpoint, full or weights-only (default: the shipped model); its training_robots decide what is unseen",
+        metavar="CKPT",
+        help="the same as --ckpt (the older spelling): the model file; its training_robots decide what is unseen",
+    )
+    p.add_argument(
+        "--ckpt", help="model file, full or weights-only (default: the shipped model); its training robots are seen"
     )
     p.add_argument(
         "--robots",
@@ -213,8 +232,8 @@ def add_eval_parser(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of goals, samples and the random robots")
     p.add_argument("--figure", action="store_true", help="also write OUT_DIR/generalisation.png (success vs distance)")
     add_threads_arg(p)
-    p.add_argument("--out-dir", default="eval/results")
-    p.add_argument("--no-progress", action="store_true")
+    add_out_dir_arg(p, "generalisation", "generalisation.md and .csv (and generalisation.png with --figure)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_eval_generalisation)
     p = ev_sub.add_parser(
         "goals", help="raw and refined IK per goal kind (pose, position+axis, position), IKNet protocol, diversity"
@@ -246,8 +265,8 @@ def add_eval_parser(sub: Any) -> None:
     )
     p.add_argument("--seed", type=int, default=0)
     add_threads_arg(p)
-    p.add_argument("--out-dir", default="eval/results/goal_kinds", help="writes OUT_DIR/goal_kinds.md and .csv")
-    p.add_argument("--no-progress", action="store_true")
+    add_out_dir_arg(p, "goal_kinds", "goal_kinds.md and .csv")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_eval_goals)
     p = ev_sub.add_parser(
         "conventions",
@@ -265,7 +284,7 @@ def add_eval_parser(sub: Any) -> None:
     p.add_argument("-s", "--samples", type=positive_int, default=32, help="samples per goal")
     p.add_argument("--seed", type=int, default=0, help="seed of goals, samples and the files' transforms")
     add_threads_arg(p)
-    p.add_argument("--out-dir", default="eval/results/conventions", help="writes OUT_DIR/conventions.md and .csv")
-    p.add_argument("--no-progress", action="store_true")
+    add_out_dir_arg(p, "conventions", "conventions.md and .csv")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_eval_conventions)
     add_eval_paths_parser(ev_sub)

@@ -9,13 +9,32 @@ from typing import Any
 
 from ggik.cli.commands import HELP
 
-__all__ = ["add_info_parser", "add_export_parser", "cmd_info", "cmd_export"]
+__all__ = ["add_info_parser", "add_export_parser", "cmd_info", "cmd_export", "provenance_lines"]
 
 
 def _config_value(config: dict, key: str) -> Any:
     """The value of a dotted key (``section.name`` or a top-level name) of a training config dict."""
     section, _, name = key.partition(".")
     return config[section][name] if name else config[section]
+
+
+def provenance_lines(init_from: dict | None) -> list[str]:
+    """The chain of runs a checkpoint was initialised from (``init_from``, nested), one line each, newest first. A
+    path names the file as it was when that run started: the shipped model's path recurs for each of its versions."""
+    lines = ["  initialised from (newest first; a path names the file as it was then):"] if init_from else []
+    k = 0
+    while init_from:
+        k += 1
+        line = f"    {k}. {init_from.get('path', '?')}"
+        details = [init_from.get("format"), f"step {init_from.get('step', 0):,}"]
+        details.append(f"{init_from.get('examples', 0):,} examples")
+        lines.append(f"{line} ({', '.join(d for d in details if d)})")
+        transfer = init_from.get("transfer")
+        if transfer:
+            parts = ", ".join(f"{key} {value}" for key, value in transfer.items())
+            lines.append(f"       partial initialisation: tensors {parts}")
+        init_from = init_from.get("init_from")
+    return lines
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -31,8 +50,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     print(f"  training budget: {training_budget(ckpt)}")
     print(f"  parameters {model.num_parameters():,}")
     print(f"  training robots: {json.dumps(ckpt['training_robots'])}")
-    if ckpt.get("init_from"):
-        print(f"  initialised from: {json.dumps(ckpt['init_from'])}")
+    for line in provenance_lines(ckpt.get("init_from")):
+        print(line)
     print(f"  model config: {json.dumps(ckpt['config']['model'])}")
     if predated:  # ggik.checkpoint.IMPLIED_CONFIG
         values = {key: _config_value(config, key) for key in predated}

@@ -8,7 +8,9 @@ from typing import Any
 from ggik.cli.arguments import non_negative_float
 from ggik.errors import GGIKError
 
-__all__ = ["add_obstacle_args", "obstacle_options"]
+__all__ = ["add_obstacle_args", "obstacle_options", "refuse_blocking_scene", "BLOCKING_SAMPLES"]
+
+BLOCKING_SAMPLES = 256  #: random configurations that test whether a scene leaves the robot any room
 
 
 def add_obstacle_args(parser: argparse.ArgumentParser, what: str) -> None:
@@ -35,3 +37,18 @@ def obstacle_options(args: argparse.Namespace) -> dict[str, Any]:
 
     collision = CollisionConfig() if args.margin is None else CollisionConfig(margin=args.margin)
     return {"obstacles": Scene.from_file(args.obstacles), "collision": collision}
+
+
+def refuse_blocking_scene(check: Any, scene_file: str, seed: int) -> None:
+    """GGIKError naming the obstacle and the link when ``check``'s scene overlaps the robot in every one of
+    :data:`BLOCKING_SAMPLES` random configurations (an obstacle inside the base column): said before any solving."""
+    import torch
+
+    from ggik.collision.report import obstacles_in_the_way
+
+    blocked = obstacles_in_the_way(check, torch.Generator().manual_seed(seed), BLOCKING_SAMPLES)
+    if blocked:
+        raise GGIKError(
+            f"--obstacles {scene_file}: the robot overlaps an obstacle in every one of {BLOCKING_SAMPLES} random "
+            f"configurations ({'; '.join(blocked)}): no solution can be collision-free; move the obstacle"
+        )

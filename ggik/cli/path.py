@@ -7,6 +7,7 @@ import argparse
 import json
 import math
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +15,17 @@ import torch
 
 from ggik.cli.arguments import (
     add_old_samples_alias,
+    add_out_dir_arg,
     add_threads_arg,
+    figures_possible,
     non_negative_int,
     positive_float,
     positive_int,
     set_threads,
 )
 from ggik.cli.commands import HELP
-from ggik.cli.obstacles import add_obstacle_args, obstacle_options
-from ggik.cli.robots import add_chain_args, robot_from_options
+from ggik.cli.obstacles import add_obstacle_args, obstacle_options, refuse_blocking_scene
+from ggik.cli.robots import add_chain_args, add_lock_arg, check_model_chain, robot_from_options
 from ggik.errors import GGIKError
 from ggik.ik.path import PathConfig
 from ggik.ik.solve_config import SolveConfig
@@ -32,82 +35,62 @@ PATH_DEFAULTS = PathConfig()  #: the defaults the options of ``ggik path`` show
 __all__ = ["add_path_parser", "cmd_path", "add_eval_paths_parser", "cmd_eval_paths"]
 
 
+def _start(robot: Any, values: list[float] | None) -> Any:
+    """``--start`` as a (dof,) tensor; GGIKError naming the option and, outside the limits, the joints."""
+    if values is None:
+        return None
+    if len(values) != robot.dof:
+        raise GGIKError(f"--start needs {robot.dof} joint values ({', '.join(robot.joint_names)}), got {len(values)}")
+    if not all(math.isfinite(v) for v in values):
+        raise GGIKError(f"--start: every value must be a finite number, got {' '.join(map(str, values))}")
+    outside = [
+        f"{name} = {v:g} outside [{float(lo):g}, {float(hi):g}]"
+        for name, v, lo, hi, limited in zip(robot.joint_names, values, robot.lower, robot.upper, robot.limited)
+        if bool(limited) and not float(lo) - 1e-9 <= v <= float(hi) + 1e-9
+    ]
+    if outside:
+        raise GGIKError(f"--start is outside the joint limits: {'; '.join(outside)}")
+    return torch.tensor(values, dtype=torch.float64)
+
+
 def cmd_path(args: argparse.Namespace) -> int:
+    from ggik.cli.path_output import ProgressBar, path_summary, print_path_summary
+    from ggik.collision import Clearance, CollisionModel
     from ggik.ik.path import solve_path
     from ggik.ik.path_file import read_path_csv, write_trajectory_csv
     from ggik.ik.solver import GGIK
 
-    robot = robot_from_options(args.robot, args.urdf, args.base, args.ee)
+    robot = robot_from_options(args.robot, args.urdf, args.base, args.ee, args.lock)
+    if args.samples > 0:
+        check_model_chain(robot, f"--robot {args.robot}" if args.robot else f"--urdf {args.urdf}")
     config = SolveConfig(samples=args.samples, time_limit=args.time_limit, pos_tol=args.pos_tol, rot_tol=args.rot_tol)
     poses = read_path_csv(args.path)
-    q_start = None
-    if args.start is not None:
-        if len(args.start) != robot.dof:
-            raise GGIKError(
-                f"--start needs {robot.dof} joint values ({', '.join(robot.joint_names)}), got {len(args.start)}"
-            )
-        q_start = torch.tensor(args.start, dtype=torch.float64)
-        if not bool(robot.within_limits(q_start)):
-            raise GGIKError("--start is outside the joint limits")
+    q_start = _start(robot, args.start)
     gen = torch.Generator().manual_seed(args.seed)
     kw = obstacle_options(args)
-    if args.samples > 0:
-        solver = GGIK.load_or_pretrained(args.ckpt)
-        result = solver.solve_path(robot, poses, config, q_start=q_start, generator=gen, **kw)
-    else:  # random starts only: no model is loaded
-        clearance = None
-        if kw:
-            from ggik.collision import Clearance, CollisionModel
-
-            clearance = Clearance(robot, CollisionModel.from_robot(robot), kw["obstacles"], kw["collision"])
-        result = solve_path(robot, poses, config.path_config(), q_start=q_start, generator=gen, clearance=clearance)
+    solver = GGIK.load_or_pretrained(args.ckpt) if args.samples > 0 else None  # -s 0: no model is loaded
+    check = None
+    if kw:
+        model = solver.collision_model(robot) if solver is not None else CollisionModel.from_robot(robot)
+        check = Clearance(robot, model, kw["obstacles"], kw["collision"])
+        refuse_blocking_scene(check, args.obstacles, args.seed)
+    progress = None if args.json or args.no_progress else ProgressBar(args.time_limit)
+    try:
+        if solver is not None:
+            result = solver.solve_path(robot, poses, config, q_start=q_start, generator=gen, progress=progress, **kw)
+        else:
+            cfg = config.path_config()
+            result = solve_path(robot, poses, cfg, q_start=q_start, generator=gen, clearance=check, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
     if args.out:
         write_trajectory_csv(args.out, result.q, robot.joint_names)
-    summary = {
-        "robot": robot.name,
-        "waypoints": int(poses.shape[0]),
-        "valid": result.valid,
-        "max_pos_err_mm": 1e3 * float(result.pos_err.max()),
-        "max_rot_err_deg": math.degrees(float(result.rot_err.max())),
-        "mjac_deg": result.mjac,
-        "within_limits": result.within_limits,
-        "length_rad": result.length,
-        "time_to_valid_s": result.time_to_valid,
-        "total_time_s": result.total_time,
-        "candidates": result.candidates,
-        "rounds": result.rounds,
-        "unreached": result.unreached,
-        "large_moves": result.large_moves,
-        **(
-            {}
-            if result.collision_free is None
-            else {
-                "collision_free": result.collision_free,
-                "min_clearance_mm": 1e3 * float(result.min_clearance or 0.0),
-                "collisions": result.collisions,
-            }
-        ),
-    }
+    summary = path_summary(robot, poses, result, check)
     if args.json:
-        finite = {
-            k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in summary.items()
-        }  # strict JSON
-        print(
-            json.dumps(
-                {**finite, "joint_names": list(robot.joint_names), "q": result.q.tolist()}, indent=1, allow_nan=False
-            )
-        )
+        print(json.dumps({**summary, "joint_names": list(robot.joint_names), "q": result.q.tolist()}, indent=1))
     else:
-        print(
-            f"{robot.name}: {summary['waypoints']} waypoints from {args.path}, "
-            f"{'model samples: ' + str(args.samples) if args.samples else 'random starts only'}"
-        )
-        for key, value in summary.items():
-            if key not in ("robot", "unreached", "large_moves", "collisions"):
-                print(f"  {key:<18} {value:.4g}" if isinstance(value, float) else f"  {key:<18} {value}")
-        print(result.summary())
-        if args.out:
-            print(f"wrote {args.out} ({summary['waypoints']} rows: {', '.join(robot.joint_names)})")
+        print_path_summary(summary, args.path, args.samples, args.out, list(robot.joint_names))
     return 0 if result.valid else 1
 
 
@@ -123,6 +106,7 @@ def add_path_parser(sub: Any) -> None:
     p.add_argument("--robot", help="shipped robot name")
     p.add_argument("--urdf", help="URDF file")
     add_chain_args(p)
+    add_lock_arg(p)
     p.add_argument(
         "--path",
         required=True,
@@ -159,11 +143,18 @@ def add_path_parser(sub: Any) -> None:
         metavar="RAD",
         help=f"... and RAD [rad] (default {PATH_DEFAULTS.rot_tol:.6g}, 0.1 deg)",
     )
-    p.add_argument("--start", nargs="+", type=float, help="the configuration the robot starts from (dof values)")
+    p.add_argument(
+        "--start", nargs="+", type=float, metavar="Q", help="the configuration the robot starts from (dof values [rad])"
+    )
     add_obstacle_args(p, "every waypoint and every motion between them stays")
     p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true", help="print JSON (summary and trajectory) instead of a table")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON (summary and trajectory) instead of a table; waypoints numbered from 1, as in the table",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (shown on stderr after a second)")
     p.set_defaults(func=cmd_path)
 
 
@@ -180,7 +171,7 @@ def cmd_eval_paths(args: argparse.Namespace) -> int:
         chains=args.chains,
         time_limit=args.time_limit,
         seed=args.seed,
-        figures=not args.no_figures,
+        figures=not args.no_figures and figures_possible(sys.stdout),
         progress=not args.no_progress,
         ckpt=args.ckpt,
     )
@@ -227,7 +218,7 @@ def add_eval_paths_parser(ev_sub: Any) -> None:
     )
     p.add_argument("--seed", type=int, default=0)
     add_threads_arg(p)
-    p.add_argument("--out-dir", default="eval/results", help="writes paths.md, paths.csv and paths/NAME.png here")
-    p.add_argument("--no-figures", action="store_true")
-    p.add_argument("--no-progress", action="store_true")
+    add_out_dir_arg(p, "paths", "paths.md and .csv, paths_summary.md and .csv, and the figures paths/NAME.png")
+    p.add_argument("--no-figures", action="store_true", help="write the tables only")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_eval_paths)

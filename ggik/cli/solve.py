@@ -14,7 +14,7 @@ from typing import Any
 
 from ggik.cli.arguments import add_old_samples_alias, positive_float, positive_int
 from ggik.cli.commands import HELP
-from ggik.cli.obstacles import add_obstacle_args, obstacle_options
+from ggik.cli.obstacles import add_obstacle_args, obstacle_options, refuse_blocking_scene
 from ggik.cli.robots import add_chain_args, add_lock_arg, check_model_chain, robot_from_options
 from ggik.cli.solve_output import print_table, solution_rows
 from ggik.errors import GGIKError
@@ -29,6 +29,7 @@ DEFAULT_STRATEGY = "model-first"  #: LM from the samples, random restarts only w
 def _config(args: argparse.Namespace) -> Any:
     """The SolveConfig of the options; GGIKError naming the options that do not go together."""
     from ggik.ik.solve_config import SolveConfig
+    from ggik.ik.tolerances import PAPER_TOLERANCES
 
     if args.raw:
         clash = [flag for flag, given in (("--refine", args.refine), ("--strategy", args.strategy)) if given]
@@ -50,13 +51,17 @@ def _config(args: argparse.Namespace) -> Any:
         raise GGIKError(f"--strategy {strategy} refines with lm or slsqp, not --refine {refine}")
     if args.first_solution and refine not in ("lm", "dg+lm"):
         raise GGIKError(f"--first-solution stops LM at a goal's first solution; --refine {refine} runs no LM")
+    pos_tol, rot_tol = args.pos_tol, args.rot_tol
+    if args.raw:  # raw samples are judged as everywhere else: the GGIK paper's 1 cm and 1 deg
+        pos_tol = PAPER_TOLERANCES.pos_tol if pos_tol is None else pos_tol
+        rot_tol = PAPER_TOLERANCES.rot_tol if rot_tol is None else rot_tol
     return SolveConfig(
         samples=args.samples,
         refine=refine,
         strategy=strategy,
         random_starts=args.random_starts,
-        pos_tol=args.pos_tol,
-        rot_tol=args.rot_tol,
+        pos_tol=pos_tol,
+        rot_tol=rot_tol,
         oversample=args.oversample,
         first_solution=args.first_solution,
     )
@@ -109,15 +114,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     check = None
     if kw:
         from ggik.collision import Clearance
-        from ggik.collision.report import obstacles_in_the_way
 
         check = Clearance(robot, solver.collision_model(robot), kw["obstacles"], kw["collision"])
-        blocked = obstacles_in_the_way(check, torch.Generator().manual_seed(args.seed))
-        if blocked:
-            raise GGIKError(
-                f"--obstacles {args.obstacles}: the robot overlaps an obstacle in every one of 256 random "
-                f"configurations ({'; '.join(blocked)}): no solution can be collision-free; move the obstacle"
-            )
+        refuse_blocking_scene(check, args.obstacles, args.seed)
     result = solver.solve(robot, goal, config, generator=torch.Generator().manual_seed(args.seed), goal=kind, **kw)
     tol = config.tolerances(SOLVE_TOLERANCES)
     listing = solution_rows(robot, result, check, tol, raw=config.method is None, every=args.all)
@@ -184,7 +183,8 @@ def add_solve_parser(sub: Any) -> None:
     p.add_argument(
         "--raw",
         action="store_true",
-        help="list the model's own samples (no LM; ok: within the tolerances), not refined solutions",
+        help="list the model's own samples (no LM; ok: within the tolerances, by default the GGIK paper's 1 cm "
+        "and 1 deg), not refined solutions",
     )
     p.add_argument("--refine", choices=REFINE_CHOICES, help="the local solver that refines every start (default lm)")
     p.add_argument(
@@ -210,9 +210,14 @@ def add_solve_parser(sub: Any) -> None:
         action="store_true",
         help="one solution is enough: LM stops at the first converged start (faster)",
     )
-    p.add_argument("--pos-tol", type=positive_float, metavar="M", help="success: position error below M [m] (0.001)")
     p.add_argument(
-        "--rot-tol", type=positive_float, metavar="RAD", help="success: rotation error below RAD [rad] (0.01)"
+        "--pos-tol", type=positive_float, metavar="M", help="success: position error below M [m] (0.001; --raw 0.01)"
+    )
+    p.add_argument(
+        "--rot-tol",
+        type=positive_float,
+        metavar="RAD",
+        help="success: rotation error below RAD [rad] (0.01; --raw 1 deg)",
     )
     p.add_argument(
         "--all",

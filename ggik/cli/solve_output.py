@@ -70,7 +70,7 @@ def solution_rows(robot: Any, result: Any, check: Any, tol: Any, raw: bool, ever
             row["obstacle_pair"] = report.obstacle_pair[i]
             row["self_clearance_m"] = _length(float(report.self[i]))
             row["self_pair"] = report.self_pair[i]
-    tolerance = f"{1e3 * tol.pos_tol:g} mm / {tol.rot_tol:g} rad"
+    tolerance = f"{1e3 * tol.pos_tol:g} mm / {math.degrees(tol.rot_tol):.3g} deg"
     n = len(solutions)
     what = "raw sample" if raw else "solution"
     if n:

@@ -30,9 +30,12 @@ __all__ = [
 def read_metrics(run: str | Path) -> tuple[list[dict], list[dict]]:
     """(train records, validation records) of ``run/metrics.jsonl``, in file order; other kinds (e.g. the ``init``
     record of a fine-tuning run) are skipped."""
+    path = Path(run) / "metrics.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"{run}: no metrics.jsonl (not a training run folder, or not started)")
     train: list[dict] = []
     val: list[dict] = []
-    for line in (Path(run) / "metrics.jsonl").read_text().splitlines():
+    for line in path.read_text().splitlines():
         rec = json.loads(line)
         if rec["kind"] in ("train", "val"):
             (train if rec["kind"] == "train" else val).append(rec)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -45,7 +46,12 @@ from ggik.nn.cvae import GGIKModel
 if TYPE_CHECKING:
     from ggik.collision import Clearance
 
-__all__ = ["PathConfig", "PathResult", "solve_path", "path_result", "check_path_inputs"]
+__all__ = ["PathConfig", "PathResult", "PathProgress", "solve_path", "path_result", "check_path_inputs"]
+
+#: ``progress(rounds, elapsed, failing, valid)`` after each round of :func:`solve_path`: the rounds run, the seconds
+#: since the call began, the waypoints the round's trajectory fails (out of tolerance or limits, or colliding) and
+#: whether it is valid
+PathProgress = Callable[[int, float, int, bool], None]
 
 
 class _Pool:
@@ -139,6 +145,7 @@ def solve_path(
     q_start: torch.Tensor | None = None,
     generator: torch.Generator | None = None,
     clearance: Clearance | None = None,
+    progress: PathProgress | None = None,
 ) -> PathResult:
     """A trajectory through ``poses`` (T, 4, 4) (EE poses in the base-link frame), as in the module docstring.
 
@@ -147,7 +154,8 @@ def solve_path(
     be allowed too. ``generator``: every random draw (starts, model noise). ``clearance``: obstacles
     (:class:`ggik.collision.Clearance`): every candidate is refined clear of them and counts only when collision-free,
     trajectory LM adds their rows, and a valid trajectory is also collision-free at every waypoint and on every motion
-    between them (:mod:`ggik.ik.path_collision`). Raises ValueError for bad poses, configurations or options.
+    between them (:mod:`ggik.ik.path_collision`). ``progress``: called after every round (:data:`PathProgress`).
+    Raises ValueError for bad poses, configurations or options.
     """
     t0 = time.perf_counter()
     cfg = cfg or PathConfig()
@@ -231,6 +239,8 @@ def solve_path(
             best = (key, q_path)
         if info.valid and math.isnan(first_valid):
             first_valid = time.perf_counter() - t0
+        if progress is not None:
+            progress(rounds, time.perf_counter() - t0, failures, info.valid)
         if info.valid and cfg.stop_at_first_valid:
             break
         at = _next_starts(found, cand_ok, scale, q_start, generator, collides.nonzero()[:, 0].tolist())

@@ -39,6 +39,19 @@ class IKResult:
     def __len__(self) -> int:
         return self.q.shape[0]
 
+    def __repr__(self) -> str:
+        """Shapes and counts, not every tensor: ``IKResult(goals=4, solutions per goal=32, dof=7, solved goals=4,
+        successful solutions=97, within limits=128)``."""
+        B, S, dof = self.q.shape
+        solved = int(self.success.any(-1).sum())
+        text = (
+            f"IKResult(goals={B}, solutions per goal={S}, dof={dof}, solved goals={solved}, "
+            f"successful solutions={int(self.success.sum())}, within limits={int(self.within_limits.sum())}"
+        )
+        if self.collision_free is not None:
+            text += f", collision-free={int(self.collision_free.sum())}"
+        return text + ")"
+
 
 def sort_best_first(
     q: torch.Tensor,

@@ -23,7 +23,7 @@ from ggik.graph import Goals, RobotGraph
 from ggik.graph.goal_kinds import check_goal_kind, goal_poses, tool_axis
 from ggik.ik.dg_refine import DGConfig
 from ggik.ik.legacy_arguments import path_arguments, solve_arguments
-from ggik.ik.path import PathConfig, PathResult, solve_path
+from ggik.ik.path import PathConfig, PathProgress, PathResult, solve_path
 from ggik.ik.refine import RefineConfig
 from ggik.ik.result import IKResult, sort_best_first
 from ggik.ik.solve_config import DEFAULT_SAMPLES, REFINE_METHODS, SolveConfig
@@ -239,6 +239,7 @@ class GGIK:
         obstacles: Scene | None = None,
         collision_model: CollisionModel | None = None,
         collision: CollisionConfig | None = None,
+        progress: PathProgress | None = None,
         **deprecated: Any,
     ) -> PathResult:
         """A joint trajectory that follows the EE path ``poses`` (T, 4, 4) (base-link frame), by
@@ -253,7 +254,8 @@ class GGIK:
         it, :meth:`SolveConfig.path_config`). ``q_start`` (dof,): the configuration the robot starts from. The poses
         are checked once, on entry. ``obstacles``, ``collision_model``, ``collision``: as in :meth:`solve`; valid then
         also means collision-free at every waypoint and on every motion between them (checked every degree), and the
-        result reports ``collision_free``, ``min_clearance`` and ``collisions``. Returns a :class:`PathResult`.
+        result reports ``collision_free``, ``min_clearance`` and ``collisions``. ``progress``: called after every
+        round (:data:`ggik.ik.path.PathProgress`). Returns a :class:`PathResult`.
 
         The keyword arguments ``num_samples``, ``time_limit``, ``pos_tol``, ``rot_tol`` and a PathConfig given as
         ``config`` (and positional options after ``poses``) are the deprecated form: they still work, with a
@@ -269,7 +271,7 @@ class GGIK:
         use_model = cfg.samples > 0 or cfg.track_samples > 0
         graph = self._graph(robot) if use_model else None
         model = self.model if use_model else None
-        return solve_path(robot, poses, cfg, model, graph, q_start, generator, clearance)
+        return solve_path(robot, poses, cfg, model, graph, q_start, generator, clearance, progress)
 
     def with_tolerances(self, pos_tol: float, rot_tol: float) -> GGIK:
         """A solver sharing this model with other success tolerances [m, rad]."""
