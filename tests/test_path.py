@@ -504,3 +504,23 @@ def test_continuous_joint_crossing_pi_is_followed_unwrapped():
     res = solve_path(robot, poses, PathConfig(samples=0), generator=torch.Generator().manual_seed(0))
     check_result(res, robot, poses)
     assert res.valid and res.steps[:, 0].abs().max() < JUMP
+
+
+def test_progress_is_called_once_per_round_with_the_rounds_state():
+    """solve_path(progress=...): one call per round, rounds counting up, elapsed time rising, the failing count of the
+    round's trajectory, and valid on the last call of a path it solves."""
+    robot = Robot.from_name("ur10")
+    q = smooth_trajectory(robot, 12, seed=4)
+    calls = []
+    cfg = PathConfig(samples=0, time_limit=5.0)
+    result = solve_path(robot, robot.fk(q), cfg, generator=torch.Generator().manual_seed(0), progress=
+                        lambda *args: calls.append(args))  # fmt: skip
+    assert result.valid and [c[0] for c in calls] == list(range(1, result.rounds + 1))
+    assert all(b[1] >= a[1] >= 0 for a, b in itertools.pairwise(calls))
+    assert calls[-1][2:] == (0, True)
+    unreachable = robot.fk(q)
+    unreachable[:, 0, 3] += 5.0  # 5 m off: no round can reach a waypoint
+    calls.clear()
+    solve_path(robot, unreachable, replace(cfg, max_rounds=2), generator=torch.Generator().manual_seed(0),
+               progress=lambda *args: calls.append(args))  # fmt: skip
+    assert [c[0] for c in calls] == [1, 2] and all(c[2:] == (12, False) for c in calls)

@@ -200,7 +200,10 @@ def figures_possible(stream: Any) -> bool:
     (the tables are written all the same)."""
     import importlib.util
 
-    if importlib.util.find_spec("matplotlib") is not None:
-        return True
+    try:
+        if importlib.util.find_spec("matplotlib") is not None:
+            return True
+    except (ImportError, ValueError):  # a broken install, or sys.modules["matplotlib"] = None (blocked)
+        pass
     print("figures skipped: matplotlib is not installed (pip install 'ggik[plot]')", file=stream)
     return False

@@ -1,0 +1,94 @@
+"""Start-up of the ``ggik`` command line: wall time of ``ggik --help`` and of the README's first solve, as a user's
+shell sees it (a fresh process each run, the console script of this environment).
+
+    python -m benchmarks.cli_startup.measure --runs 10 --out benchmarks/cli_startup/results/startup.md
+    git worktree add /tmp/ggik-before 19d6cfb       # the code before, measured in the same run:
+    python -m benchmarks.cli_startup.measure --runs 10 --before /tmp/ggik-before --out ...
+
+Run it alone on the machine. Targets (issue: the command line as a user meets it): ``ggik --help`` under 0.5 s,
+``ggik solve --robot panda --pose 0.4 0.1 0.5 0 1 0 0`` under 1.5 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ggik.evaluation.report import code_version, machine_description, model_stamp
+from ggik.fileio import atomic_write_text
+
+GGIK = str(Path(sys.executable).parent / "ggik")
+#: name -> (command, target [s])
+COMMANDS = {
+    "ggik --help": ([GGIK, "--help"], 0.5),
+    "ggik solve --robot panda --pose 0.4 0.1 0.5 0 1 0 0": (
+        [GGIK, "solve", "--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "0", "0"],
+        1.5,
+    ),
+    "ggik solve ... --raw": (
+        [GGIK, "solve", "--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "0", "0", "--raw"],
+        None,
+    ),
+}
+
+
+def wall_times(command: list[str], runs: int, env: dict | None = None) -> list[float]:
+    """Seconds of ``runs`` runs of ``command`` (after one untimed run that warms the file cache)."""
+    subprocess.run(command, capture_output=True, check=False, env=env)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(command, capture_output=True, check=False, env=env)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def before_command(command: list[str], src: str) -> tuple[list[str], dict]:
+    """``command`` run by the ggik of another checkout ``src`` (what its console script would run) and its env."""
+    entry = "import sys; from ggik.cli import main; sys.exit(main())"
+    return [sys.executable, "-c", entry, *command[1:]], {**os.environ, "PYTHONPATH": str(Path(src).resolve())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=10, help="timed runs per command (default 10)")
+    ap.add_argument("--out", help="also write the table (Markdown) here")
+    ap.add_argument("--before", metavar="SRC", help="also time the ggik of this checkout (e.g. a git worktree)")
+    args = ap.parse_args(argv)
+    lines = [
+        "# Start-up of the ggik command line",
+        "",
+        f"Command: python -m benchmarks.cli_startup.measure {' '.join(sys.argv[1:] if argv is None else argv)}",
+        f"Model: {model_stamp(None)}",
+        f"Code: {code_version()}",
+        f"Machine: {machine_description()}",
+        "",
+        f"Wall time of a fresh process, {args.runs} runs after one untimed run (the file cache warm).",
+        "",
+        "| command | code | median [s] | min [s] | max [s] | target [s] |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, (command, target) in COMMANDS.items():
+        goal = "" if target is None else f"< {target:g}"
+        runs = [("this", command, None)]
+        if args.before:
+            before = subprocess.run(["git", "-C", args.before, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                    text=True).stdout.strip()  # fmt: skip
+            runs.append((f"before ({before})", *before_command(command, args.before)))
+        for code, cmd, env in runs:
+            t = wall_times(cmd, args.runs, env)
+            lines.append(f"| `{name}` | {code} | {statistics.median(t):.2f} | {min(t):.2f} | {max(t):.2f} | {goal} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        atomic_write_text(args.out, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
