@@ -37,19 +37,20 @@ COMMANDS = {
 }
 
 
-def wall_times(command: list[str], runs: int, env: dict | None = None) -> list[float]:
+def wall_times(command: list[str], runs: int, env: dict | None = None, cwd: str | None = None) -> list[float]:
     """Seconds of ``runs`` runs of ``command`` (after one untimed run that warms the file cache)."""
-    subprocess.run(command, capture_output=True, check=False, env=env)
+    subprocess.run(command, capture_output=True, check=False, env=env, cwd=cwd)
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        subprocess.run(command, capture_output=True, check=False, env=env)
+        subprocess.run(command, capture_output=True, check=False, env=env, cwd=cwd)
         times.append(time.perf_counter() - t0)
     return times
 
 
 def before_command(command: list[str], src: str) -> tuple[list[str], dict]:
-    """``command`` run by the ggik of another checkout ``src`` (what its console script would run) and its env."""
+    """``command`` run by the ggik of another checkout ``src`` (what its console script would run) and its env; run
+    it in ``src`` (``python -c`` puts the working directory first on the path)."""
     entry = "import sys; from ggik.cli import main; sys.exit(main())"
     return [sys.executable, "-c", entry, *command[1:]], {**os.environ, "PYTHONPATH": str(Path(src).resolve())}
 
@@ -75,13 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for name, (command, target) in COMMANDS.items():
         goal = "" if target is None else f"< {target:g}"
-        runs = [("this", command, None)]
+        runs: list[tuple[str, list[str], dict | None, str | None]] = [("this", command, None, None)]
         if args.before:
             before = subprocess.run(["git", "-C", args.before, "rev-parse", "--short", "HEAD"], capture_output=True,
                                     text=True).stdout.strip()  # fmt: skip
-            runs.append((f"before ({before})", *before_command(command, args.before)))
-        for code, cmd, env in runs:
-            t = wall_times(cmd, args.runs, env)
+            runs.append((f"before ({before})", *before_command(command, args.before), args.before))
+        for code, cmd, env, cwd in runs:
+            t = wall_times(cmd, args.runs, env, cwd)
             lines.append(f"| `{name}` | {code} | {statistics.median(t):.2f} | {min(t):.2f} | {max(t):.2f} | {goal} |")
     text = "\n".join(lines) + "\n"
     print(text)

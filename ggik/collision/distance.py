@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import torch
 
+from ggik.kinematics.geometry import broadcast_shapes
+
 __all__ = ["segment_segment", "point_box", "segment_box"]
 
 
@@ -115,7 +117,7 @@ def segment_box(
     (:func:`_segment_box_depth`); n is then that translation's direction and t the segment end deepest against it.
     The result is continuous through contact. Without autograd: the solvers take the derivatives through n."""
     with torch.no_grad():
-        shape = torch.broadcast_shapes(a.shape[:-1], b.shape[:-1], centre.shape[:-1], half.shape[:-1],
+        shape = broadcast_shapes(a.shape[:-1], b.shape[:-1], centre.shape[:-1], half.shape[:-1],
                                        rotation.shape[:-2])  # fmt: skip
         a, b, centre, half = (x.expand(shape + (3,)) for x in (a, b, centre, half))
         rotation = rotation.expand(shape + (3, 3))

@@ -352,7 +352,7 @@ class RobotGraph:
         R, t = geo.kabsch(points[..., :4, :], c["home"][:4].expand(points.shape[:-2] + (4, 3)))
         P = (points @ R.transpose(-1, -2)) + t[..., None, :]
         G = goals.in_graph.to(dtype)
-        batch = torch.broadcast_shapes(P.shape[:-2], G.shape[:-2])
+        batch = geo.broadcast_shapes(P.shape[:-2], G.shape[:-2])
         T = torch.eye(4, dtype=dtype, device=device).expand(batch + (4, 4))
         thetas = []
         for i in range(1, self.n):

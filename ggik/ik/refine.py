@@ -33,6 +33,7 @@ from ggik.ik.residuals import (
     weighted_rows,
 )
 from ggik.ik.tolerances import SOLVE_TOLERANCES, Tolerances
+from ggik.kinematics.geometry import broadcast_shapes
 from ggik.kinematics.robot import Robot
 
 if TYPE_CHECKING:  # ggik.collision imports the kinematics only; the solver takes its Clearance as an argument
@@ -101,7 +102,7 @@ def _goal_input(robot: Robot, T_goal, kind: str | None) -> tuple[torch.Tensor, s
 def _batch_shape(q: torch.Tensor, T_goal: torch.Tensor) -> torch.Size:
     """Broadcast batch shape of q (..., dof) and T_goal (..., 4, 4); ValueError when they do not broadcast."""
     try:
-        return torch.broadcast_shapes(q.shape[:-1], T_goal.shape[:-2])
+        return broadcast_shapes(q.shape[:-1], T_goal.shape[:-2])
     except RuntimeError:
         raise ValueError(
             f"the batch shapes of q {tuple(q.shape)} and T_goal {tuple(T_goal.shape)} do not broadcast "

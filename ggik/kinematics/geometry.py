@@ -17,6 +17,7 @@ from __future__ import annotations
 import torch
 
 __all__ = [
+    "broadcast_shapes",
     "skew",
     "axis_angle_to_matrix",
     "rot_x",
@@ -39,6 +40,18 @@ __all__ = [
     "project_to_so3",
     "kabsch",
 ]
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> torch.Size:
+    """The broadcast of ``shapes`` (RuntimeError when they do not broadcast), as ``torch.broadcast_shapes`` gives it.
+
+    torch's own imports sympy on its first call (0.4 s of a command's start-up, torch 2.13); this is numpy's rule."""
+    import numpy as np
+
+    try:
+        return torch.Size(np.broadcast_shapes(*(tuple(s) for s in shapes)))
+    except ValueError as exc:
+        raise RuntimeError(f"shapes {[tuple(s) for s in shapes]} do not broadcast") from exc
 
 
 def skew(v: torch.Tensor) -> torch.Tensor:
