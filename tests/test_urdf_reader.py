@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import REPO_ROOT, SHARED_DIR
 
 from ggik import random_robot, randomize_links
 from ggik.kinematics.urdf import read_urdf
-from tests.conftest import REPO_ROOT, SHARED_DIR
 
 yourdfpy = pytest.importorskip("yourdfpy", reason="yourdfpy is the reference parser of this test (extra 'test')")
 

@@ -23,17 +23,12 @@ from ggik.evaluation.report import code_version, machine_description, model_stam
 from ggik.fileio import atomic_write_text
 
 GGIK = str(Path(sys.executable).parent / "ggik")
-#: name -> (command, target [s])
+SOLVE = [GGIK, "solve", "--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "0", "0"]
+#: name -> (command, target [s], the same request to the code before (its default was the raw samples))
 COMMANDS = {
-    "ggik --help": ([GGIK, "--help"], 0.5),
-    "ggik solve --robot panda --pose 0.4 0.1 0.5 0 1 0 0": (
-        [GGIK, "solve", "--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "0", "0"],
-        1.5,
-    ),
-    "ggik solve ... --raw": (
-        [GGIK, "solve", "--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "0", "0", "--raw"],
-        None,
-    ),
+    "ggik --help": ([GGIK, "--help"], 0.5, [GGIK, "--help"]),
+    "ggik solve --robot panda --pose 0.4 0.1 0.5 0 1 0 0": (SOLVE, 1.5, SOLVE + ["--refine", "lm"]),
+    "ggik solve ... --raw (before: the default)": (SOLVE + ["--raw"], None, SOLVE),
 }
 
 
@@ -69,18 +64,20 @@ def main(argv: list[str] | None = None) -> int:
         f"Code: {code_version()}",
         f"Machine: {machine_description()}",
         "",
-        f"Wall time of a fresh process, {args.runs} runs after one untimed run (the file cache warm).",
+        f"Wall time of a fresh process, {args.runs} runs after one untimed run (the file cache warm). The code before "
+        "is run as its console script would run it; its solve refined nothing by default, so it is asked for LM "
+        "(--refine lm: every sample refined) where this code refines by default (model-first).",
         "",
         "| command | code | median [s] | min [s] | max [s] | target [s] |",
         "|---|---|---|---|---|---|",
     ]
-    for name, (command, target) in COMMANDS.items():
+    for name, (command, target, before_request) in COMMANDS.items():
         goal = "" if target is None else f"< {target:g}"
         runs: list[tuple[str, list[str], dict | None, str | None]] = [("this", command, None, None)]
         if args.before:
             before = subprocess.run(["git", "-C", args.before, "rev-parse", "--short", "HEAD"], capture_output=True,
                                     text=True).stdout.strip()  # fmt: skip
-            runs.append((f"before ({before})", *before_command(command, args.before), args.before))
+            runs.append((f"before ({before})", *before_command(before_request, args.before), args.before))
         for code, cmd, env, cwd in runs:
             t = wall_times(cmd, args.runs, env, cwd)
             lines.append(f"| `{name}` | {code} | {statistics.median(t):.2f} | {min(t):.2f} | {max(t):.2f} | {goal} |")
