@@ -431,8 +431,25 @@ def _threaded_commands() -> dict[tuple[str, ...], object]:
 THREADED = _threaded_commands()
 
 
-def test_every_command_that_computes_takes_threads():
-    assert {("demo",), ("eval", "accuracy"), ("eval", "limits"), ("eval", "goals"), ("eval", "paths")} <= set(THREADED)
+def _every_command() -> set[tuple[str, ...]]:
+    """The words of every ggik command that runs something (the parsers without subcommands)."""
+    from ggik.cli import build_parser
+
+    found = set()
+    todo: list[tuple[tuple[str, ...], object]] = [((), build_parser())]
+    while todo:
+        words, parser = todo.pop()
+        subs = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+        if not subs:
+            found.add(words)
+        todo += [(words + (word,), sub) for action in subs for word, sub in action.choices.items()]
+    return found
+
+
+def test_every_command_takes_threads():
+    commands = _every_command()
+    assert {("solve",), ("path",), ("train",), ("demo",), ("eval", "paths"), ("graph", "show")} <= commands
+    assert set(THREADED) == commands, sorted(commands - set(THREADED))
 
 
 @pytest.mark.parametrize("words", sorted(THREADED), ids=lambda w: " ".join(w))

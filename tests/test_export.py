@@ -222,7 +222,7 @@ def test_the_wheel_holds_every_subpackage_the_urdfs_and_the_weights(tmp_path):
     import sys
     import zipfile
 
-    subprocess.run(
+    build = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -230,14 +230,16 @@ def test_the_wheel_holds_every_subpackage_the_urdfs_and_the_weights(tmp_path):
             "wheel",
             "--no-deps",
             "--no-build-isolation",
-            "-q",
+            "-v",  # the build backend's own output: its warnings too
             "-w",
             str(tmp_path),
             str(REPO),
         ],
         check=True,
         capture_output=True,
+        text=True,
     )
+    assert "would be ignored" not in build.stdout + build.stderr  # setuptools' warning of data outside a package
     (wheel,) = tmp_path.glob("ggik-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {str(p.relative_to(REPO)) for p in (REPO / "ggik").rglob("__init__.py")}

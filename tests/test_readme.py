@@ -29,12 +29,21 @@ def test_every_cited_table_names_its_model_and_code():
         assert re.search(r"^Code: ggik \S+, git [0-9a-f]{7,}\s*$", header, re.MULTILINE), f"{path}: not committed code"
 
 
-def test_the_python_example_runs():
+def test_every_python_block_runs_as_written(monkeypatch):
+    """Each python block in a fresh namespace, from the repository root (as the README's reader runs it)."""
     blocks = re.findall(r"```python\n(.*?)```", README, re.DOTALL)
-    example = next(b for b in blocks if "SolveConfig" in b)
-    namespace: dict = {}
-    exec(compile(example, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
-    result, first = namespace["result"], namespace["first"]
+    assert len(blocks) >= 2
+    monkeypatch.chdir(REPO)
+    spaces = []
+    for block in blocks:
+        namespace: dict = {}
+        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - the README's own examples
+        spaces.append(namespace)
+    kinematics = next(ns for ns in spaces if "J" in ns)
+    q = kinematics["q"]
+    assert tuple(kinematics["J"].shape) == (q.shape[0], 6, q.shape[1])
+    assert kinematics["points"].shape[:1] == q.shape[:1]
+    result, first = spaces[0]["result"], spaces[0]["first"]
     assert tuple(result.q.shape) == (4, 32, 7) and bool(result.success[:, 0].all())
     assert bool(first.success[:, 0].all())
 

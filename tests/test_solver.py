@@ -612,3 +612,14 @@ def test_first_solution_needs_lm(config, message):
         SolveConfig(first_solution=True, **config)
     with pytest.raises(ValueError, match="not to paths"):
         SolveConfig(first_solution=True, strategy="random").path_config()
+
+
+def test_ikresult_prints_counts_not_tensors(solver, panda):
+    T = panda.fk(panda.sample_q(2, gen(3)))
+    result = solver.solve(panda, T, SolveConfig(samples=3, refine="lm"), generator=gen(0))
+    text = repr(result)
+    assert text == (
+        f"IKResult(goals=2, solutions per goal=3, dof=7, solved goals={int(result.success.any(-1).sum())}, "
+        f"successful solutions={int(result.success.sum())}, within limits={int(result.within_limits.sum())})"
+    )
+    assert str(result) == text and "tensor" not in text
