@@ -121,16 +121,16 @@ def test_a_scene_in_the_robot_everywhere_is_refused_up_front(tmp_path):
 
 
 def test_a_long_path_search_shows_progress(tmp_path):
-    """400 waypoints 1-1.8 m away, out of reach: a search of rounds for a few seconds, the bar on stderr (shown after
+    """1,200 waypoints 1-1.6 m away, out of reach: six rounds of search, about 3 s here, the bar on stderr (shown after
     a second: short searches print nothing)."""
-    rows = "".join(f"{1.0 + 0.002 * k:.3f},0,0.5,0,1,0,0\n" for k in range(400))
+    rows = "".join(f"{1.0 + 0.0005 * k:.4f},0,0.5,0,1,0,0\n" for k in range(1200))
     (tmp_path / "far.csv").write_text("x,y,z,qw,qx,qy,qz\n" + rows)
-    run = ggik("path", "--robot", "panda", "--path", str(tmp_path / "far.csv"), "-s", "0", "--time-limit", "3")
+    run = ggik("path", "--robot", "panda", "--path", str(tmp_path / "far.csv"), "-s", "0", "--time-limit", "10")
     clean(run)
     assert run.returncode == 1
-    assert "path search" in run.stderr and "400 waypoints failing" in run.stderr
+    assert "path search" in run.stderr and "1200 waypoints failing" in run.stderr
     assert "time to the first valid trajectory [s]:" in run.stdout and "never (no valid trajectory)" in run.stdout
-    assert "waypoints not reached (tolerance or limits): 1-400" in run.stdout  # numbered from 1
+    assert "waypoints not reached (tolerance or limits): 1-1200" in run.stdout  # numbered from 1
     quiet = ggik("path", "--robot", "panda", "--path", WAYPOINTS, "-s", "0")
     assert quiet.returncode == 0 and quiet.stderr == ""  # a search under a second: no bar
 

@@ -57,11 +57,17 @@ def test_shipped_robot_metadata(named_robot):
 @pytest.mark.parametrize("name", list(REFERENCE_FILES))
 def test_fk_matches_original_urdf_with_yourdfpy(name, rng):
     """Our kinematics-only file == the original read by yourdfpy, at 100 configurations in the limits."""
+    _assert_fk_matches_yourdfpy(Robot.from_name(name), reference_file(name), rng)
+
+
+def _assert_fk_matches_yourdfpy(robot: Robot, path, rng) -> None:
+    """``robot``'s EE pose == the one yourdfpy computes from the file ``path``, at 100 configurations within the
+    limits, to 1e-9 (joint names and base link the same too)."""
     import yourdfpy
 
-    path = reference_file(name)
-    robot = Robot.from_name(name)
-    ref = yourdfpy.URDF.load(str(path), load_meshes=False)
+    ref = yourdfpy.URDF.load(
+        str(path), load_meshes=False, build_collision_scene_graph=False, load_collision_meshes=False
+    )
     assert list(ref.actuated_joint_names) == list(robot.joint_names)
     assert ref.base_link == robot.base_link
     q = robot.sample_q(100, rng)
@@ -87,21 +93,7 @@ def test_the_shipped_urdfs_are_the_nine_robots():
 def test_fk_of_the_shipped_urdfs_matches_yourdfpy(path, rng):
     """Each file of urdfs/ read by yourdfpy (an independent URDF reader) and by Robot.from_urdf gives the same EE pose
     at 100 configurations within the limits, to 1e-9 (needs no ../shared: this runs everywhere)."""
-    import yourdfpy
-
-    robot = Robot.from_urdf(path)
-    ref = yourdfpy.URDF.load(
-        str(path), load_meshes=False, build_collision_scene_graph=False, load_collision_meshes=False
-    )
-    assert list(ref.actuated_joint_names) == list(robot.joint_names)
-    assert ref.base_link == robot.base_link
-    q = robot.sample_q(100, rng)
-    ours = robot.fk(q).numpy()
-    theirs = np.empty_like(ours)
-    for k in range(len(q)):
-        ref.update_cfg(q[k].numpy())
-        theirs[k] = ref.get_transform(frame_to=robot.ee_link, frame_from=robot.base_link)
-    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-9)
+    _assert_fk_matches_yourdfpy(Robot.from_urdf(path), path, rng)
 
 
 @pytest.mark.parametrize("name", list(REFERENCE_FILES))

@@ -7,18 +7,9 @@ import math
 import sys
 from typing import Any
 
-__all__ = ["path_summary", "print_path_summary", "ranges", "ProgressBar"]
+from ggik.ik.path_result import ranges
 
-
-def ranges(idx: list[int]) -> str:
-    """'3-5, 9' for [3, 4, 5, 9] (already 1-based)."""
-    out, start = [], None
-    for k, i in enumerate(idx):
-        start = i if start is None else start
-        if k + 1 == len(idx) or idx[k + 1] != i + 1:
-            out.append(str(start) if start == i else f"{start}-{i}")
-            start = None
-    return ", ".join(out)
+__all__ = ["path_summary", "print_path_summary", "ProgressBar"]
 
 
 def _finite(value: float) -> float | None:

@@ -17,7 +17,7 @@ from ggik.kinematics.robot import Robot
 if TYPE_CHECKING:
     from ggik.collision import Clearance
 
-__all__ = ["PathResult", "path_result"]
+__all__ = ["PathResult", "path_result", "ranges"]
 
 
 @dataclass
@@ -76,17 +76,17 @@ class PathResult:
             f"within limits: {'yes' if self.within_limits else 'no'}, time {self.total_time:.2f} s"
         )
         if self.unreached:
-            text += f"; waypoints not reached: {_ranges(self.unreached)}"
+            text += f"; waypoints not reached: {ranges(self.unreached)}"
         if self.large_moves:
-            text += f"; moves above the allowed one arriving at waypoints: {_ranges(self.large_moves)}"
+            text += f"; moves above the allowed one arriving at waypoints: {ranges(self.large_moves)}"
         if self.min_clearance is not None:
             text += f"; min clearance {1e3 * self.min_clearance:.1f} mm"
         if self.collisions:
-            text += f"; collisions at or arriving at waypoints: {_ranges(self.collisions)}"
+            text += f"; collisions at or arriving at waypoints: {ranges(self.collisions)}"
         return text
 
 
-def _ranges(idx: list[int]) -> str:
+def ranges(idx: list[int]) -> str:
     """'3-5, 9' for [3, 4, 5, 9]."""
     out, start = [], None
     for k, i in enumerate(idx):
