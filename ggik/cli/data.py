@@ -50,7 +50,7 @@ def add_data_parser(sub: Any) -> None:
     p.add_argument("--random", nargs="*", type=positive_int, metavar="DOF", help="DOFs of random robots to add")
     p.add_argument("-n", "--goals", dest="n", type=positive_int, default=200, help="problems (goals) per robot")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-o", "--output", required=True, metavar="FILE.pt", help="the problem set file to write")
     p.set_defaults(func=cmd_data_make)
     p = data.add_parser("show", help="summarise a problem set file")
     p.add_argument("file")
