@@ -81,29 +81,45 @@ def test_numpy_and_torch_solve_alike_over_the_whole_budget(robot_id, kind, monke
     torch.testing.assert_close(rot, info_np.rot_err, rtol=0, atol=1e-9)
 
 
-def test_only_small_float64_cpu_batches_take_the_numpy_path(monkeypatch):
+def test_small_float64_cpu_batches_take_the_compiled_or_the_numpy_path(monkeypatch):
+    """Compiled (numba there) up to COMPILED_MAX_ELEMENTS, else numpy up to NUMPY_MAX_ELEMENTS, else torch; float32
+    and larger batches always torch."""
     robot = Robot.from_name("panda")
     calls = []
 
-    def numpy_path(*args, **kwargs):
-        calls.append(1)
-        raise RuntimeError("np")
+    def path(name):
+        def run(*args, **kwargs):
+            calls.append(name)
+            raise RuntimeError(name)
 
-    monkeypatch.setattr(refine, "lm_numpy", numpy_path)
+        return run
+
+    monkeypatch.setattr(refine, "lm_numpy", path("numpy"))
+    monkeypatch.setattr(refine.lm_compiled, "lm_compiled", path("compiled"))
+    monkeypatch.setattr(refine.lm_compiled, "COMPILED_MAX_ELEMENTS", 8)
+    monkeypatch.setattr(refine.lm_compiled, "available", lambda: True)
     T = robot.fk(robot.sample_q(1, torch.Generator().manual_seed(0)))
     q0 = robot.sample_q(NUMPY_MAX_ELEMENTS + 1, torch.Generator().manual_seed(1))
-    lm_refine_checked(robot, T, q0)  # one more than the limit: torch
+    lm_refine_checked(robot, T, q0)  # one more than either limit: torch
     lm_refine_checked(robot, T, q0[:4].float())  # float32: torch
     assert not calls
-    with pytest.raises(RuntimeError, match="np"):
+    for n, name in ((4, "compiled"), (16, "numpy")):
+        with pytest.raises(RuntimeError, match=name):
+            lm_refine_checked(robot, T, q0[:n])
+    monkeypatch.setattr(refine.lm_compiled, "available", lambda: False)  # numba not installed
+    with pytest.raises(RuntimeError, match="numpy"):
         lm_refine_checked(robot, T, q0[:4])
-    assert calls == [1]
+    assert calls == ["compiled", "numpy", "numpy"]
 
 
-@pytest.mark.parametrize("limit", [NUMPY_MAX_ELEMENTS, 0], ids=["numpy", "torch"])
+@pytest.mark.parametrize("limit, compiled", [(0, True), (NUMPY_MAX_ELEMENTS, False), (0, False)],
+                         ids=["compiled", "numpy", "torch"])  # fmt: skip
 @pytest.mark.parametrize("shape", [(0, 4), (3, 0)])
-def test_empty_batches_return_empty_results(shape, limit, monkeypatch):
+def test_empty_batches_return_empty_results(shape, limit, compiled, monkeypatch):
+    if compiled and not refine.lm_compiled.available():
+        pytest.skip("numba is not installed (extra 'fast')")
     monkeypatch.setattr(refine, "NUMPY_MAX_ELEMENTS", limit)
+    monkeypatch.setattr(refine.lm_compiled, "available", lambda: compiled)
     robot = Robot.from_name("panda")
     T = robot.fk(robot.sample_q(shape[0], torch.Generator().manual_seed(0)))[:, None]
     for stop in (False, True):

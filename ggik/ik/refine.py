@@ -1,9 +1,8 @@
-"""Local IK refinement: batched damped least squares (Levenberg-Marquardt) in torch, and SLSQP (scipy).
+"""Local IK refinement: batched Levenberg-Marquardt (torch; small CPU batches compiled or numpy), and SLSQP (scipy).
 
-Both minimise the end-effector pose error of ``robot`` for goals ``T_goal`` in the base-link frame,
-starting from initial joint values (random starts, or GGIK samples), and respect joint limits
-(continuous joints are unbounded). Errors: position [m] and rotation angle [rad]; a solution is
-*converged* when both are below the tolerances (default 1 mm and 0.01 rad).
+Both minimise the end-effector pose error of ``robot`` for goals ``T_goal`` in the base-link frame from starts
+(random, or GGIK samples) within the joint limits (continuous joints unbounded). Errors: position [m] and rotation
+angle [rad]; a solution is *converged* when both are below the tolerances (default 1 mm and 0.01 rad).
 
 Goal kinds (``kind=``, :mod:`ggik.graph.goal_kinds`): ``"pose"`` (6 residual rows), ``"position+axis"`` (5 rows:
 the position and the 2 components of the rotation taking the tool axis onto the goal axis, so the roll about the
@@ -12,6 +11,7 @@ axis is free; the rotation error is the angle between the axes) and ``"position"
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -22,6 +22,7 @@ import torch
 from ggik.errors import GoalError
 from ggik.graph import Goals
 from ggik.graph.goal_kinds import check_goal_kind, goal_errors, goal_poses, tool_axis
+from ggik.ik import lm_compiled
 from ggik.ik.lm_numpy import HOLD_GRADIENT, NUMPY_MAX_ELEMENTS, lm_numpy
 from ggik.ik.residuals import (
     goal_axis_basis,
@@ -174,15 +175,25 @@ def lm_refine_checked(
     # per-goal constant, computed once: the basis of position+axis goals (an empty stand-in for the other kinds)
     basis = goal_axis_basis(goal, axis) if kind == "position+axis" else goal[:, :0, :0]
     starts = batch[-1] if cfg.stop_at_first and len(batch) else 0  # the starts of one goal (consecutive elements)
-    if q.device.type == "cpu" and q.dtype == torch.float64 and n <= NUMPY_MAX_ELEMENTS:  # per-op overhead: numpy
+    small = _small_batch_solver(q, n)
+    if small is not None:  # per-op overhead: the compiled kernel, or numpy
         arrays = (t.detach().numpy() for t in (goal, q, lo, hi, axis, basis))
-        flat = tuple(torch.from_numpy(a) for a in lm_numpy(robot.chain_constants(), *arrays, kind=kind, starts=starts,
-                                                           cfg=cfg))  # fmt: skip
+        flat = tuple(torch.from_numpy(a) for a in small(robot.chain_constants(), *arrays, kind=kind, starts=starts,
+                                                        cfg=cfg))  # fmt: skip
     else:
         flat = _lm_flat(robot, goal, q, lo, hi, basis, axis, kind, cfg, starts)
     if clearance is not None:
         flat = _clear_of_obstacles(robot, goal, lo, hi, basis, axis, kind, cfg, starts, clearance, *flat)
     return _outcome(*flat, batch=batch, cfg=cfg, dof=robot.dof)
+
+
+def _small_batch_solver(q: torch.Tensor, n: int) -> Callable[..., tuple] | None:
+    """Small float64 CPU batches (per-op overhead): compiled if numba is there, else numpy; None: torch's LM."""
+    if q.device.type != "cpu" or q.dtype != torch.float64:
+        return None
+    if n <= lm_compiled.COMPILED_MAX_ELEMENTS and lm_compiled.available():
+        return lm_compiled.lm_compiled
+    return lm_numpy if n <= NUMPY_MAX_ELEMENTS else None
 
 
 def _clear_of_obstacles(
@@ -287,10 +298,7 @@ def _hinge_cost(clearance: Clearance | None, D: torch.Tensor) -> torch.Tensor | 
     return 0.0 if clearance is None else clearance.hinge_cost(D)
 
 
-def _outcome(
-    q: torch.Tensor, iters: torch.Tensor, pos: torch.Tensor, rot: torch.Tensor, *, batch: torch.Size, cfg: RefineConfig,
-    dof: int,
-) -> tuple[torch.Tensor, RefineInfo]:  # fmt: skip
+def _outcome(q, iters, pos, rot, *, batch: torch.Size, cfg: RefineConfig, dof: int) -> tuple[torch.Tensor, RefineInfo]:
     """(q (batch..., dof), RefineInfo) of the flat per-element results (q (n, dof); iterations, errors (n,)) of LM."""
     done = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
     info = RefineInfo(done.reshape(batch), iters.reshape(batch), pos.reshape(batch), rot.reshape(batch))

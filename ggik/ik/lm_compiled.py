@@ -1,0 +1,372 @@
+"""The LM solver of :func:`ggik.ik.refine.lm_refine_checked` compiled with numba: no interpreter work per iteration.
+
+The same algorithm, residuals, damping schedule, limit handling and stopping rules as :func:`ggik.ik.lm_numpy.lm_numpy`
+(and so as the torch solver), step for step: elements advance in lock-step, one iteration at a time, so that a goal's
+starts stop at its first converged one exactly as there. Only the arithmetic is written out for one element at a time
+(4x4 products, a Cholesky solve of the damped normal equations), which numba compiles. ``tests/test_lm_compiled.py``
+holds it to :func:`~ggik.ik.lm_numpy.lm_numpy` on random robots and goals of every kind.
+
+numba is optional (``pip install 'ggik[fast]'``, which ``make`` installs): :func:`available` says whether it imports;
+without it :func:`ggik.ik.refine.lm_refine_checked` uses numpy and torch as before. The kernel is compiled on its first
+call and cached on disk (numba's ``cache=True``), so a process after the first pays no compilation.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ggik.ik.lm_numpy import HOLD_GRADIENT
+from ggik.kinematics.geometry import SHEPPERD_MAP
+
+if TYPE_CHECKING:
+    from ggik.ik.refine import RefineConfig
+
+__all__ = ["available", "lm_compiled", "KIND_CODES", "COMPILED_MAX_ELEMENTS"]
+
+#: batches of at most this many elements (goals x starts) run in the compiled kernel on a CPU: it matched the torch
+#: solver on two threads at 4,096 panda pose elements (157 vs 151 ms) and beat it below (10 vs 24 ms at 256, 0.7 vs 10
+#: ms at 16), benchmarks/solvers/results/compiled_lm.md
+COMPILED_MAX_ELEMENTS = 4096
+KIND_CODES = {"pose": 0, "position": 1, "position+axis": 2}  #: goal kind -> the kernel's code
+_W = np.ascontiguousarray(SHEPPERD_MAP[0].numpy())  # (16, 9): a rotation's entries -> Shepperd's 4x4 matrix
+_C = np.ascontiguousarray(SHEPPERD_MAP[1].numpy())  # (16,)
+_KERNEL: Any = None
+
+
+def available() -> bool:
+    """Whether numba can be imported (the compiled solver is used only then)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def _kernel() -> Any:
+    """The compiled kernel, built on first use (numba imported only then): the helpers it calls are compiled first and
+    take their names' places in this module, where the kernel finds them."""
+    global _KERNEL
+    if _KERNEL is None:
+        import numba
+
+        names = globals()
+        for name in ("_fk", "_rotvec", "_residual", "_errors", "_rows", "_step"):
+            names[name] = numba.njit(cache=True, nogil=True)(names[name])
+        _KERNEL = numba.njit(cache=True, nogil=True)(_lm_kernel)
+    return _KERNEL
+
+
+def lm_compiled(
+    consts: tuple[dict[str, np.ndarray], bool],
+    goal: np.ndarray,
+    q: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    axis: np.ndarray,
+    basis: np.ndarray,
+    *,
+    kind: str,
+    starts: int,
+    cfg: RefineConfig,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`ggik.ik.lm_numpy.lm_numpy`, compiled: the same arguments and results (q, iterations, position errors
+    [m], rotation errors [rad] of every element)."""
+    c, _ = consts
+    n, dof = q.shape
+    f64 = np.float64
+    B = np.ascontiguousarray(basis, dtype=f64) if kind == "position+axis" else np.zeros((n, 3, 2))
+    q_out = np.ascontiguousarray(q, dtype=f64).copy()
+    iters = np.zeros(n, dtype=np.int64)
+    pos = np.zeros(n)
+    rot = np.zeros(n)
+    _kernel()(
+        np.ascontiguousarray(c["A"], dtype=f64), np.ascontiguousarray(c["b"], dtype=f64),
+        np.ascontiguousarray(c["pre"][0], dtype=f64), np.ascontiguousarray(c["next"], dtype=f64),
+        np.ascontiguousarray(c["motion_next"], dtype=f64), np.ascontiguousarray(c["motion_mask"], dtype=f64),
+        np.ascontiguousarray(c["axes"], dtype=f64), np.ascontiguousarray(c["prismatic"], dtype=np.bool_),
+        np.ascontiguousarray(goal, dtype=f64), q_out, np.ascontiguousarray(lo, dtype=f64),
+        np.ascontiguousarray(hi, dtype=f64), np.ascontiguousarray(axis, dtype=f64), B, KIND_CODES[kind], starts,
+        float(cfg.pos_tol), float(cfg.rot_tol), float(cfg.rot_weight), float(cfg.damping), int(cfg.max_iters),
+        HOLD_GRADIENT, _W, _C, iters, pos, rot,
+    )  # fmt: skip
+    return q_out, iters, pos, rot
+
+
+# ---------------------------------------------------------------------------------------------- the kernel
+# Plain Python over numpy arrays and scalars, compiled by numba (_kernel).
+
+
+def _fk(A, b, pre0, nxt, MN, mask, q, F, T):  # pragma: no cover - compiled
+    """Joint frames F (J, 4, 4) before their motion and the EE pose T (4, 4) of one configuration q (dof,)."""
+    J = A.shape[0]
+    step = np.empty((4, 4))
+    cur = pre0.copy()
+    new = np.empty((4, 4))
+    for k in range(J):
+        v = b[k]
+        for j in range(A.shape[1]):
+            v += A[k, j] * q[j]
+        c0, c1, c2 = math.sin(v) * mask[k, 0], (1.0 - math.cos(v)) * mask[k, 1], v * mask[k, 2]
+        for r in range(4):
+            for s in range(4):
+                step[r, s] = (
+                    nxt[k, r, s] + c0 * MN[k, 0, 4 * r + s] + c1 * MN[k, 1, 4 * r + s] + c2 * MN[k, 2, 4 * r + s]
+                )
+        F[k] = cur
+        for r in range(4):
+            for s in range(4):
+                acc = 0.0
+                for t in range(4):
+                    acc += cur[r, t] * step[t, s]
+                new[r, s] = acc
+        cur, new = new, cur
+    T[:, :] = cur
+
+
+def _rotvec(R, W, C, out):  # pragma: no cover - compiled
+    """The rotation vector of rotation R (3, 3) into out (3,) (Shepperd's method, as geometry.matrix_to_rotvec)."""
+    K = np.empty(16)
+    for i in range(16):
+        acc = C[i]
+        for j in range(9):
+            acc += W[i, j] * R[j // 3, j % 3]
+        K[i] = acc
+    best = 0
+    for i in range(1, 4):
+        if K[5 * i] > K[5 * best]:
+            best = i
+    quat = np.empty(4)
+    norm = 0.0
+    for i in range(4):
+        quat[i] = K[4 * best + i]
+        norm += quat[i] * quat[i]
+    norm = math.sqrt(norm)
+    sign = -1.0 if quat[0] / norm < 0 else 1.0
+    for i in range(4):
+        quat[i] = sign * quat[i] / norm
+    s = math.sqrt(quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3])
+    angle = 2.0 * math.atan2(s, quat[0])
+    scale = angle / max(s, 1e-300) if s > 1e-12 else 2.0 / max(quat[0], 1e-12)
+    for i in range(3):
+        out[i] = quat[i + 1] * scale
+
+
+def _residual(T, G, kind, w, ax, B, W, C, e):  # pragma: no cover - compiled
+    """The goal residual e (3|5|6,) of EE pose T towards canonical goal G (:func:`ggik.ik.refine.goal_residual`)."""
+    for i in range(3):
+        e[i] = G[i, 3] - T[i, 3]
+    if kind == 1:
+        return 3
+    if kind == 0:
+        R = np.empty((3, 3))
+        for r in range(3):
+            for s in range(3):
+                acc = 0.0
+                for t in range(3):
+                    acc += G[r, t] * T[s, t]
+                R[r, s] = acc
+        v = np.empty(3)
+        _rotvec(R, W, C, v)
+        for i in range(3):
+            e[3 + i] = w * v[i]
+        return 6
+    a = np.empty(3)
+    g = np.empty(3)
+    for r in range(3):
+        a[r] = T[r, 0] * ax[0] + T[r, 1] * ax[1] + T[r, 2] * ax[2]
+        g[r] = G[r, 0] * ax[0] + G[r, 1] * ax[1] + G[r, 2] * ax[2]
+    cr = np.array([a[1] * g[2] - a[2] * g[1], a[2] * g[0] - a[0] * g[2], a[0] * g[1] - a[1] * g[0]])
+    sn = math.sqrt(cr[0] * cr[0] + cr[1] * cr[1] + cr[2] * cr[2])
+    d = a[0] * g[0] + a[1] * g[1] + a[2] * g[2]
+    rho = np.zeros(3)
+    if sn < 1e-12:
+        if d < 0:
+            for i in range(3):
+                rho[i] = math.pi * B[i, 0]
+    else:
+        f = math.atan2(sn, d) / sn
+        for i in range(3):
+            rho[i] = cr[i] * f
+    for j in range(2):
+        e[3 + j] = w * (rho[0] * B[0, j] + rho[1] * B[1, j] + rho[2] * B[2, j])
+    return 5
+
+
+def _errors(e, m, w):  # pragma: no cover - compiled
+    """(position error, rotation error) of residual e[:m] (:func:`ggik.ik.refine.residual_errors`)."""
+    pos = math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2])
+    if m == 3:
+        return pos, 0.0
+    acc = 0.0
+    for i in range(3, m):
+        acc += e[i] * e[i]
+    return pos, math.sqrt(acc) / w
+
+
+def _rows(A, axes, pris, F, T, kind, w, B, Jr):  # pragma: no cover - compiled
+    """The weighted Jacobian rows Jr (m, dof) of the residual (:func:`ggik.ik.residuals.weighted_rows`)."""
+    nJ, dof = A.shape
+    Jm = np.zeros((6, nJ))
+    for k in range(nJ):
+        wk = np.empty(3)
+        for r in range(3):
+            wk[r] = F[k, r, 0] * axes[k, 0] + F[k, r, 1] * axes[k, 1] + F[k, r, 2] * axes[k, 2]
+        if pris[k]:
+            for r in range(3):
+                Jm[r, k] = wk[r]
+        else:
+            px, py, pz = T[0, 3] - F[k, 0, 3], T[1, 3] - F[k, 1, 3], T[2, 3] - F[k, 2, 3]
+            Jm[0, k] = wk[1] * pz - wk[2] * py
+            Jm[1, k] = wk[2] * px - wk[0] * pz
+            Jm[2, k] = wk[0] * py - wk[1] * px
+            for r in range(3):
+                Jm[3 + r, k] = wk[r]
+    J6 = np.zeros((6, dof))
+    for r in range(6):
+        for j in range(dof):
+            acc = 0.0
+            for k in range(nJ):
+                acc += Jm[r, k] * A[k, j]
+            J6[r, j] = acc
+    for r in range(3):
+        for j in range(dof):
+            Jr[r, j] = J6[r, j]
+    if kind == 1:
+        return 3
+    if kind == 0:
+        for r in range(3, 6):
+            for j in range(dof):
+                Jr[r, j] = w * J6[r, j]
+        return 6
+    for c in range(2):
+        for j in range(dof):
+            Jr[3 + c, j] = w * (B[0, c] * J6[3, j] + B[1, c] * J6[4, j] + B[2, c] * J6[5, j])
+    return 5
+
+
+def _step(Jr, m, e, q, lo, hi, lam, hold, dq):  # pragma: no cover - compiled
+    """dq (dof,): the damped step (J^T J + lam (diag(J^T J) + I)) dq = J^T e with the held joints out of it."""
+    dof = q.shape[0]
+    g = np.zeros(dof)
+    for j in range(dof):
+        acc = 0.0
+        for r in range(m):
+            acc += Jr[r, j] * e[r]
+        g[j] = acc
+    held = np.zeros(dof, dtype=np.bool_)
+    for j in range(dof):
+        held[j] = (q[j] <= lo[j] and g[j] < -hold) or (q[j] >= hi[j] and g[j] > hold)
+    M = np.zeros((dof, dof))
+    for a in range(dof):
+        if held[a]:
+            continue
+        for c in range(dof):
+            if held[c]:
+                continue
+            acc = 0.0
+            for r in range(m):
+                acc += Jr[r, a] * Jr[r, c]
+            M[a, c] = acc
+    for a in range(dof):
+        M[a, a] += lam * (M[a, a] + 1.0)
+    # Cholesky: M is symmetric positive definite (lam > 0)
+    L = np.zeros((dof, dof))
+    for a in range(dof):
+        for c in range(a + 1):
+            acc = M[a, c]
+            for k in range(c):
+                acc -= L[a, k] * L[c, k]
+            if a == c:
+                L[a, a] = math.sqrt(acc)
+            else:
+                L[a, c] = acc / L[c, c]
+    y = np.zeros(dof)
+    for a in range(dof):
+        acc = 0.0 if held[a] else g[a]
+        for k in range(a):
+            acc -= L[a, k] * y[k]
+        y[a] = acc / L[a, a]
+    for a in range(dof - 1, -1, -1):
+        acc = y[a]
+        for k in range(a + 1, dof):
+            acc -= L[k, a] * dq[k]
+        dq[a] = acc / L[a, a]
+
+
+def _lm_kernel(A, b, pre0, nxt, MN, mask, axes, pris, goal, q, lo, hi, ax, basis, kind, starts, pos_tol, rot_tol, w,
+               damping, max_iters, hold, W, C, iters, pos, rot):  # pragma: no cover - compiled  # fmt: skip
+    """LM on every element of q (n, dof) in place, in lock-step (the module docstring); iters, pos, rot (n,) out."""
+    n, dof = q.shape
+    nJ = A.shape[0]
+    F = np.zeros((n, nJ, 4, 4))
+    T = np.zeros((n, 4, 4))
+    e = np.zeros((n, 6))
+    cost = np.zeros(n)
+    lam = np.full(n, damping)
+    running = np.zeros(n, dtype=np.bool_)
+    m = 6
+    for i in range(n):
+        for j in range(dof):
+            q[i, j] = min(max(q[i, j], lo[j]), hi[j])
+        _fk(A, b, pre0, nxt, MN, mask, q[i], F[i], T[i])
+        m = _residual(T[i], goal[i], kind, w, ax, basis[i], W, C, e[i])
+        pos[i], rot[i] = _errors(e[i], m, w)
+        running[i] = pos[i] >= pos_tol or rot[i] >= rot_tol
+        acc = 0.0
+        for r in range(m):
+            acc += e[i, r] * e[i, r]
+        cost[i] = acc
+    goals = n // starts if starts > 0 else 0
+    solved = np.zeros(max(goals, 1), dtype=np.bool_)
+    if starts > 0:
+        for i in range(n):
+            if not running[i]:
+                solved[i // starts] = True
+        for i in range(n):
+            if solved[i // starts]:
+                running[i] = False
+    Jr = np.zeros((6, dof))
+    dq = np.zeros(dof)
+    q_new = np.zeros(dof)
+    F_new = np.zeros((nJ, 4, 4))
+    T_new = np.zeros((4, 4))
+    e_new = np.zeros(6)
+    converged = np.zeros(n, dtype=np.bool_)
+    for _ in range(max_iters):
+        stepped = False
+        for i in range(n):
+            if not running[i]:
+                continue
+            stepped = True
+            _rows(A, axes, pris, F[i], T[i], kind, w, basis[i], Jr)
+            _step(Jr, m, e[i], q[i], lo, hi, lam[i], hold, dq)
+            for j in range(dof):
+                q_new[j] = min(max(q[i, j] + dq[j], lo[j]), hi[j])
+            _fk(A, b, pre0, nxt, MN, mask, q_new, F_new, T_new)
+            _residual(T_new, goal[i], kind, w, ax, basis[i], W, C, e_new)
+            acc = 0.0
+            for r in range(m):
+                acc += e_new[r] * e_new[r]
+            if acc < cost[i]:
+                q[i] = q_new
+                F[i] = F_new
+                T[i] = T_new
+                e[i] = e_new
+                cost[i] = acc
+                lam[i] = min(max(lam[i] / 3.0, 1e-9), 1e6)
+            else:
+                lam[i] = min(max(lam[i] * 4.0, 1e-9), 1e6)
+            iters[i] += 1
+            pos[i], rot[i] = _errors(e[i], m, w)
+            converged[i] = not (pos[i] >= pos_tol or rot[i] >= rot_tol)
+        if not stepped:
+            break
+        for i in range(n):  # after the whole iteration, as the batched solvers do
+            if running[i] and converged[i]:
+                running[i] = False
+                if starts > 0:
+                    solved[i // starts] = True
+        if starts > 0:
+            for i in range(n):
+                if running[i] and solved[i // starts]:
+                    running[i] = False
