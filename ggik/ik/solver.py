@@ -21,6 +21,7 @@ from ggik.checkpoint import PRETRAINED_CHECKPOINT, load_model, load_model_or_shi
 from ggik.collision import Clearance, CollisionConfig, CollisionModel, Scene
 from ggik.graph import Goals, RobotGraph
 from ggik.graph.goal_kinds import check_goal_kind, goal_poses, tool_axis
+from ggik.ik import single_goal
 from ggik.ik.dg_refine import DGConfig
 from ggik.ik.legacy_arguments import path_arguments, solve_arguments
 from ggik.ik.path import PathConfig, PathProgress, PathResult, solve_path
@@ -62,6 +63,7 @@ class GGIK:
         self.dg_config = dg or DGConfig()
         self._graphs: weakref.WeakKeyDictionary[Robot, RobotGraph] = weakref.WeakKeyDictionary()
         self._collision_models: weakref.WeakKeyDictionary[Robot, CollisionModel] = weakref.WeakKeyDictionary()
+        self._robot_solvers: dict[tuple[Robot, tuple, int], single_goal.RobotSolver] = {}
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu") -> GGIK:
@@ -155,6 +157,8 @@ class GGIK:
         cfg = self._refine_config(config)
         clearance = self._clearance(robot, obstacles, collision_model, collision)
         if config.strategy == "random":  # no model, no graph: any chain LM can move
+            if single_goal.takes(T_goal, goal, config.method, clearance):  # one pose: compiled, no per-call work
+                return self._robot_solver(robot, cfg, config.starts).solve(T_goal, generator)
             T, kind = self._checked_goals(robot, T_goal, goal, None)
             return random_strategy(robot, T, kind, config.starts, config.method, cfg, generator, clearance).result
         samples = DEFAULT_SAMPLES if config.samples is None else config.samples
@@ -173,6 +177,15 @@ class GGIK:
         return model_first_strategy(
             self.model, graph, goals, samples, config.starts, config.method, cfg, generator, generator, over, clearance
         ).result
+
+    def _robot_solver(self, robot: Robot, cfg: RefineConfig, starts: int) -> single_goal.RobotSolver:
+        """The warm single-goal solver of (robot, settings), made on first use and kept (the last 16 kept)."""
+        key = (robot, tuple(vars(cfg).values()), starts)  # RefineConfig's fields: scalars
+        if key not in self._robot_solvers:
+            if len(self._robot_solvers) >= 16:
+                self._robot_solvers.pop(next(iter(self._robot_solvers)))
+            self._robot_solvers[key] = single_goal.RobotSolver(robot, cfg, starts)
+        return self._robot_solvers[key]
 
     def collision_model(self, robot: Robot) -> CollisionModel:
         """The default :class:`ggik.collision.CollisionModel` of ``robot``, made on first use and kept with it."""

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "StrategyOutcome",
     "refine_starts",
+    "ranked_solutions",
     "samples_strategy",
     "random_strategy",
     "model_first_strategy",
@@ -63,7 +64,7 @@ def refine_starts(
     return fn(robot, T[:, None], q0, cfg, kind, tool_axis(robot), clearance)
 
 
-def _ranked(
+def ranked_solutions(
     robot: Robot, q: torch.Tensor, pos: torch.Tensor, rot: torch.Tensor, cfg: RefineConfig,
     clearance: Clearance | None = None,
 ) -> IKResult:  # fmt: skip
@@ -99,7 +100,7 @@ def samples_strategy(
     if refine in ("lm", "slsqp", "dg+lm"):
         q, info = refine_starts(robot, goals.in_base, goals.kind, q, refine, cfg, clearance)
         pos, rot = info.pos_err, info.rot_err
-    return _ranked(robot, q, pos, rot, cfg, clearance)
+    return ranked_solutions(robot, q, pos, rot, cfg, clearance)
 
 
 def random_strategy(
@@ -119,7 +120,7 @@ def random_strategy(
     q0 = robot.sample_q(B * random_starts, generator).view(B, random_starts, robot.dof)
     q, info = refine_starts(robot, T, kind, q0, method, cfg, clearance)
     return StrategyOutcome(
-        result=_ranked(robot, q, info.pos_err, info.rot_err, cfg, clearance),
+        result=ranked_solutions(robot, q, info.pos_err, info.rot_err, cfg, clearance),
         iterations=info.iterations.to(torch.float64).sum(-1),
         first_stage=torch.zeros(B, dtype=torch.bool),
     )
@@ -169,7 +170,7 @@ def starts_then_restarts(
     cascade starts from model samples, its control (:func:`ggik.ik.cascade.lm_random_first`) from random starts."""
     samples = q_first.shape[1]
     q, info = refine_starts(robot, T, kind, q_first, method, cfg, clearance)
-    result = _ranked(robot, q, info.pos_err, info.rot_err, cfg, clearance)
+    result = ranked_solutions(robot, q, info.pos_err, info.rot_err, cfg, clearance)
     iterations = info.iterations.to(torch.float64).sum(-1)
     first_stage = (result.success & result.within_limits)[:, 0]  # the best is strict-valid if any is
     todo = (~first_stage).nonzero()[:, 0]
@@ -181,7 +182,7 @@ def starts_then_restarts(
         def both(name: str, new: torch.Tensor) -> torch.Tensor:
             return torch.cat([getattr(result, name)[todo], new], 1)
 
-        merged = _ranked(
+        merged = ranked_solutions(
             robot, both("q", q2), both("pos_err", info2.pos_err), both("rot_err", info2.rot_err), cfg, clearance
         )
         for name in ("q", "pos_err", "rot_err", "success", "within_limits", "collision_free", "clearance"):
