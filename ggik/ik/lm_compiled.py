@@ -18,6 +18,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import torch
 
 from ggik.ik.lm_numpy import HOLD_GRADIENT
 from ggik.kinematics.geometry import SHEPPERD_MAP
@@ -27,14 +28,16 @@ if TYPE_CHECKING:
 
 __all__ = ["available", "lm_compiled", "KIND_CODES", "COMPILED_MAX_ELEMENTS"]
 
-#: batches of at most this many elements (goals x starts) run in the compiled kernel on a CPU: it matched the torch
-#: solver on two threads at 4,096 panda pose elements (157 vs 151 ms) and beat it below (10 vs 24 ms at 256, 0.7 vs 10
-#: ms at 16), benchmarks/solvers/results/compiled_lm.md
-COMPILED_MAX_ELEMENTS = 4096
+#: float64 CPU batches of at most this many elements (goals x starts) run in the compiled kernel: on 2 cores it took
+#: half the torch solver's time or less at every size measured, 256 to 16,384 panda pose elements (all starts: 5.9 vs
+#: 26.9 ms at 256, 354 vs 694 ms at 16,384; a goal's starts stopped at its first solution: 0.8 vs 6.3 and 29 vs 190
+#: ms), benchmarks/solvers/README.md; larger batches, float32 and CUDA run in torch
+COMPILED_MAX_ELEMENTS = 65536
 KIND_CODES = {"pose": 0, "position": 1, "position+axis": 2}  #: goal kind -> the kernel's code
 _W = np.ascontiguousarray(SHEPPERD_MAP[0].numpy())  # (16, 9): a rotation's entries -> Shepperd's 4x4 matrix
 _C = np.ascontiguousarray(SHEPPERD_MAP[1].numpy())  # (16,)
-_KERNEL: Any = None
+_KERNEL: Any = None  #: the compiled kernel
+numba_prange = range  #: numba.prange once numba is imported (_kernel); a plain range in uncompiled code
 
 
 def available() -> bool:
@@ -44,15 +47,17 @@ def available() -> bool:
 
 def _kernel() -> Any:
     """The compiled kernel, built on first use (numba imported only then): the helpers it calls are compiled first and
-    take their names' places in this module, where the kernel finds them."""
-    global _KERNEL
+    take their names' places in this module, where the kernel finds them. Its units run on numba's threads
+    (``numba.set_num_threads``, set per call)."""
+    global _KERNEL, numba_prange
     if _KERNEL is None:
         import numba
 
         names = globals()
-        for name in ("_fk", "_rotvec", "_residual", "_errors", "_rows", "_step"):
+        for name in ("_fk", "_rotvec", "_residual", "_errors", "_rows", "_step", "_advance", "_solve_unit"):
             names[name] = numba.njit(cache=True, nogil=True)(names[name])
-        _KERNEL = numba.njit(cache=True, nogil=True)(_lm_kernel)
+        numba_prange = numba.prange
+        _KERNEL = numba.njit(cache=True, nogil=True, parallel=True)(_lm_kernel)
     return _KERNEL
 
 
@@ -70,7 +75,12 @@ def lm_compiled(
     cfg: RefineConfig,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`ggik.ik.lm_numpy.lm_numpy`, compiled: the same arguments and results (q, iterations, position errors
-    [m], rotation errors [rad] of every element)."""
+    [m], rotation errors [rad] of every element); each element's run is the same as there. With ``starts`` > 0 (a
+    goal's starts stop at its first converged one) the starts run one after another, each to convergence or
+    ``cfg.max_iters``, until one converges, the others keeping their starts (0 iterations): the batched solvers run
+    them in lock-step instead. The work bound per goal is the same (starts x max_iters); the work is far less when an
+    early start converges, and the goal's solution may be another start's. Units (elements, or goals) run on torch's
+    number of threads when there are several."""
     c, _ = consts
     n, dof = q.shape
     f64 = np.float64
@@ -79,7 +89,13 @@ def lm_compiled(
     iters = np.zeros(n, dtype=np.int64)
     pos = np.zeros(n)
     rot = np.zeros(n)
-    _kernel()(
+    kernel = _kernel()
+    import numba
+
+    units = n // starts if starts > 0 else n
+    limit = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+    numba.set_num_threads(max(1, min(torch.get_num_threads(), units, limit)))  # torch's threads, as the torch LM
+    kernel(
         np.ascontiguousarray(c["A"], dtype=f64), np.ascontiguousarray(c["b"], dtype=f64),
         np.ascontiguousarray(c["pre"][0], dtype=f64), np.ascontiguousarray(c["next"], dtype=f64),
         np.ascontiguousarray(c["motion_next"], dtype=f64), np.ascontiguousarray(c["motion_mask"], dtype=f64),
@@ -293,80 +309,77 @@ def _step(Jr, m, e, q, lo, hi, lam, hold, dq):  # pragma: no cover - compiled
         dq[a] = acc / L[a, a]
 
 
-def _lm_kernel(A, b, pre0, nxt, MN, mask, axes, pris, goal, q, lo, hi, ax, basis, kind, starts, pos_tol, rot_tol, w,
-               damping, max_iters, hold, W, C, iters, pos, rot):  # pragma: no cover - compiled  # fmt: skip
-    """LM on every element of q (n, dof) in place, in lock-step (the module docstring); iters, pos, rot (n,) out."""
-    n, dof = q.shape
+def _advance(A, b, pre0, nxt, MN, mask, axes, pris, goal, q, F, T, e, cost, lam, lo, hi, ax, basis, kind, m, w, hold, W,
+             C, Jr, dq, q_new, F_new, T_new, e_new):  # pragma: no cover - compiled  # fmt: skip
+    """One LM iteration of one element in place (q (dof,), its frames F, pose T, residual e); returns (cost, lam)."""
+    dof = q.shape[0]
+    _rows(A, axes, pris, F, T, kind, w, basis, Jr)
+    _step(Jr, m, e, q, lo, hi, lam, hold, dq)
+    for j in range(dof):
+        q_new[j] = min(max(q[j] + dq[j], lo[j]), hi[j])
+    _fk(A, b, pre0, nxt, MN, mask, q_new, F_new, T_new)
+    _residual(T_new, goal, kind, w, ax, basis, W, C, e_new)
+    acc = 0.0
+    for r in range(m):
+        acc += e_new[r] * e_new[r]
+    if acc < cost:
+        q[:] = q_new
+        F[:] = F_new
+        T[:] = T_new
+        e[:] = e_new
+        return acc, min(max(lam / 3.0, 1e-9), 1e6)
+    return cost, min(max(lam * 4.0, 1e-9), 1e6)
+
+
+def _solve_unit(A, b, pre0, nxt, MN, mask, axes, pris, goal, q, lo, hi, ax, basis, kind, first, count, pos_tol,
+                rot_tol, w, damping, max_iters, hold, W, C, iters, pos, rot):  # pragma: no cover  # fmt: skip
+    """LM on the elements first .. first + count - 1 of q in place, one after another, each to convergence or
+    ``max_iters``; with count > 1 (one goal's starts) the goal stops at its first converged element (one converged
+    at its start: none runs)."""
+    dof = q.shape[1]
     nJ = A.shape[0]
-    F = np.zeros((n, nJ, 4, 4))
-    T = np.zeros((n, 4, 4))
-    e = np.zeros((n, 6))
-    cost = np.zeros(n)
-    lam = np.full(n, damping)
-    running = np.zeros(n, dtype=np.bool_)
+    F = np.zeros((count, nJ, 4, 4))
+    T = np.zeros((count, 4, 4))
+    e = np.zeros((count, 6))
     m = 6
-    for i in range(n):
+    done = False
+    for k in range(count):
+        i = first + k
         for j in range(dof):
             q[i, j] = min(max(q[i, j], lo[j]), hi[j])
-        _fk(A, b, pre0, nxt, MN, mask, q[i], F[i], T[i])
-        m = _residual(T[i], goal[i], kind, w, ax, basis[i], W, C, e[i])
-        pos[i], rot[i] = _errors(e[i], m, w)
-        running[i] = pos[i] >= pos_tol or rot[i] >= rot_tol
-        acc = 0.0
-        for r in range(m):
-            acc += e[i, r] * e[i, r]
-        cost[i] = acc
-    goals = n // starts if starts > 0 else 0
-    solved = np.zeros(max(goals, 1), dtype=np.bool_)
-    if starts > 0:
-        for i in range(n):
-            if not running[i]:
-                solved[i // starts] = True
-        for i in range(n):
-            if solved[i // starts]:
-                running[i] = False
+        _fk(A, b, pre0, nxt, MN, mask, q[i], F[k], T[k])
+        m = _residual(T[k], goal[i], kind, w, ax, basis[i], W, C, e[k])
+        pos[i], rot[i] = _errors(e[k], m, w)
+        done = done or not (pos[i] >= pos_tol or rot[i] >= rot_tol)
+    if done and count > 1:
+        return
     Jr = np.zeros((6, dof))
     dq = np.zeros(dof)
     q_new = np.zeros(dof)
     F_new = np.zeros((nJ, 4, 4))
     T_new = np.zeros((4, 4))
     e_new = np.zeros(6)
-    converged = np.zeros(n, dtype=np.bool_)
-    for _ in range(max_iters):
-        stepped = False
-        for i in range(n):
-            if not running[i]:
-                continue
-            stepped = True
-            _rows(A, axes, pris, F[i], T[i], kind, w, basis[i], Jr)
-            _step(Jr, m, e[i], q[i], lo, hi, lam[i], hold, dq)
-            for j in range(dof):
-                q_new[j] = min(max(q[i, j] + dq[j], lo[j]), hi[j])
-            _fk(A, b, pre0, nxt, MN, mask, q_new, F_new, T_new)
-            _residual(T_new, goal[i], kind, w, ax, basis[i], W, C, e_new)
-            acc = 0.0
-            for r in range(m):
-                acc += e_new[r] * e_new[r]
-            if acc < cost[i]:
-                q[i] = q_new
-                F[i] = F_new
-                T[i] = T_new
-                e[i] = e_new
-                cost[i] = acc
-                lam[i] = min(max(lam[i] / 3.0, 1e-9), 1e6)
-            else:
-                lam[i] = min(max(lam[i] * 4.0, 1e-9), 1e6)
+    for k in range(count):
+        i = first + k
+        cost = 0.0
+        for r in range(m):
+            cost += e[k, r] * e[k, r]
+        lam = damping
+        while iters[i] < max_iters and (pos[i] >= pos_tol or rot[i] >= rot_tol):
+            cost, lam = _advance(A, b, pre0, nxt, MN, mask, axes, pris, goal[i], q[i], F[k], T[k], e[k], cost, lam,
+                                 lo, hi, ax, basis[i], kind, m, w, hold, W, C, Jr, dq, q_new, F_new, T_new,
+                                 e_new)  # fmt: skip
             iters[i] += 1
-            pos[i], rot[i] = _errors(e[i], m, w)
-            converged[i] = not (pos[i] >= pos_tol or rot[i] >= rot_tol)
-        if not stepped:
-            break
-        for i in range(n):  # after the whole iteration, as the batched solvers do
-            if running[i] and converged[i]:
-                running[i] = False
-                if starts > 0:
-                    solved[i // starts] = True
-        if starts > 0:
-            for i in range(n):
-                if running[i] and solved[i // starts]:
-                    running[i] = False
+            pos[i], rot[i] = _errors(e[k], m, w)
+        if count > 1 and not (pos[i] >= pos_tol or rot[i] >= rot_tol):
+            return
+
+
+def _lm_kernel(A, b, pre0, nxt, MN, mask, axes, pris, goal, q, lo, hi, ax, basis, kind, starts, pos_tol, rot_tol, w,
+               damping, max_iters, hold, W, C, iters, pos, rot):  # pragma: no cover - compiled  # fmt: skip
+    """LM on every element of q (n, dof) in place; iters, pos, rot (n,) out. Units (prange: in parallel where
+    compiled so): each element (``starts`` 0), or each goal's ``starts`` consecutive elements (:func:`_solve_unit`)."""
+    size = starts if starts > 0 else 1
+    for u in numba_prange(q.shape[0] // size):
+        _solve_unit(A, b, pre0, nxt, MN, mask, axes, pris, goal, q, lo, hi, ax, basis, kind, u * size, size, pos_tol,
+                    rot_tol, w, damping, max_iters, hold, W, C, iters, pos, rot)  # fmt: skip

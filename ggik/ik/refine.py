@@ -65,8 +65,8 @@ class RefineConfig:
     max_iters: int = 30  #: LM iterations (each a batched linear solve)
     rot_weight: float = 0.1  #: [m/rad] length that makes rotation errors comparable to positions
     damping: float = 1e-3  #: initial LM damping (relative to the diagonal of J^T J)
-    #: LM: the starts of one goal (the last batch dimension) stop as soon as one of them converges, the others keeping
-    #: their unconverged values (a caller that needs one solution per goal; within the limits, LM clamps to them)
+    #: LM: a goal's starts (the last batch dimension) stop at its first converged one, the others keeping their values
+    #: (one solution per goal): in lock-step (torch, numpy), or one after another (compiled, ggik.ik.lm_compiled)
     stop_at_first: bool = False
     slsqp_max_iters: int = 100  #: as in the GGIK paper
     slsqp_ftol: float = 1e-10  #: scipy's default 1e-6 stops far above a 1 mm criterion
