@@ -2,10 +2,13 @@
 per-iteration cost of the LM solver's two paths against the batch size.
 
 Table 1 (``--out``): per robot, goals solved one call each (``GGIK.solve`` with the strategy "random", S random starts,
-``first_solution``: each goal's LM stops at its first converged start) with LM in numpy (the solver's path for at most
-``NUMPY_MAX_ELEMENTS`` elements on a CPU) and forced into torch: median and p90 wall time per call [ms], success (a
-strict-valid best solution: 1 mm and 0.01 rad within the limits, checked by FK), mean LM iterations of the call's
-longest start. Table 2 (``--out`` + ``_batch``): ms per LM iteration of each path for batches of n elements (panda,
+``first_solution``: each goal's LM stops at its first converged start) with LM compiled (numba: the solver's path on a
+CPU when it is installed, :mod:`ggik.ik.single_goal`), in numpy (without numba) and forced into torch; and TRAC-IK
+(pytracik, when installed: Speed mode, 5 ms budget, one uniform seed) on the same goals in the same run: median and
+p90 wall time per call [ms], success (a strict-valid best solution: 1 mm and 0.01 rad within the limits, checked by
+FK), mean LM iterations of the call (numpy's and torch's: the longest start; compiled: every start that ran).
+
+Table 2 (``--out`` + ``_batch``): ms per LM iteration of each path for batches of n elements (panda,
 pose goals, a tolerance no start meets, so every element runs all ``--iters`` iterations); where numpy stops paying
 is where ``NUMPY_MAX_ELEMENTS`` belongs.
 
@@ -16,6 +19,8 @@ Run by ``python -m benchmarks.solvers.latency [--robots ...] [--goals 100] [--st
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import math
 import statistics
 import time
 from pathlib import Path
@@ -25,6 +30,7 @@ import torch
 import ggik.ik.refine as refine
 from benchmarks.common.measure import strict_valid
 from benchmarks.common.streams import LATENCY_GOALS, LATENCY_STARTS
+from benchmarks.solvers.solver_runs import TracIK
 from ggik import GGIK, SolveConfig
 from ggik.evaluation.report import Table
 from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS
@@ -32,9 +38,26 @@ from ggik.ik.refine import RefineConfig, lm_refine
 from ggik.kinematics import Robot
 from ggik.rng import step_generator
 
-__all__ = ["PATHS", "call_latency", "iteration_cost", "latency_tables"]
+__all__ = ["PATHS", "call_latency", "iteration_cost", "latency_tables", "tracik_latency"]
 
-PATHS = {"numpy": NUMPY_MAX_ELEMENTS, "torch": 0}  #: path -> the solver's element limit for numpy while measuring
+#: path -> (compiled LM allowed, the solver's element limit for numpy) while measuring
+PATHS = {"compiled": (True, NUMPY_MAX_ELEMENTS), "numpy": (False, NUMPY_MAX_ELEMENTS), "torch": (False, 0)}
+
+
+class _Path:
+    """The LM path ``name`` of :data:`PATHS` in force inside a ``with`` block (the solver's settings restored after)."""
+
+    def __init__(self, name: str) -> None:
+        self.compiled, self.numpy_max = PATHS[name]
+
+    def __enter__(self) -> None:
+        self.saved = (refine.lm_compiled.available, refine.NUMPY_MAX_ELEMENTS)
+        compiled = self.compiled and self.saved[0]()
+        refine.lm_compiled.available = lambda: compiled
+        refine.NUMPY_MAX_ELEMENTS = self.numpy_max
+
+    def __exit__(self, *exc: object) -> None:
+        refine.lm_compiled.available, refine.NUMPY_MAX_ELEMENTS = self.saved
 
 
 def call_latency(solver: GGIK, robot: Robot, goals: int, starts: int, path: str, seed: int) -> dict[str, float]:
@@ -42,9 +65,7 @@ def call_latency(solver: GGIK, robot: Robot, goals: int, starts: int, path: str,
     g = step_generator(seed, LATENCY_GOALS, robot.dof)
     T = robot.fk(robot.sample_q(goals, g))
     config = SolveConfig(strategy="random", random_starts=starts, first_solution=True)
-    saved = refine.NUMPY_MAX_ELEMENTS
-    refine.NUMPY_MAX_ELEMENTS = PATHS[path]
-    try:
+    with _Path(path):
         solver.solve(robot, T[0], config, generator=step_generator(seed, LATENCY_STARTS, 10**6))  # warm-up
         times, ok = [], []
         for i in range(goals):
@@ -56,9 +77,8 @@ def call_latency(solver: GGIK, robot: Robot, goals: int, starts: int, path: str,
         iters = []
         for i in range(goals):  # the same calls' iterations, untimed (IKResult does not carry them)
             q0 = robot.sample_q(starts, step_generator(seed, LATENCY_STARTS, i))
-            iters.append(int(lm_refine(robot, T[i : i + 1], q0, RefineConfig(stop_at_first=True))[1].iterations.max()))
-    finally:
-        refine.NUMPY_MAX_ELEMENTS = saved
+            its = lm_refine(robot, T[i : i + 1], q0, RefineConfig(stop_at_first=True))[1].iterations
+            iters.append(int(its.sum() if path == "compiled" else its.max()))
     times.sort()
     return {
         "median_ms": 1e3 * statistics.median(times),
@@ -74,18 +94,39 @@ def iteration_cost(robot: Robot, n: int, iters: int, path: str, repeats: int, se
     T = robot.fk(robot.sample_q(n, g))
     q0 = robot.sample_q(n, g)
     cfg = RefineConfig(pos_tol=1e-300, rot_tol=1e-300, max_iters=iters)  # no element converges
-    saved = refine.NUMPY_MAX_ELEMENTS
-    refine.NUMPY_MAX_ELEMENTS = 10**9 if path == "numpy" else 0
-    try:
+    with _Path(path):
+        refine.NUMPY_MAX_ELEMENTS = 10**9 if path == "numpy" else 0
         lm_refine(robot, T, q0, cfg)
         times = []
         for _ in range(repeats):
             t0 = time.perf_counter()
             lm_refine(robot, T, q0, cfg)
             times.append(time.perf_counter() - t0)
-    finally:
-        refine.NUMPY_MAX_ELEMENTS = saved
     return 1e3 * statistics.median(times) / iters
+
+
+def tracik_latency(robot: Robot, goals: int, seed: int, cfg: RefineConfig) -> dict[str, float] | None:
+    """TRAC-IK's median and p90 ms per call and success on the goals of :func:`call_latency` (None: not installed)."""
+    if importlib.util.find_spec("pytracik") is None:
+        return None
+    g = step_generator(seed, LATENCY_GOALS, robot.dof)
+    T = robot.fk(robot.sample_q(goals, g))
+    solver = TracIK(robot, timeout=0.005)
+    seeds = robot.sample_q(goals, step_generator(seed, LATENCY_STARTS, 0))
+    solver.solve(T[0], seeds[0])  # warm-up
+    times, ok = [], []
+    for i in range(goals):
+        t0 = time.perf_counter()
+        q = solver.solve(T[i], seeds[i])
+        times.append(time.perf_counter() - t0)
+        ok.append(bool(torch.isfinite(q).all()) and bool(strict_valid(robot, q[None, None], T[i : i + 1], cfg)[0, 0]))
+    times.sort()
+    return {
+        "median_ms": 1e3 * statistics.median(times),
+        "p90_ms": 1e3 * times[int(0.9 * (len(times) - 1))],
+        "success": sum(ok) / len(ok),
+        "iterations": math.nan,
+    }
 
 
 def latency_tables(args: argparse.Namespace, robots: list[Robot], command: str) -> Table:
@@ -103,6 +144,10 @@ def latency_tables(args: argparse.Namespace, robots: list[Robot], command: str) 
                 row = [r["median_ms"], r["p90_ms"], r["success"], r["iterations"]]
                 table.add(robot.name, robot.dof, starts, path, *row)
                 print(table.rows[-1], flush=True)
+        t = tracik_latency(robot, args.goals, args.seed, solver.config)
+        if t is not None:
+            table.add(robot.name, robot.dof, 1, "TRAC-IK", t["median_ms"], t["p90_ms"], t["success"], t["iterations"])
+            print(table.rows[-1], flush=True)
     table.notes.append(
         f"{args.goals} goals per row (q uniform in the limits, goal = FK(q)), one call each after a warm-up "
         f"call; {torch.get_num_threads()} torch thread(s); success: the best solution strict-valid (FK, 1 mm & "
@@ -110,12 +155,18 @@ def latency_tables(args: argparse.Namespace, robots: list[Robot], command: str) 
     )
     batch = Table(
         f"ms per LM iteration against batch size (panda, pose goals, {args.iters} iterations, none converges)",
-        ["elements", "numpy ms per iteration", "torch ms per iteration", "torch / numpy"],
+        [
+            "elements",
+            "compiled ms per iteration",
+            "numpy ms per iteration",
+            "torch ms per iteration",
+            "torch / compiled",
+        ],  # fmt: skip
     )
     panda = Robot.from_name("panda")
     for n in args.batch_sizes:
         ms = [iteration_cost(panda, n, args.iters, path, 5, args.seed) for path in PATHS]
-        batch.add(n, ms[0], ms[1], ms[1] / ms[0])
+        batch.add(n, ms[0], ms[1], ms[2], ms[2] / ms[0])
         print(batch.rows[-1], flush=True)
     batch.notes.append(f"median of 5 calls; NUMPY_MAX_ELEMENTS = {NUMPY_MAX_ELEMENTS} in this code")
     print(batch.markdown(command, args.seed, None))
