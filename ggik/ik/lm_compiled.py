@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from ggik.ik.lm_numpy import HOLD_GRADIENT
+from ggik.ik.lm_core import DAMPING_DOWN, DAMPING_MAX, DAMPING_MIN, DAMPING_UP, HOLD_GRADIENT
 from ggik.kinematics.geometry import SHEPPERD_MAP
 
 if TYPE_CHECKING:
@@ -327,8 +327,8 @@ def _advance(A, b, pre0, nxt, MN, mask, axes, pris, goal, q, F, T, e, cost, lam,
         F[:] = F_new
         T[:] = T_new
         e[:] = e_new
-        return acc, min(max(lam / 3.0, 1e-9), 1e6)
-    return cost, min(max(lam * 4.0, 1e-9), 1e6)
+        return acc, min(max(lam / DAMPING_DOWN, DAMPING_MIN), DAMPING_MAX)  # ggik.ik.lm_core's schedule
+    return cost, min(max(lam * DAMPING_UP, DAMPING_MIN), DAMPING_MAX)
 
 
 def _solve_unit(A, b, pre0, nxt, MN, mask, axes, pris, goal, q, lo, hi, ax, basis, kind, first, count, pos_tol,

@@ -12,23 +12,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import torch
 
+from ggik.ik.lm_core import damped, held_joints, next_damping
+from ggik.ik.residuals import pose_weights
 from ggik.kinematics.geometry import SHEPPERD_MAP
 
 if TYPE_CHECKING:
     from ggik.ik.refine import RefineConfig
 
-__all__ = ["NUMPY_MAX_ELEMENTS", "HOLD_GRADIENT", "lm_numpy"]
+__all__ = ["NUMPY_MAX_ELEMENTS", "lm_numpy"]
 
 #: batches of at most this many elements (goals x starts) run in numpy on a CPU: numpy's iteration was 1.3x faster
 #: than torch's at 256 elements on one and on two threads, and torch's faster at 1,024 on two
 #: (benchmarks/solvers/results/latency_batch.md, latency_2threads_batch.md)
 NUMPY_MAX_ELEMENTS = 256
 
-#: a joint on a limit is held out of a step when its gradient component points outward by more than this (J^T e, in
-#: m^2 per rad for the position rows): a zero component (a joint the goal leaves free, e.g. the roll about the tool
-#: axis of a position+axis goal) is rounding noise of either sign, and must not decide a step
-HOLD_GRADIENT = 1e-14
 
 _W, _C = SHEPPERD_MAP[0].numpy(), SHEPPERD_MAP[1].numpy()
 
@@ -125,8 +124,7 @@ def lm_numpy(
     c, plain = consts
     n, dof = q.shape
     w = cfg.rot_weight
-    row_w = np.array([1.0, 1.0, 1.0, w, w, w])[:, None]
-    eye = np.eye(dof)
+    row_w = pose_weights(w, torch.zeros((), dtype=torch.float64)).numpy()
     q = np.clip(q, lo, hi)
     F, T = _frames(c, q)
     e = _residual(T, goal, kind, w, axis, basis)
@@ -152,10 +150,9 @@ def lm_numpy(
         else:
             J = np.concatenate([J[:, :3, :], w * (Ba.transpose(0, 2, 1) @ J[:, 3:, :])], -2)
         g = (J.transpose(0, 2, 1) @ e[..., None])[..., 0]
-        held = ((qa <= lo) & (g < -HOLD_GRADIENT)) | ((qa >= hi) & (g > HOLD_GRADIENT))
+        held = held_joints(qa, lo, hi, g)
         J = J * (~held)[:, None, :]
-        JtJ = J.transpose(0, 2, 1) @ J
-        A = JtJ + lam[:, None, None] * (np.diagonal(JtJ, axis1=1, axis2=2)[:, :, None] * eye + eye)
+        A = damped(J.transpose(0, 2, 1) @ J, lam)
         dq = np.linalg.solve(A, np.where(held, 0.0, g)[..., None])[..., 0]
         q_new = np.minimum(np.maximum(qa + dq, lo), hi)
         F_new, T_new = _frames(c, q_new)
@@ -167,7 +164,7 @@ def lm_numpy(
         Ta = np.where(better[:, None, None], T_new, Ta)
         e = np.where(better[:, None], e_new, e)
         cost = np.where(better, cost_new, cost)
-        lam = np.clip(np.where(better, lam / 3.0, lam * 4.0), 1e-9, 1e6)
+        lam = next_damping(lam, better)
         iters[active] += 1
         pos_a, rot_a = _errors(e, kind, w)
         keep = (pos_a >= cfg.pos_tol) | (rot_a >= cfg.rot_tol)

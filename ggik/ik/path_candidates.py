@@ -22,8 +22,10 @@ import torch
 
 from ggik.graph import Goals
 from ggik.graph.robot_graph import RobotGraph
+from ggik.ik.lm_core import damped
 from ggik.ik.path_search import JointScale, jumps, wrap_difference
 from ggik.ik.refine import RefineConfig, lm_refine_checked
+from ggik.ik.residuals import pose_weights
 from ggik.ik.sampling import sample_joint_angles, shared_noise
 from ggik.kinematics.robot import Robot
 from ggik.nn.cvae import GGIKModel
@@ -102,8 +104,7 @@ def sweep(
     T, K = poses.shape[0], q0.shape[0]
     lo = torch.where(robot.limited, robot.lower, -torch.inf)
     hi = torch.where(robot.limited, robot.upper, torch.inf)
-    w = torch.tensor([1.0, 1.0, 1.0] + [rot_weight] * 3, dtype=torch.float64)
-    eye = torch.eye(robot.dof, dtype=torch.float64)
+    w = pose_weights(rot_weight, poses.to(torch.float64))
     out = torch.zeros((T, K, robot.dof), dtype=torch.float64)
     visited = torch.zeros((T, K), dtype=torch.bool)
     q = torch.maximum(torch.minimum(q0.to(torch.float64), hi), lo)
@@ -121,9 +122,8 @@ def sweep(
                 [M[..., 2, 1] - M[..., 1, 2], M[..., 0, 2] - M[..., 2, 0], M[..., 1, 0] - M[..., 0, 1]], -1
             )
             e = torch.cat([goal[..., :3, 3] - Tq[..., :3, 3], (0.5 * rot_weight) * axial], -1)
-            J = robot.jacobian_at(F, Tq) * w[:, None]
-            JtJ = J.transpose(-1, -2) @ J
-            A = JtJ + damping * (torch.diag_embed(torch.diagonal(JtJ, dim1=-2, dim2=-1)) + eye)
+            J = robot.jacobian_at(F, Tq) * w
+            A = damped(J.transpose(-1, -2) @ J, damping)
             q = q + torch.linalg.solve(A, (J.transpose(-1, -2) @ e[..., None]))[..., 0]
             q = torch.maximum(torch.minimum(q, hi), lo)
         out[t[on], cols[on]], visited[t[on], cols[on]] = q[on], True

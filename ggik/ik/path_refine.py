@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from ggik.ik.lm_core import damped, held_joints, next_damping
 from ggik.ik.path_collision import motion_clearance
 from ggik.ik.path_search import JointScale
 from ggik.ik.refine import pose_residual
+from ggik.ik.residuals import pose_weights
 from ggik.ik.tolerances import PATH_TOLERANCES
 from ggik.kinematics.geometry import pose_errors
 from ggik.kinematics.robot import Robot
@@ -172,7 +174,7 @@ def trajectory_refine(
     lo, hi = torch.as_tensor(scale.lo), torch.as_tensor(scale.hi)
     q = torch.maximum(torch.minimum(q, hi), lo)
     qs = None if q_start is None else torch.as_tensor(q_start, dtype=torch.float64)
-    w = torch.tensor([1.0, 1.0, 1.0] + [cfg.rot_weight] * 3, dtype=torch.float64)
+    w = pose_weights(cfg.rot_weight, q)
     inv_step2 = 1.0 / scale.step**2
 
     def smooth_terms(qn: np.ndarray, s: float) -> tuple[float, np.ndarray, np.ndarray]:
@@ -206,12 +208,11 @@ def trajectory_refine(
         qn = q.numpy()
         s_cost, s_desc, deg = smooth_terms(qn, s)
         cost = float((e * e).sum()) + s_cost + h_cost
-        J = torch.cat([robot.jacobian_at(F, Tq) * w[:, None], Jh], -2)
+        J = torch.cat([robot.jacobian_at(F, Tq) * w, Jh], -2)
         JtJ = (J.transpose(-1, -2) @ J).numpy()
         g = (J.transpose(-1, -2) @ torch.cat([e, eh], -1)[..., None])[..., 0].numpy() + s_desc
-        held = ((qn <= scale.lo) & (g < 0)) | ((qn >= scale.hi) & (g > 0))
-        D = JtJ + (s * deg[:, None] * inv_step2)[:, :, None] * np.eye(n)
-        D = D + lam * (np.diagonal(D, axis1=1, axis2=2)[..., None] * np.eye(n) + np.eye(n))
+        held = held_joints(qn, scale.lo, scale.hi, g)
+        D = damped(JtJ + (s * deg[:, None] * inv_step2)[:, :, None] * np.eye(n), lam)
         dq = solveh_banded(
             _banded(D, s * inv_step2, held.reshape(-1)), np.where(held, 0.0, g).reshape(-1), check_finite=False
         ).reshape(T, n)
@@ -221,11 +222,11 @@ def trajectory_refine(
         eh_new, Jh_new, h_new = hinge(q_new)
         cost_new = float((e_new * e_new).sum()) + smooth_terms(q_new.numpy(), s)[0] + h_new
         if cost_new < cost:
-            q, F, Tq, e, lam = q_new, F_new, T_new, e_new, max(lam / 3.0, 1e-9)
+            q, F, Tq, e, lam = q_new, F_new, T_new, e_new, next_damping(lam, True)
             eh, Jh, h_cost = eh_new, Jh_new, h_new
             info = _judge(robot, poses, q, scale, cfg, qs, T_ee=Tq, clearance=clearance)
         else:
-            lam = min(lam * 4.0, 1e6)
+            lam = next_damping(lam, False)
         if it >= cfg.max_iters // 2 or not bool((info.moves.abs() > 1.0).any()):
             s *= cfg.smooth_decay  # smoothing while a move is too large (half the budget at most), then exact poses
     info.iterations = it

@@ -23,7 +23,8 @@ from ggik.errors import GoalError
 from ggik.graph import Goals
 from ggik.graph.goal_kinds import check_goal_kind, goal_errors, goal_poses, tool_axis
 from ggik.ik import lm_compiled
-from ggik.ik.lm_numpy import HOLD_GRADIENT, NUMPY_MAX_ELEMENTS, lm_numpy
+from ggik.ik.lm_core import damped, held_joints, next_damping
+from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS, lm_numpy
 from ggik.ik.residuals import (
     goal_axis_basis,
     goal_residual,
@@ -227,7 +228,6 @@ def _lm_flat(
     at their first converged one; ``clearance``: its rows beside the goal's. Returns (q, iterations, pos, rot)."""
     n = q.shape[0]
     q = q.clone()
-    eye = torch.eye(robot.dof, dtype=q.dtype, device=q.device)
     row_w = pose_row_weights(kind, cfg.rot_weight, q)
     F, T = robot.joint_frames(q, trusted=True)  # the joint frames give the Jacobian without a second FK pass
     e = goal_residual(T, goal, cfg.rot_weight, kind, axis, basis)
@@ -255,10 +255,9 @@ def _lm_flat(
             J, ef = torch.cat([J, Jh], -2), torch.cat([e, eh], -1)
         # Active set: a joint on a limit whose descent direction points outward is held for this step.
         g = (J.transpose(-1, -2) @ ef[..., None])[..., 0]
-        held = ((qa <= lo) & (g < -HOLD_GRADIENT)) | ((qa >= hi) & (g > HOLD_GRADIENT))
+        held = held_joints(qa, lo, hi, g)
         J = J * (~held)[..., None, :].to(J.dtype)
-        JtJ = J.transpose(-1, -2) @ J
-        A = JtJ + lam[..., None, None] * (torch.diag_embed(torch.diagonal(JtJ, dim1=-2, dim2=-1)) + eye)
+        A = damped(J.transpose(-1, -2) @ J, lam)
         dq = torch.linalg.solve_ex(A, torch.where(held, 0.0, g)[..., None])[0][..., 0]  # A is positive definite
         q_new = torch.maximum(torch.minimum(qa + dq, hi), lo)
         F_new, T_new = robot.joint_frames(q_new, trusted=True)
@@ -274,7 +273,7 @@ def _lm_flat(
         Ta = torch.where(better[:, None, None], T_new, Ta)
         e = torch.where(better[:, None], e_new, e)
         cost = torch.where(better, cost_new, cost)
-        lam = torch.where(better, lam / 3.0, lam * 4.0).clamp(1e-9, 1e6)
+        lam = next_damping(lam, better)
         iters[active] += 1
         pos_a, rot_a = residual_errors(e, kind, cfg.rot_weight)
         keep = (pos_a >= cfg.pos_tol) | (rot_a >= cfg.rot_tol)

@@ -19,6 +19,7 @@ __all__ = [
     "residual_rows",
     "residual_errors",
     "pose_row_weights",
+    "pose_weights",
     "weighted_rows",
 ]
 
@@ -96,8 +97,11 @@ def residual_rows(
 
 def pose_row_weights(kind: str, rot_weight: float, like: torch.Tensor) -> torch.Tensor | None:
     """(6, 1) the weights of the pose rows (None for the other kinds)."""
-    if kind != "pose":
-        return None
+    return pose_weights(rot_weight, like) if kind == "pose" else None
+
+
+def pose_weights(rot_weight: float, like: torch.Tensor) -> torch.Tensor:
+    """(6, 1) the weights of a pose residual's rows: 1 for the position, ``rot_weight`` [m/rad] for the rotation."""
     return torch.tensor([1.0] * 3 + [rot_weight] * 3, dtype=like.dtype, device=like.device)[:, None]
 
 
