@@ -287,6 +287,7 @@ def seeding_table(
             ("LM", lm_refine, T.shape[0]),
             ("SLSQP", slsqp_refine, min(cfg.slsqp_problems, T.shape[0])),
         ):
+            fn(robot, T[:1, None], rand[:1], refine)  # warm-up: the first call of a solver in a process loads it
             for start_name, q0, extra in (("random", rand, 0.0), ("GGIK", raw.q, t_sample)):
                 t0 = time.perf_counter()
                 q, info = fn(robot, T[:n, None], q0[:n], refine)
