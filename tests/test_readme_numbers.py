@@ -118,8 +118,11 @@ def test_readme_quotes_the_sha256_of_the_shipped_weights(stands):
 
 def test_the_cited_tables_measured_that_model_with_that_code(stands, sources):
     quoted_sha = readme_sha(stands)
-    code = re.search(r"with the code at `([0-9a-f]{7,40})`", stands)
+    # "with the code at `abc1234`" (every table), or "`abc1234` (accuracy) and `def5678` (seeding)" (per table)
+    per_table = dict((name, commit) for commit, name in re.findall(r"`([0-9a-f]{7,40})` \((\w+)\)", stands))
+    single = re.search(r"with the code at `([0-9a-f]{7,40})`", stands)
     for name, text in sources.items():
+        code = per_table.get(name) or (single.group(1) if single else None)
         assert SOURCES[name] in stands, f"the README's '{SECTION}' does not cite {SOURCES[name]}"
         model = re.search(r"^Model: (.*)$", text, re.MULTILINE)
         assert model, f"{SOURCES[name]} has no 'Model:' line"
@@ -127,11 +130,11 @@ def test_the_cited_tables_measured_that_model_with_that_code(stands, sources):
         assert sha_in(model.group(1)) == quoted_sha, (
             f"{SOURCES[name]} measured sha256 {sha_in(model.group(1))}, the README quotes {quoted_sha}"
         )
-        if code:
-            git = re.search(r"^Code: .*\bgit ([0-9a-f]{7,40})", text, re.MULTILINE)
-            assert git, f"{SOURCES[name]} names no git commit"
-            a, b = sorted((code.group(1), git.group(1)), key=len)
-            assert b.startswith(a), f"{SOURCES[name]} was run at git {git.group(1)}, the README says {code.group(1)}"
+        assert code, f"the README's '{SECTION}' names no code version for {SOURCES[name]}"
+        git = re.search(r"^Code: .*\bgit ([0-9a-f]{7,40})", text, re.MULTILINE)
+        assert git, f"{SOURCES[name]} names no git commit"
+        a, b = sorted((code, git.group(1)), key=len)
+        assert b.startswith(a), f"{SOURCES[name]} was run at git {git.group(1)}, the README says {code}"
 
 
 def test_readme_table_rows_agree_with_the_cited_tables(stands, sources):
