@@ -99,3 +99,19 @@ def test_one_goal_one_start_the_single_call_path(monkeypatch):
     _, _, (q_c, info_c), (q_n, info_n) = compiled_and_numpy("panda", "pose", True, 100, monkeypatch, goals=1, starts=1)
     assert torch.equal(info_c.iterations, info_n.iterations) and torch.equal(info_c.converged, info_n.converged)
     torch.testing.assert_close(q_c, q_n, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_compiled_call_leaves_torchs_threads_as_they_were(threads):
+    """numba's OpenMP layer sets the process's thread count: the call puts torch's back."""
+    robot = make_robot("panda")
+    T = robot.fk(robot.sample_q(4, torch.Generator().manual_seed(0)))
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(threads)
+        for stop in (False, True):
+            lm_refine_checked(robot, T[:, None], robot.sample_q(8, torch.Generator().manual_seed(1)).view(4, 2, -1),
+                              RefineConfig(stop_at_first=stop), "pose", None)  # fmt: skip
+            assert torch.get_num_threads() == threads
+    finally:
+        torch.set_num_threads(before)

@@ -94,7 +94,8 @@ def lm_compiled(
 
     units = n // starts if starts > 0 else n
     limit = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
-    numba.set_num_threads(max(1, min(torch.get_num_threads(), units, limit)))  # torch's threads, as the torch LM
+    threads = torch.get_num_threads()
+    numba.set_num_threads(max(1, min(threads, units, limit)))  # torch's threads, as the torch LM
     kernel(
         np.ascontiguousarray(c["A"], dtype=f64), np.ascontiguousarray(c["b"], dtype=f64),
         np.ascontiguousarray(c["pre"][0], dtype=f64), np.ascontiguousarray(c["next"], dtype=f64),
@@ -105,6 +106,8 @@ def lm_compiled(
         float(cfg.pos_tol), float(cfg.rot_tol), float(cfg.rot_weight), float(cfg.damping), int(cfg.max_iters),
         HOLD_GRADIENT, _W, _C, iters, pos, rot,
     )  # fmt: skip
+    if torch.get_num_threads() != threads:  # numba's OpenMP layer sets the process's OpenMP threads, which torch reads
+        torch.set_num_threads(threads)
     return q_out, iters, pos, rot
 
 
