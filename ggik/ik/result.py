@@ -32,6 +32,17 @@ class IKResult:
     collision_free: torch.Tensor | None = None
     clearance: torch.Tensor | None = None
 
+    def to(self, device: torch.device | str) -> IKResult:
+        """The same result with every tensor on ``device``."""
+        if self.q.device == torch.device(device):
+            return self
+        free, clear = self.collision_free, self.clearance
+        return IKResult(
+            self.q.to(device), self.pos_err.to(device), self.rot_err.to(device), self.success.to(device),
+            self.within_limits.to(device), None if free is None else free.to(device),
+            None if clear is None else clear.to(device),
+        )  # fmt: skip
+
     def best(self) -> torch.Tensor:
         """(B, dof): the best solution of each goal."""
         return self.q[:, 0]

@@ -55,6 +55,7 @@ def sample_joint_angles(
     bf16: bool | None = None,
     noise: dict[str, torch.Tensor] | None = None,
     oversample: int = 1,
+    on_device: bool = False,
 ) -> RawSamples:
     """Sample ``num_samples`` solutions for each goal (P, 4, 4) of one robot (base-link frame, or checked
     :class:`Goals` of any kind); errors by FK in float64 (the rotation error the goal kind fixes).
@@ -63,7 +64,7 @@ def sample_joint_angles(
     on a CPU, passes whose edge tensors stay cache-sized ran 2-3x faster than one huge pass. ``bf16``:
     bfloat16 autocast for the network; None (default): where the model's device computes bf16 natively
     (:func:`native_bf16`), float32 elsewhere. Angle recovery and FK errors are always float64, on the model's device
-    (a CUDA model's call then moves only the results to the CPU). ``noise``:
+    (a CUDA model's call then moves only the results to the CPU; ``on_device``: they stay there). ``noise``:
     ``{"u": (S, L), "eps": (S, L, Z)}`` (:func:`shared_noise`), the same
     sampling noise for every goal (sample s of every goal decodes the same latent draw: coherent samples along a
     path), instead of fresh noise from ``generator``. ``oversample`` K: draw K x ``num_samples`` per goal and keep the
@@ -102,7 +103,10 @@ def sample_joint_angles(
         pts.append(points)
     q = torch.cat(qs)
     pos, rot = goal_errors(graph.robot.fk(q), goals.in_base[:, None], goals.kind, graph.tool_axis)
-    return RawSamples(q=q.cpu(), pos_err=pos.cpu(), rot_err=rot.cpu(), points=torch.cat(pts).cpu())
+    points = torch.cat(pts)
+    if on_device:  # the caller goes on where the model is (a whole solve on the GPU)
+        return RawSamples(q=q, pos_err=pos, rot_err=rot, points=points)
+    return RawSamples(q=q.cpu(), pos_err=pos.cpu(), rot_err=rot.cpu(), points=points.cpu())
 
 
 def known_distance_cost(points: torch.Tensor, known_distances: torch.Tensor, known_mask: torch.Tensor) -> torch.Tensor:

@@ -41,7 +41,9 @@ class GGIK:
     Args:
         model: a :class:`GGIKModel` (eval mode is set).
         checkpoint: the checkpoint dict it came from (for ``training_robots``, version), optional.
-        device: where the model runs; FK, angle recovery and refinement run in float64 on the CPU.
+        device: where the model runs. On a GPU the whole solve stays there (sampling, angle recovery, LM, ranking;
+            float64) and the result comes back to the CPU at the end, except with obstacles, SLSQP or DG (CPU);
+            on the CPU small batches run LM compiled (numba, :mod:`ggik.ik.lm_compiled`).
         tolerances: :class:`RefineConfig` (``pos_tol`` [m], ``rot_tol`` [rad] define success).
         dg: :class:`DGConfig`, the budget of ``refine="dg"`` (distance-geometric projection of the samples).
     """
@@ -156,11 +158,15 @@ class GGIK:
             )
         cfg = self._refine_config(config)
         clearance = self._clearance(robot, obstacles, collision_model, collision)
+        # on a GPU the whole solve stays there (sampling, angle recovery, LM, ranking), the result comes back at the end
+        resident = self.device.type != "cpu" and clearance is None and config.method in (None, "lm")
+        where = self.device if resident else torch.device("cpu")
         if config.strategy == "random":  # no model, no graph: any chain LM can move
-            if single_goal.takes(T_goal, goal, config.method, clearance):  # one pose: compiled, no per-call work
+            if not resident and single_goal.takes(T_goal, goal, config.method, clearance):  # one pose, compiled
                 return self._robot_solver(robot, cfg, config.starts).solve(T_goal, generator)
             T, kind = self._checked_goals(robot, T_goal, goal, None)
-            return random_strategy(robot, T, kind, config.starts, config.method, cfg, generator, clearance).result
+            result = random_strategy(robot, T.to(where), kind, config.starts, config.method, cfg, generator, clearance)
+            return result.result.to("cpu")
         samples = DEFAULT_SAMPLES if config.samples is None else config.samples
         if samples < 1:
             raise ValueError(
@@ -169,14 +175,17 @@ class GGIK:
         graph = self._graph(robot)
         goals = self._checked_goals(robot, T_goal, goal, graph)
         assert isinstance(goals, Goals)
+        goals = goals.to(torch.float64, where)
         over = config.oversample or 1
         if config.strategy == "samples":
             return samples_strategy(
-                self.model, graph, goals, samples, config.refine, cfg, self.dg_config, generator, over, clearance
-            )
+                self.model, graph, goals, samples, config.refine, cfg, self.dg_config, generator, over, clearance,
+                on_device=resident,
+            ).to("cpu")  # fmt: skip
         return model_first_strategy(
-            self.model, graph, goals, samples, config.starts, config.method, cfg, generator, generator, over, clearance
-        ).result
+            self.model, graph, goals, samples, config.starts, config.method, cfg, generator, generator, over, clearance,
+            on_device=resident,
+        ).result.to("cpu")  # fmt: skip
 
     def _robot_solver(self, robot: Robot, cfg: RefineConfig, starts: int) -> single_goal.RobotSolver:
         """The warm single-goal solver of (robot, settings), made on first use and kept (the last 16 kept)."""

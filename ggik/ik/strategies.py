@@ -86,13 +86,15 @@ def samples_strategy(
     generator: torch.Generator | None = None,
     oversample: int = 1,
     clearance: Clearance | None = None,
+    on_device: bool = False,
 ) -> IKResult:
     """``samples`` model samples per goal (B goals, one batched pass; drawn ``oversample`` times over, the best kept:
     :func:`sample_joint_angles`), refined by ``refine`` (None, "lm", "slsqp", "dg", "dg+lm"); ``cfg``: the tolerances
     and LM/SLSQP budgets, ``dg``: the budget of "dg". IKResult (B, samples). ``clearance``: obstacles, kept clear by
     LM and SLSQP, pushed out of by "dg" (:func:`ggik.ik.dg_refine.push_out`), and checked for every refinement."""
     robot = graph.robot
-    raw = sample_joint_angles(model, graph, goals, samples, generator=generator, oversample=oversample)
+    raw = sample_joint_angles(model, graph, goals, samples, generator=generator, oversample=oversample,
+                              on_device=on_device)  # fmt: skip
     q, pos, rot = raw.q, raw.pos_err, raw.rot_err
     if refine in ("dg", "dg+lm"):
         projected = dg_refine(graph, raw.points, goals, dg, clearance=clearance)
@@ -117,7 +119,7 @@ def random_strategy(
     goal-major), refined towards the checked canonical goals ``T`` (B, 4, 4) of ``kind`` by ``method`` ("lm" or
     "slsqp"). No model. IKResult (B, random_starts). ``clearance`` as in :func:`samples_strategy`."""
     B = T.shape[0]
-    q0 = robot.sample_q(B * random_starts, generator).view(B, random_starts, robot.dof)
+    q0 = robot.sample_q(B * random_starts, generator, device=T.device).view(B, random_starts, robot.dof)
     q, info = refine_starts(robot, T, kind, q0, method, cfg, clearance)
     return StrategyOutcome(
         result=ranked_solutions(robot, q, info.pos_err, info.rot_err, cfg, clearance),
@@ -138,6 +140,7 @@ def model_first_strategy(
     start_generator: torch.Generator | None = None,
     oversample: int = 1,
     clearance: Clearance | None = None,
+    on_device: bool = False,
 ) -> StrategyOutcome:
     """Refine ``samples`` model samples per goal (B goals; ``method`` "lm" or "slsqp"); the goals that none of them
     solves within the tolerances and the joint limits get ``random_starts`` random starts, refined the same way.
@@ -145,8 +148,10 @@ def model_first_strategy(
 
     ``generator`` draws the model's sampling noise, ``start_generator`` the random starts (for the unsolved goals
     only, in goal order, after the model's noise when both are the same generator); ``oversample`` as in
-    :func:`samples_strategy`; ``clearance`` as there (a goal without a collision-free solution is restarted)."""
-    raw = sample_joint_angles(model, graph, goals, samples, generator=generator, oversample=oversample)
+    :func:`samples_strategy`; ``clearance`` as there (a goal without a collision-free solution is restarted);
+    ``on_device``: the samples stay on the model's device, and so do LM and the result."""
+    raw = sample_joint_angles(model, graph, goals, samples, generator=generator, oversample=oversample,
+                              on_device=on_device)  # fmt: skip
     return starts_then_restarts(
         graph.robot, goals.in_base, goals.kind, raw.q, random_starts, method, cfg, start_generator, clearance
     )
@@ -175,7 +180,8 @@ def starts_then_restarts(
     first_stage = (result.success & result.within_limits)[:, 0]  # the best is strict-valid if any is
     todo = (~first_stage).nonzero()[:, 0]
     if todo.numel():
-        q0 = robot.sample_q(todo.numel() * random_starts, start_generator).view(todo.numel(), random_starts, robot.dof)
+        q0 = robot.sample_q(todo.numel() * random_starts, start_generator, device=T.device)
+        q0 = q0.view(todo.numel(), random_starts, robot.dof)
         q2, info2 = refine_starts(robot, T[todo], kind, q0, method, cfg, clearance)
         iterations[todo] = iterations[todo] + info2.iterations.to(torch.float64).sum(-1)
 

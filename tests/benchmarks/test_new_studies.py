@@ -70,7 +70,12 @@ def test_latency_study_rows(tmp_path):
     assert latency.main(argv + ["--out", str(tmp_path / "lat")]) == 0
     text = (tmp_path / "lat.md").read_text()
     rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| ur10 |")]
-    assert [(r[2], r[3]) for r in rows] == [("2", "numpy"), ("2", "torch")]
+    paths = [("2", "compiled"), ("2", "numpy"), ("2", "torch")]
+    import importlib.util
+
+    if importlib.util.find_spec("pytracik") is not None:  # TRAC-IK on the same goals, where installed
+        paths.append(("1", "TRAC-IK"))
+    assert [(r[2], r[3]) for r in rows] == paths
     assert all(0 <= float(r[6]) <= 1 and float(r[4]) > 0 for r in rows)
     batch = (tmp_path / "lat_batch.md").read_text()
     assert "| 1 |" in batch and "| 5 |" in batch and "Command: `python -m benchmarks.solvers.latency" in batch
@@ -161,3 +166,14 @@ def test_cli_startup_study_rows(tmp_path):
     assert len(rows) == 6 and sum("| this |" in r for r in rows) == 3
     assert all(float(r.split("|")[3]) > 0 for r in rows)
     assert rows[0].endswith("< 0.5 |") and rows[2].endswith("< 1.5 |")
+
+
+def test_device_solve_study_rows(tmp_path):
+    """The whole-solve study on the CPU (its CUDA rows come from a GPU machine): every strategy and sampling alone."""
+    from benchmarks.solvers import device_solve
+
+    out = tmp_path / "device"
+    assert device_solve.main(["--robots", "panda", "--goals", "2", "--repeats", "1", "--out", str(out)]) == 0
+    rows = [line for line in (tmp_path / "device.md").read_text().splitlines() if line.startswith("| panda")]
+    assert len(rows) == len(device_solve.CONFIGS) + 1
+    assert all(float(r.split("|")[4]) > 0 for r in rows)

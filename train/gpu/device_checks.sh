@@ -2,10 +2,11 @@
 # The CUDA checks of the model's round 3 in one short run (about 1.5 minutes on an H200 without the cascades) on
 # a GPU machine prepared as for training (train/gpu/README.md). Run from the repository root of a copy of the project:
 #   bash train/gpu/device_checks.sh [OUT_DIR]
-# 1. the tests skipped without CUDA (sampling on the device, the stacked sampler, LM and the fixed-size Gauss-Newton
-#    step), where pytest is installed; 2. sampling's whole call per goal with the model on CUDA (200 goals, 32 samples,
-#    K = 1 and 4); 3. training steps with compile default (CUDA graphs, reduce-overhead, are refused for the shipped
-#    architecture: ggik.training.compile_modes.check_compile_mode); 4. the cascades with sampling on CUDA (last: the
+# 1. the tests skipped without CUDA (sampling on the device, the stacked sampler, LM, the fixed-size Gauss-Newton
+#    step, the whole solve on the device), where pytest is installed; 2. sampling's whole call per goal with the model
+#    on CUDA (200 goals, 32 samples, K = 1 and 4); 2b. the whole solve on CUDA at B = 1, 100 and 10,000 goals
+#    (benchmarks/solvers/device_solve.py); 3. training steps with compile default (CUDA graphs, reduce-overhead, are
+#    refused for the shipped architecture: ggik.training.compile_modes.check_compile_mode); 4. the cascades with sampling on CUDA (last: the
 #    longest, LM on the host).
 #    Results go to OUT_DIR (default runs/device_checks); where $OUT is set (the device tool, which brings back at most
 #    8 files) they also go there as one file, device_checks.tar.gz, rewritten after every check. A failing check
@@ -25,7 +26,7 @@ pack() {  # after every check, so that a call cut short by its time limit still 
 }
 if python3 -c "import pytest" 2>/dev/null; then
   python3 -m pytest -q -p no:cacheprovider -k cuda tests/test_oversample.py tests/test_stacked.py tests/test_lm_lean.py \
-    tests/test_distance_geometry.py >"$out/cuda_tests.txt" 2>&1 || status=1
+    tests/test_distance_geometry.py tests/test_cuda_solve.py >"$out/cuda_tests.txt" 2>&1 || status=1
   tail -20 "$out/cuda_tests.txt"
 else
   echo "pytest is not installed here: the cuda tests did not run" | tee "$out/cuda_tests.txt"
@@ -33,6 +34,9 @@ fi
 pack
 python3 -m benchmarks.sampling.oversample --device cuda --robots panda ur10 lbr_iiwa kr16_2 -n 200 -s 32 \
   --oversample 1 4 --graphs-per-pass 8192 --repeats 5 --out "$out/oversample_cuda" || status=1
+pack
+python3 -m benchmarks.solvers.device_solve --device cuda --robots panda ur10 lbr_iiwa kr16_2 --goals 1 100 10000 \
+  --repeats 3 --threads 8 --out "$out/device_solve_cuda" || status=1
 pack
 python3 -m benchmarks.training_speed.step_time --device cuda --batch 512 --steps 40 --warmup 10 --samplers stacked \
   --compile default --out "$out/step_time_cuda" || status=1

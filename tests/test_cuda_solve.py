@@ -1,0 +1,55 @@
+"""The whole solve on a GPU (``GGIK(device="cuda")``): sampling, angle recovery, LM and ranking stay on the device and
+the result comes back to the CPU; the same LM as on the CPU. Skipped without CUDA (``train/gpu/device_checks.sh`` runs
+them on a GPU machine)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from ggik import GGIK, Robot, SolveConfig
+from ggik.kinematics.geometry import pose_errors
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+
+
+@pytest.fixture(scope="module")
+def solvers() -> tuple[GGIK, GGIK]:
+    return GGIK.pretrained(), GGIK.pretrained(device="cuda")
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        SolveConfig(strategy="random", random_starts=16),
+        SolveConfig(strategy="random", random_starts=16, first_solution=True),
+        SolveConfig(samples=8, refine="lm"),
+        SolveConfig(samples=8, strategy="model-first"),
+        SolveConfig(samples=8),
+    ],
+    ids=["random", "random-first", "samples-lm", "model-first", "raw"],
+)
+def test_cuda_solve_comes_back_on_the_cpu_with_its_errors(config, solvers):
+    _, gpu = solvers
+    panda = Robot.from_name("panda")
+    T = panda.fk(panda.sample_q(6, torch.Generator().manual_seed(0)))
+    res = gpu.solve(panda, T, config, generator=torch.Generator().manual_seed(1))
+    for name in ("q", "pos_err", "rot_err", "success", "within_limits"):
+        assert getattr(res, name).device.type == "cpu", name
+    pos, rot = pose_errors(panda.fk(res.q), T[:, None])
+    torch.testing.assert_close(pos, res.pos_err, rtol=0, atol=1e-9)
+    torch.testing.assert_close(rot, res.rot_err, rtol=0, atol=1e-7)
+    if config.method is not None:
+        assert bool(res.success[:, 0].all()), "LM on the GPU solves these reachable goals"
+
+
+def test_cuda_random_starts_take_the_cpus_lm_steps(solvers):
+    """All starts, the same random draws: LM on the GPU (torch) and on the CPU (compiled) agree start for start."""
+    cpu, gpu = solvers
+    panda = Robot.from_name("panda")
+    T = panda.fk(panda.sample_q(4, torch.Generator().manual_seed(2)))
+    config = SolveConfig(strategy="random", random_starts=8)
+    a = cpu.solve(panda, T, config, generator=torch.Generator().manual_seed(3))
+    b = gpu.solve(panda, T, config, generator=torch.Generator().manual_seed(3))
+    assert torch.equal(a.success, b.success)
+    torch.testing.assert_close(a.q, b.q, rtol=0, atol=1e-6)
