@@ -1,0 +1,199 @@
+"""Hard obstacle paths: scenes built around a witness motion so that the path threads the obstacles, and the first
+branch a continuation picks can lead into a dead end.
+
+* ``window``: a wall across the arm's front (a plane x = const) with a rectangular window; the witness is a straight
+  joint motion whose end-effector passes from in front of the wall to behind it, and every link that crosses the wall
+  plane crosses it inside the window (the window is the bounding rectangle of those crossings, plus a margin). The
+  tool, and the links behind it, must thread the window: a configuration branch whose elbow crosses elsewhere cannot.
+* ``bars``: two horizontal bars across the end-effector's path, one just above the path at a third of the way and one
+  just below it at two thirds: the tool passes under the first and over the second.
+
+Every scene is accepted only if its witness motion is collision-free at every degree (the default collision model of
+the solver: capsules of 4 cm along the links, self-collision pairs): each path has a valid, collision-free trajectory
+by construction. Lengths are fractions of the arm's reach R (:func:`benchmarks.obstacles.scenes.reach`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+
+import torch
+
+from benchmarks.common.scripts import positive_int, run_table_script
+from benchmarks.obstacles.scenes import _box, reach
+from ggik import GGIK, Robot, Scene, SolveConfig
+from ggik.collision import Clearance, CollisionModel
+from ggik.evaluation.path_baselines import sequential_lm
+from ggik.evaluation.report import Table
+from ggik.ik.path_collision import motion_clearance
+
+__all__ = ["HARD_SCENES", "HardPath", "hard_paths", "hard_path_table", "main"]
+
+#: path methods, each solving every hard path with the scene's obstacles, time-limited
+METHODS = ("GGIK candidates (solve_path)", "random candidates (solve_path, -s 0)", "sequential LM (32 chains)")
+
+HARD_SCENES = ("window", "bars")
+_THICK = 0.02  #: [m] wall and bar thickness
+_MARGIN = 0.005  #: [m] free space kept around the witness's links (beyond their capsule radius)
+
+
+@dataclass
+class HardPath:
+    """One hard problem: its scene, the waypoints (T, 4, 4) and the witness motion (T, dof) that solves it."""
+
+    scene_name: str
+    scene: Scene
+    poses: torch.Tensor
+    witness: torch.Tensor
+
+
+def _motion(robot: Robot, gen: torch.Generator, waypoints: int, span: float) -> torch.Tensor:
+    """A straight joint motion (waypoints, dof) between two uniform configurations at most ``span`` rad apart per
+    joint."""
+    qa = robot.sample_q(1, gen)[0]
+    step = span * (torch.rand(robot.dof, generator=gen, dtype=torch.float64) * 2 - 1)
+    qb = torch.minimum(torch.maximum(qa + step, robot.lower), robot.upper)
+    s = torch.linspace(0, 1, waypoints, dtype=torch.float64)[:, None]
+    return qa + s * (qb - qa)
+
+
+def _window(robot: Robot, model: CollisionModel, motion: torch.Tensor, R: float) -> Scene | None:
+    """The window scene of ``motion`` (module docstring), or None when the motion does not cross a wall plane in
+    front of the arm, or its crossings need a window wider than 0.5 R."""
+    ee = robot.fk(motion)[:, :3, 3]
+    x0, x1 = float(ee[0, 0]), float(ee[-1, 0])
+    if min(x0, x1) < 0.15 * R or abs(x1 - x0) < 0.2 * R:
+        return None
+    xw = (x0 + x1) / 2  # the wall plane, halfway along the tool's advance
+    a, b = model.capsules_at(robot.link_poses(motion))  # (T, C, 3) each: the capsules' segments
+    moving = model.moving
+    crossings = []
+    for t in range(motion.shape[0]):
+        for c in moving.nonzero()[:, 0].tolist():
+            p, q = a[t, c], b[t, c]
+            lo, hi = min(float(p[0]), float(q[0])), max(float(p[0]), float(q[0]))
+            r = float(model.radius[c]) + _THICK / 2 + _MARGIN
+            if lo - r <= xw <= hi + r:  # the capsule meets the wall's slab: where, on the plane
+                u = 0.5 if hi - lo < 1e-9 else min(max((xw - float(p[0])) / float(q[0] - p[0]), 0.0), 1.0)
+                at = p + u * (q - p)
+                crossings.append((float(at[1]) - r, float(at[1]) + r, float(at[2]) - r, float(at[2]) + r))
+    if not crossings:
+        return None
+    y0, y1 = min(c[0] for c in crossings), max(c[1] for c in crossings)
+    z0, z1 = min(c[2] for c in crossings), max(c[3] for c in crossings)
+    if y1 - y0 > 0.5 * R or z1 - z0 > 0.5 * R or z0 < 0.0:
+        return None
+    X0, X1, big = xw - _THICK / 2, xw + _THICK / 2, 1.2 * R
+    walls = (
+        _box([X0, -big, -0.01], [X1, y0, big]),  # left of the window
+        _box([X0, y1, -0.01], [X1, big, big]),  # right
+        _box([X0, y0, -0.01], [X1, y1, z0]),  # below
+        _box([X0, y0, z1], [X1, y1, big]),  # above
+    )
+    return Scene(boxes=walls)
+
+
+def _bars(robot: Robot, motion: torch.Tensor, R: float) -> Scene | None:
+    """The bars scene of ``motion`` (module docstring), or None when the tool's path is too short or too steep."""
+    ee = robot.fk(motion)[:, :3, 3]
+    d = ee[-1] - ee[0]
+    if float(torch.linalg.vector_norm(d[:2])) < 0.25 * R or abs(float(d[2])) > 0.5 * float(torch.linalg.vector_norm(d)):
+        return None
+    side = torch.stack([-d[1], d[0], torch.zeros((), dtype=d.dtype)])
+    side = side / torch.linalg.vector_norm(side)  # horizontal, across the path
+    n = motion.shape[0]
+    bars = []
+    for where, sign in ((n // 3, 1.0), ((2 * n) // 3, -1.0)):
+        c = ee[where] + sign * (0.04 + _THICK / 2 + _MARGIN + 0.02) * torch.tensor([0.0, 0.0, 1.0], dtype=d.dtype)
+        half = 0.4 * R * side
+        lo = torch.minimum(c - half, c + half) - _THICK / 2
+        hi = torch.maximum(c - half, c + half) + _THICK / 2
+        lo[2], hi[2] = float(c[2]) - _THICK / 2, float(c[2]) + _THICK / 2
+        bars.append(_box(lo.tolist(), hi.tolist()))
+    return Scene(boxes=tuple(bars))
+
+
+def hard_paths(
+    robot: Robot, model: CollisionModel, scene_name: str, R: float, n: int, waypoints: int, seed: int,
+    tries: int = 4000,
+) -> list[HardPath]:  # fmt: skip
+    """Up to ``n`` hard paths of ``scene_name`` (:data:`HARD_SCENES`) for ``robot``, each with its own scene around a
+    collision-free witness motion of ``waypoints`` configurations (module docstring); ``tries`` motions at most."""
+    if scene_name not in HARD_SCENES:
+        raise ValueError(f"unknown hard scene {scene_name!r}; scenes: {HARD_SCENES}")
+    gen = torch.Generator().manual_seed(seed)
+    out: list[HardPath] = []
+    for _ in range(tries):
+        if len(out) == n:
+            break
+        motion = _motion(robot, gen, waypoints, 2.0)
+        scene = _window(robot, model, motion, R) if scene_name == "window" else _bars(robot, motion, R)
+        if scene is None:
+            continue
+        if bool((motion_clearance(Clearance(robot, model, scene), motion) >= 0).all()):
+            out.append(HardPath(scene_name, scene, robot.fk(motion), motion))
+    return out
+
+
+def hard_path_table(args: argparse.Namespace, command: str) -> Table:
+    """One row per robot, hard scene and method: valid (collision-free) paths, mean and max seconds per path."""
+    solver = GGIK.load_or_pretrained(args.ckpt)
+    table = Table(
+        "Hard obstacle paths (scenes built around a witness motion)",
+        ["robot", "scene", "method", "paths", "valid [%]", "mean s per path", "max s", "rounds, mean"],
+    )
+    for name in args.robots:
+        robot = Robot.from_name(name)
+        model = solver.collision_model(robot)
+        R = reach(robot, seed=args.seed)
+        for scene_name in args.scenes:
+            found = hard_paths(robot, model, scene_name, R, args.paths, args.waypoints, args.seed)
+            for method in METHODS:
+                valid, seconds, rounds = [], [], []
+                for k, hp in enumerate(found):
+                    check = Clearance(robot, model, hp.scene)
+                    config = SolveConfig(time_limit=args.time_limit, samples=0 if method.startswith("random") else None)
+                    gen = torch.Generator().manual_seed(args.seed + k)
+                    t = time.perf_counter()
+                    if method.startswith("sequential"):
+                        result = sequential_lm(robot, hp.poses, 32, config.path_config(), gen, clearance=check)
+                    else:
+                        result = solver.solve_path(robot, hp.poses, config, generator=gen, obstacles=hp.scene)
+                    seconds.append(time.perf_counter() - t)
+                    valid.append(result.valid and float(motion_clearance(check, result.q).min()) >= 0)
+                    rounds.append(result.rounds)
+                if found:
+                    n = len(found)
+                    table.add(name, scene_name, method, n, round(100 * sum(valid) / n, 1), round(sum(seconds) / n, 2),
+                              round(max(seconds), 2), round(sum(rounds) / n, 1))  # fmt: skip
+                    print(table.rows[-1], flush=True)
+    table.notes.append(
+        f"{args.waypoints} waypoints per path, time limit {args.time_limit:g} s; valid: 0.1 mm / 0.1 deg, limits, "
+        "moves <= 7 deg, collision-free at the waypoints and on the motions between them (every degree); each path "
+        "has a collision-free witness by construction."
+    )
+    return table
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--robots", nargs="+", default=["panda", "ur10", "lbr_iiwa", "kr16_2"])
+    ap.add_argument("--scenes", nargs="+", default=list(HARD_SCENES), choices=HARD_SCENES)
+    ap.add_argument("--paths", type=positive_int, default=4, help="paths per robot and scene (at most)")
+    ap.add_argument("--waypoints", type=positive_int, default=60)
+    ap.add_argument("--time-limit", type=float, default=4.0, help="[s] per path and method")
+    ap.add_argument("--ckpt", default=None, help="model file (default: the shipped model)")
+    ap.add_argument("--threads", type=positive_int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=None, help="write the table here (.md/.csv)")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    return run_table_script(__file__, argv, args.seed, lambda command: hard_path_table(args, command), args.ckpt,
+                            args.out)  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())
