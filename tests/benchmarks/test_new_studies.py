@@ -177,3 +177,23 @@ def test_device_solve_study_rows(tmp_path):
     rows = [line for line in (tmp_path / "device.md").read_text().splitlines() if line.startswith("| panda")]
     assert len(rows) == len(device_solve.CONFIGS) + 1
     assert all(float(r.split("|")[4]) > 0 for r in rows)
+
+
+def test_hard_paths_have_collision_free_witnesses():
+    """Every hard path comes with a witness motion that reaches its waypoints, moves at most 7 deg between them and is
+    collision-free in its scene at every degree."""
+    from benchmarks.obstacles.hard_paths import HARD_SCENES, hard_paths
+    from benchmarks.obstacles.scenes import reach
+    from ggik import Robot
+    from ggik.collision import Clearance, CollisionModel
+    from ggik.ik.path_collision import motion_clearance
+
+    robot = Robot.from_name("panda")
+    model = CollisionModel.from_robot(robot)
+    for scene in HARD_SCENES:
+        found = hard_paths(robot, model, scene, reach(robot), 1, 30, 0)
+        assert found, scene
+        for hp in found:
+            assert torch.allclose(robot.fk(hp.witness), hp.poses)
+            assert float((hp.witness[1:] - hp.witness[:-1]).abs().max()) <= torch.pi / 180 * 7
+            assert float(motion_clearance(Clearance(robot, model, hp.scene), hp.witness).min()) >= 0
