@@ -524,3 +524,26 @@ def test_progress_is_called_once_per_round_with_the_rounds_state():
     solve_path(robot, unreachable, replace(cfg, max_rounds=2), generator=torch.Generator().manual_seed(0),
                progress=lambda *args: calls.append(args))  # fmt: skip
     assert [c[0] for c in calls] == [1, 2] and all(c[2:] == (12, False) for c in calls)
+
+
+def test_a_failing_path_says_where_no_configuration_exists_and_what_is_closest():
+    """no_candidate: the waypoints where the search found no valid configuration in any round (an unreachable one
+    here); closest_obstacle: the robot-obstacle pair nearest over the returned waypoints, by name."""
+    from ggik.collision import CollisionModel, Scene, Sphere
+    from ggik.collision.clearance import Clearance
+
+    robot = Robot.from_name("ur10")
+    q = smooth_trajectory(robot, 10, seed=4)
+    poses = robot.fk(q)
+    poses[6, 0, 3] += 5.0  # 5 m off: no configuration reaches it
+    cfg = PathConfig(samples=0, time_limit=5.0, max_rounds=2)
+    result = solve_path(robot, poses, cfg, generator=torch.Generator().manual_seed(0))
+    assert not result.valid and result.no_candidate == [6] and 6 in result.unreached
+    assert result.closest_obstacle is None  # no obstacles
+    assert "no valid configuration found at waypoints: 6" in result.summary()
+    far = Scene(spheres=(Sphere(0.05, (3.0, 3.0, 3.0)),))  # out of the way: the path stays valid
+    check = Clearance(robot, CollisionModel.from_robot(robot), far)
+    gen = torch.Generator().manual_seed(0)
+    ok = solve_path(robot, robot.fk(q), PathConfig(samples=0, time_limit=5.0), generator=gen, clearance=check)
+    assert ok.valid and ok.no_candidate == []
+    assert ok.closest_obstacle is not None and " - spheres[0] at waypoint " in ok.closest_obstacle

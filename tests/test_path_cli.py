@@ -173,6 +173,7 @@ def test_cli_path_names_unreachable_waypoints(tmp_path, capsys):
     assert code == 1
     # poses[5:8] (0-based) are the waypoints 6-8, numbered from 1 as the CSV's data rows
     assert "no valid trajectory" in text and "waypoints not reached (tolerance or limits): 6-8" in text
+    assert "waypoints where no valid configuration was found at all (likely impossible there): 6-8" in text
     assert re.search(r"time to the first valid trajectory \[s\]: +never \(no valid trajectory\)", text)
     assert read_trajectory_csv(tmp_path / "t.csv").shape == (20, 7)  # the best trajectory is written anyway
 
@@ -307,6 +308,7 @@ def test_cli_path_json_is_strict_json_when_invalid(tmp_path, capsys):
 
     out = json.loads(capsys.readouterr().out, parse_constant=no_constants)
     assert code == 1 and out["valid"] is False and out["time_to_valid_s"] is None and out["unreached"] == [4]
+    assert out["no_candidate"] == [4]
 
 
 def test_suite_and_baseline_inputs_are_checked(tmp_path):

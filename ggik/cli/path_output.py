@@ -34,6 +34,7 @@ def path_summary(robot: Any, poses: Any, result: Any, check: Any) -> dict[str, A
         "rounds": result.rounds,
         "unreached": [i + 1 for i in result.unreached],
         "large_moves": [i + 1 for i in result.large_moves],
+        "no_candidate": [i + 1 for i in result.no_candidate],
     }
     if check is not None:
         from ggik.collision.report import clearance_report
@@ -96,6 +97,7 @@ def print_path_summary(summary: dict[str, Any], source: str, samples: int, out: 
         (summary["unreached"], "waypoints not reached (tolerance or limits)"),
         (summary["large_moves"], "waypoints arrived at by a move above the allowed one"),
         (summary.get("collisions", []), "waypoints in collision, or whose arriving motion collides"),
+        (summary["no_candidate"], "waypoints where no valid configuration was found at all (likely impossible there)"),
     ]
     for idx, what in failing:
         if idx:

@@ -245,9 +245,12 @@ def solve_path(
             break
         at = _next_starts(found, cand_ok, scale, q_start, generator, collides.nonzero()[:, 0].tolist())
     assert best is not None  # at least one round ran
-    return path_result(
+    result = path_result(
         robot, poses, best[1], cfg, q_start, first_valid, time.perf_counter() - t0, count, rounds, timings, clearance
     )
+    assert pool.valid is not None  # every round adds candidates
+    result.no_candidate = (~pool.valid.any(-1)).nonzero()[:, 0].tolist()
+    return result
 
 
 def check_path_inputs(robot: Robot, poses, q_start=None) -> tuple[torch.Tensor, torch.Tensor | None]:

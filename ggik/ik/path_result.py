@@ -42,6 +42,11 @@ class PathResult:
         min_clearance: [m] with obstacles, the lowest signed distance over the trajectory (negative: the deepest
             overlap); None without.
         collisions: waypoints in collision, or whose arriving motion collides (empty without obstacles).
+        no_candidate: waypoints where the search found no valid configuration at all (within the tolerances and the
+            limits, and collision-free with obstacles) in any round: a path that fails there is likely impossible
+            there, not merely hard (empty when every waypoint had one; :func:`ggik.ik.path.solve_path` fills it).
+        closest_obstacle: with obstacles, the robot-obstacle pair closest over the returned trajectory's waypoints and
+            the waypoint ("panda_link5 - boxes[0] at waypoint 12", numbered from 0); None without obstacles.
     """
 
     q: torch.Tensor
@@ -62,6 +67,8 @@ class PathResult:
     collision_free: bool | None = None
     min_clearance: float | None = None
     collisions: list[int] = field(default_factory=list)
+    no_candidate: list[int] = field(default_factory=list)
+    closest_obstacle: str | None = None
 
     @property
     def length(self) -> float:
@@ -83,6 +90,10 @@ class PathResult:
             text += f"; min clearance {1e3 * self.min_clearance:.1f} mm"
         if self.collisions:
             text += f"; collisions at or arriving at waypoints: {ranges(self.collisions)}"
+        if self.no_candidate:
+            text += f"; no valid configuration found at waypoints: {ranges(self.no_candidate)}"
+        if self.closest_obstacle:
+            text += f"; closest obstacle: {self.closest_obstacle}"
         return text
 
 
@@ -143,4 +154,16 @@ def path_result(
         collision_free=None if clear is None else bool((clear >= 0).all()),
         min_clearance=None if clear is None else float(clear.min()),
         collisions=[] if clear is None else (clear < 0).nonzero()[:, 0].tolist(),
+        closest_obstacle=None if clearance is None else _closest_obstacle(clearance, q),
     )
+
+
+def _closest_obstacle(clearance: Clearance, q: torch.Tensor) -> str | None:
+    """The robot-obstacle pair closest over the waypoints q (T, dof) and its waypoint; None without obstacles."""
+    from ggik.collision.report import clearance_report
+
+    report = clearance_report(clearance, q)
+    if not report.obstacle_pair[0]:
+        return None
+    t = int(report.obstacle.argmin())
+    return f"{report.obstacle_pair[t]} at waypoint {t}"
