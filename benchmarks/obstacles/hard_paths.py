@@ -7,6 +7,10 @@ branch a continuation picks can lead into a dead end.
   tool, and the links behind it, must thread the window: a configuration branch whose elbow crosses elsewhere cannot.
 * ``bars``: two horizontal bars across the end-effector's path, one just above the path at a third of the way and one
   just below it at two thirds: the tool passes under the first and over the second.
+* ``insert``: a Cartesian insertion: the tool moves 0.3 R along its own axis at a fixed orientation into a hole in a
+  wall square to that axis; the hole is as small as the witness allows (the crossings of its links, plus 0.5 cm). The
+  witness is the trajectory ``solve_path`` finds without the wall (so the path is one our search can follow in free
+  space); with the wall, only the branches whose wrist and forearm stay clear of it remain.
 
 Every scene is accepted only if its witness motion is collision-free at every degree (the default collision model of
 the solver: capsules of 4 cm along the links, self-collision pairs): each path has a valid, collision-free trajectory
@@ -25,17 +29,19 @@ import torch
 from benchmarks.common.scripts import positive_int, run_table_script
 from benchmarks.obstacles.scenes import _box, reach
 from ggik import GGIK, Robot, Scene, SolveConfig
-from ggik.collision import Clearance, CollisionModel
+from ggik.collision import Box, Clearance, CollisionModel
 from ggik.evaluation.path_baselines import sequential_lm
 from ggik.evaluation.report import Table
+from ggik.ik.path import PathConfig, solve_path
 from ggik.ik.path_collision import motion_clearance
+from ggik.kinematics.geometry import matrix_to_rpy
 
 __all__ = ["HARD_SCENES", "HardPath", "hard_paths", "hard_path_table", "main"]
 
 #: path methods, each solving every hard path with the scene's obstacles, time-limited
 METHODS = ("GGIK candidates (solve_path)", "random candidates (solve_path, -s 0)", "sequential LM (32 chains)")
 
-HARD_SCENES = ("window", "bars")
+HARD_SCENES = ("window", "bars", "insert")
 _THICK = 0.02  #: [m] wall and bar thickness
 _MARGIN = 0.005  #: [m] free space kept around the witness's links (beyond their capsule radius)
 
@@ -116,6 +122,59 @@ def _bars(robot: Robot, motion: torch.Tensor, R: float) -> Scene | None:
     return Scene(boxes=tuple(bars))
 
 
+def _plane_frame(d: torch.Tensor) -> torch.Tensor:
+    """(3, 3) a rotation whose x axis is the unit vector d (the wall's normal); y, z span the wall."""
+    helper = torch.tensor([0.0, 0.0, 1.0], dtype=d.dtype) if abs(float(d[2])) < 0.9 else torch.tensor([0.0, 1.0, 0.0])
+    y = torch.linalg.cross(helper.to(d), d)
+    y = y / torch.linalg.vector_norm(y)
+    return torch.stack([d, y, torch.linalg.cross(d, y)], -1)
+
+
+def _insert(robot: Robot, model: CollisionModel, gen: torch.Generator, waypoints: int, R: float):
+    """(scene, poses, witness) of one insertion (module docstring), or None when this draw gives none."""
+    qb = robot.sample_q(1, gen)[0]
+    Tb = robot.fk(qb)
+    d = Tb[:3, 2]  # the tool axis
+    L = 0.3 * R
+    s = torch.linspace(0, 1, waypoints, dtype=torch.float64)
+    poses = Tb.expand(waypoints, 4, 4).clone()
+    poses[:, :3, 3] = Tb[:3, 3] - (1 - s)[:, None] * L * d  # from outside, along the axis, into the hole
+    if float(poses[:, 2, 3].min()) < 0.05:
+        return None
+    free = solve_path(robot, poses, PathConfig(samples=0, time_limit=2.0), generator=gen)
+    if not free.valid:
+        return None
+    witness = free.q
+    frame = _plane_frame(d)
+    centre = Tb[:3, 3] - 0.5 * L * d
+    a, b = model.capsules_at(robot.link_poses(witness))
+    reach_uv = 0.0
+    for c in model.moving.nonzero()[:, 0].tolist():  # every capsule's crossing of the wall's slab, in wall coordinates
+        pa, pb = (a[:, c] - centre) @ frame, (b[:, c] - centre) @ frame  # (T, 3) each: x along d
+        r = float(model.radius[c]) + _THICK / 2 + _MARGIN
+        lo, hi = torch.minimum(pa[:, 0], pb[:, 0]), torch.maximum(pa[:, 0], pb[:, 0])
+        meets = (lo - r <= 0) & (hi + r >= 0)
+        if bool(meets.any()):
+            u = ((-pa[:, 0]) / (pb[:, 0] - pa[:, 0]).where((pb[:, 0] - pa[:, 0]).abs() > 1e-9, torch.ones(()))).clamp(
+                0, 1
+            )
+            at = pa + u[:, None] * (pb - pa)
+            reach_uv = max(reach_uv, float(at[meets][:, 1:].abs().max()) + r)
+    if reach_uv == 0.0 or reach_uv > 0.2 * R:
+        return None
+    h, big, t = reach_uv, 1.2 * R, _THICK
+    rpy = tuple(matrix_to_rpy(frame).tolist())
+    parts = []
+    for cy, cz, sy, sz in ((0.0, (h + big) / 2, 2 * big, big - h), (0.0, -(h + big) / 2, 2 * big, big - h),
+                           ((h + big) / 2, 0.0, big - h, 2 * h), (-(h + big) / 2, 0.0, big - h, 2 * h)):  # fmt: skip
+        at = centre + frame @ torch.tensor([0.0, cy, cz], dtype=torch.float64)
+        parts.append(Box((t, sy, sz), tuple(at.tolist()), rpy))
+    scene = Scene(boxes=tuple(parts))
+    if not bool((motion_clearance(Clearance(robot, model, scene), witness) >= 0).all()):
+        return None
+    return scene, poses, witness
+
+
 def hard_paths(
     robot: Robot, model: CollisionModel, scene_name: str, R: float, n: int, waypoints: int, seed: int,
     tries: int = 4000,
@@ -126,9 +185,14 @@ def hard_paths(
         raise ValueError(f"unknown hard scene {scene_name!r}; scenes: {HARD_SCENES}")
     gen = torch.Generator().manual_seed(seed)
     out: list[HardPath] = []
-    for _ in range(tries):
+    for _ in range(tries if scene_name != "insert" else max(1, tries // 20)):
         if len(out) == n:
             break
+        if scene_name == "insert":
+            found = _insert(robot, model, gen, waypoints, R)
+            if found is not None:
+                out.append(HardPath(scene_name, found[0], found[1], found[2]))
+            continue
         motion = _motion(robot, gen, waypoints, 2.0)
         scene = _window(robot, model, motion, R) if scene_name == "window" else _bars(robot, motion, R)
         if scene is None:
