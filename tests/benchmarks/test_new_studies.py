@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from conftest import REPO_ROOT
@@ -180,13 +182,15 @@ def test_device_solve_study_rows(tmp_path):
 
 
 def test_hard_paths_have_collision_free_witnesses():
-    """Every hard path comes with a witness motion that reaches its waypoints, moves at most 7 deg between them and is
-    collision-free in its scene at every degree."""
+    """Every hard path comes with a witness motion that reaches its waypoints (exactly, or within the path tolerances
+    of 0.1 mm and 0.1 deg for an insertion, whose witness is a solved trajectory), moves at most 7 deg between them and
+    is collision-free in its scene at every degree."""
     from benchmarks.obstacles.hard_paths import HARD_SCENES, hard_paths
     from benchmarks.obstacles.scenes import reach
     from ggik import Robot
     from ggik.collision import Clearance, CollisionModel
     from ggik.ik.path_collision import motion_clearance
+    from ggik.kinematics.geometry import pose_errors
 
     robot = Robot.from_name("panda")
     model = CollisionModel.from_robot(robot)
@@ -194,6 +198,7 @@ def test_hard_paths_have_collision_free_witnesses():
         found = hard_paths(robot, model, scene, reach(robot), 1, 30, 0)
         assert found, scene
         for hp in found:
-            assert torch.allclose(robot.fk(hp.witness), hp.poses)
+            pos, rot = pose_errors(robot.fk(hp.witness), hp.poses)
+            assert float(pos.max()) < 1e-4 and float(rot.max()) < math.radians(0.1)
             assert float((hp.witness[1:] - hp.witness[:-1]).abs().max()) <= torch.pi / 180 * 7
             assert float(motion_clearance(Clearance(robot, model, hp.scene), hp.witness).min()) >= 0
