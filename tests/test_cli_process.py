@@ -252,3 +252,15 @@ def test_help_imports_no_torch():
     code += "assert 'torch' not in sys.modules, 'ggik --help imported torch'"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
+
+
+def test_a_path_output_that_cannot_be_written_is_bad_input_before_the_search(tmp_path):
+    run = ggik("path", "--robot", "panda", "--path", WAYPOINTS, "-s", "0", "--out", str(tmp_path))
+    clean(run)
+    assert run.returncode == 2 and f"--out {tmp_path}: not a file in an existing folder" in run.stderr
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("boxes: []\n")
+    data = ggik("path", "--robot", "panda", "--path", WAYPOINTS, "-s", "0", "--obstacles", str(empty), "--json")
+    clean(data)
+    out = json.loads(data.stdout, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
+    assert data.returncode == 0 and out["obstacle_pair"] == "" and out["obstacle_clearance_mm"] is None

@@ -115,3 +115,68 @@ def test_a_compiled_call_leaves_torchs_threads_as_they_were(threads):
             assert torch.get_num_threads() == threads
     finally:
         torch.set_num_threads(before)
+
+
+def test_numba_threads_are_restored_and_uneven_starts_refused():
+    import numba
+    import numpy as np
+
+    from ggik.ik import lm_compiled
+
+    before = numba.get_num_threads()
+    test_a_compiled_call_leaves_torchs_threads_as_they_were(1)
+    assert numba.get_num_threads() == before
+    robot = make_robot("panda")
+    q = robot.sample_q(5, torch.Generator().manual_seed(0)).numpy()
+    goal = robot.fk(torch.from_numpy(q)).numpy()
+    lo, hi = robot.lower.numpy(), robot.upper.numpy()
+    with pytest.raises(ValueError, match="not goals of 2 consecutive starts"):
+        lm_compiled.lm_compiled(robot.chain_constants(), goal, q, lo, hi, np.zeros(3), goal[:, :0, :0], kind="pose",
+                                starts=2, cfg=RefineConfig())  # fmt: skip
+
+
+_FRESH = """
+import sys, threading, torch
+from ggik import Robot
+from ggik.ik.refine import RefineConfig, lm_refine
+robot = Robot.from_name("panda")
+T = robot.fk(robot.sample_q(3, torch.Generator().manual_seed(0)))
+out, barrier = [], threading.Barrier(2)
+def run():
+    barrier.wait()
+    out.append(bool(lm_refine(robot, T[:, None], robot.sample_q(12).view(3, 4, -1), RefineConfig())[1].converged.any()))
+threads = [threading.Thread(target=run) for _ in range(2)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(out)
+"""
+
+
+def test_two_threads_may_make_the_first_compiled_call_at_once():
+    """A fresh process: both threads reach the kernel's first build together; both get results."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", _FRESH], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[True, True]"
+
+
+def test_a_numba_that_refuses_to_import_leaves_numpy_to_run(tmp_path):
+    """numba installed but unimportable (e.g. beside a newer numpy): available() is False and LM runs in numpy."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "numba").mkdir()
+    (tmp_path / "numba" / "__init__.py").write_text("raise ImportError('Numba needs NumPy 2.0 or less')\n")
+    code = (
+        "import torch; from ggik import Robot; from ggik.ik import lm_compiled; from ggik.ik.refine import lm_refine\n"
+        "robot = Robot.from_name('panda'); T = robot.fk(robot.sample_q(2))\n"
+        "info = lm_refine(robot, T[:, None], robot.sample_q(8).view(2, 4, -1))[1]\n"
+        "print(lm_compiled.available(), bool(info.converged.any()))"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "False True"

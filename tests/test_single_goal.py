@@ -69,3 +69,13 @@ def test_a_bad_pose_gets_the_general_paths_error(entry, value, message, solver, 
     with pytest.raises(ValueError, match=message) as slow:
         general(monkeypatch, solver, panda, T, config)
     assert str(fast.value) == str(slow.value)
+
+
+def test_a_goal_that_requires_grad_is_solved_as_by_the_general_path(solver, monkeypatch):
+    panda = Robot.from_name("panda")
+    T = panda.fk(panda.sample_q(1, torch.Generator().manual_seed(4)))[0].requires_grad_(True)
+    config = SolveConfig(strategy="random", random_starts=4)
+    fast = solver.solve(panda, T, config, generator=torch.Generator().manual_seed(0))
+    slow = general(monkeypatch, solver, panda, T, config, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(fast.q, slow.q)
+    assert not single_goal.takes(T, "pose", "lm", None, single_goal.lm_compiled.COMPILED_MAX_ELEMENTS + 1)

@@ -59,8 +59,8 @@ def _command_of(argv: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one ``ggik`` command (``argv`` default ``sys.argv[1:]``); bad input (GGIKError, ValueError,
-    FileNotFoundError) becomes ``ggik: error: ...`` on stderr and exit status 2 (module docstring)."""
+    """Run one ``ggik`` command (``argv`` default ``sys.argv[1:]``); bad input (GGIKError, ValueError, and OSError: a
+    file that cannot be read or written) becomes ``ggik: error: ...`` on stderr and exit status 2 (module docstring)."""
     words = list(sys.argv[1:] if argv is None else argv)
     if argv is None:  # the process's own command (the console script): its start-up, made short
         args = _start_up(words)
@@ -78,12 +78,12 @@ def main(argv: list[str] | None = None) -> int:
         status = args.func(args)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at the interpreter's exit
         return status
-    except (GGIKError, FileNotFoundError, ValueError) as exc:  # bad input: one line, exit 2
-        print(f"ggik: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # `ggik solve ... | head -3`: the reader has what it wanted
+    except BrokenPipeError:  # `ggik solve ... | head -3`: the reader has what it wanted (an OSError: caught first)
         _silence_stdout()
         return EXIT_BROKEN_PIPE
+    except (GGIKError, ValueError, OSError) as exc:  # bad input, or a file that cannot be read or written: exit 2
+        print(f"ggik: error: {exc}", file=sys.stderr)
+        return 2
 
 
 def _start_up(words: list[str]) -> argparse.Namespace:

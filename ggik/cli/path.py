@@ -66,6 +66,10 @@ def cmd_path(args: argparse.Namespace) -> int:
     config = SolveConfig(samples=args.samples, time_limit=args.time_limit, pos_tol=args.pos_tol, rot_tol=args.rot_tol)
     poses = read_path_csv(args.path)
     q_start = _start(robot, args.start)
+    if args.out is not None:  # before the search: a path the trajectory cannot be written to is bad input
+        out = Path(args.out)
+        if out.is_dir() or not out.parent.is_dir():
+            raise GGIKError(f"--out {args.out}: not a file in an existing folder")
     gen = torch.Generator().manual_seed(args.seed)
     kw = obstacle_options(args)
     solver = GGIK.load_or_pretrained(args.ckpt) if args.samples > 0 else None  # -s 0: no model is loaded
@@ -88,7 +92,8 @@ def cmd_path(args: argparse.Namespace) -> int:
         write_trajectory_csv(args.out, result.q, robot.joint_names)
     summary = path_summary(robot, poses, result, check)
     if args.json:
-        print(json.dumps({**summary, "joint_names": list(robot.joint_names), "q": result.q.tolist()}, indent=1))
+        payload = {**summary, "joint_names": list(robot.joint_names), "q": result.q.tolist()}
+        print(json.dumps(payload, indent=1, allow_nan=False))
     else:
         print_path_summary(summary, args.path, args.samples, args.out, list(robot.joint_names))
     return 0 if result.valid else 1

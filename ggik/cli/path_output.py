@@ -43,9 +43,13 @@ def path_summary(robot: Any, poses: Any, result: Any, check: Any) -> dict[str, A
         at_obstacle, at_self = int(report.obstacle.argmin()), int(report.self.argmin())
         summary.update(
             collision_free=result.collision_free,
-            min_clearance_mm=1e3 * float(result.min_clearance or 0.0),
+            min_clearance_mm=_finite(1e3 * float(result.min_clearance or 0.0)),
             obstacle_clearance_mm=_finite(1e3 * float(report.obstacle[at_obstacle])),
-            obstacle_pair=f"{report.obstacle_pair[at_obstacle]} at waypoint {at_obstacle + 1}",
+            obstacle_pair=(
+                f"{report.obstacle_pair[at_obstacle]} at waypoint {at_obstacle + 1}"
+                if report.obstacle_pair[at_obstacle]
+                else ""
+            ),
             self_clearance_mm=_finite(1e3 * float(report.self[at_self])),
             self_pair=f"{report.self_pair[at_self]} at waypoint {at_self + 1}" if report.self_pair[at_self] else "",
             collisions=[i + 1 for i in result.collisions],

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,24 +41,45 @@ _KERNEL: Any = None  #: the compiled kernel
 numba_prange = range  #: numba.prange once numba is imported (_kernel); a plain range in uncompiled code
 
 
+_AVAILABLE: bool | None = None  #: whether numba imports here (found on the first ask)
+_LOCK = threading.Lock()  #: one thread builds the kernel; the others wait for it
+_HELPERS = ("_fk", "_rotvec", "_residual", "_errors", "_rows", "_step", "_advance", "_solve_unit")
+
+
 def available() -> bool:
-    """Whether numba can be imported (the compiled solver is used only then)."""
-    return importlib.util.find_spec("numba") is not None
+    """Whether numba imports (the compiled solver is used only then): an installed numba that refuses to import, e.g.
+    beside a numpy newer than it supports, counts as absent, and numpy runs the small batches instead."""
+    global _AVAILABLE
+    if _AVAILABLE is None:
+        if importlib.util.find_spec("numba") is None:
+            _AVAILABLE = False
+        else:
+            try:
+                import numba  # noqa: F401
+
+                _AVAILABLE = True
+            except Exception:  # numba's own import checks (numpy and llvmlite versions) raise various errors
+                _AVAILABLE = False
+    return _AVAILABLE
 
 
 def _kernel() -> Any:
-    """The compiled kernel, built on first use (numba imported only then): the helpers it calls are compiled first and
-    take their names' places in this module, where the kernel finds them. Its units run on numba's threads
-    (``numba.set_num_threads``, set per call)."""
+    """The compiled kernel, built once per process under a lock (numba imported only then): the helpers it calls are
+    compiled first and take their names' places in this module, where the kernel finds them, only once all of them
+    are. ``error_model="numpy"``: a division by zero gives inf or NaN as in numpy, not an exception. Its units run on
+    numba's threads (``numba.set_num_threads``, set per call). Its disk cache follows this file: the constants it reads
+    from :mod:`ggik.ik.lm_core` are fixed in it, so a change there alone needs the cache cleared."""
     global _KERNEL, numba_prange
-    if _KERNEL is None:
-        import numba
+    with _LOCK:
+        if _KERNEL is None:
+            import numba
 
-        names = globals()
-        for name in ("_fk", "_rotvec", "_residual", "_errors", "_rows", "_step", "_advance", "_solve_unit"):
-            names[name] = numba.njit(cache=True, nogil=True)(names[name])
-        numba_prange = numba.prange
-        _KERNEL = numba.njit(cache=True, nogil=True, parallel=True)(_lm_kernel)
+            names = globals()
+            jit = numba.njit(cache=True, nogil=True, error_model="numpy")
+            compiled = {name: jit(names[name]) for name in _HELPERS}
+            names.update(compiled)
+            numba_prange = numba.prange
+            _KERNEL = numba.njit(cache=True, nogil=True, parallel=True, error_model="numpy")(_lm_kernel)
     return _KERNEL
 
 
@@ -89,13 +111,27 @@ def lm_compiled(
     iters = np.zeros(n, dtype=np.int64)
     pos = np.zeros(n)
     rot = np.zeros(n)
+    if starts > 0 and n % starts:
+        raise ValueError(f"lm_compiled: {n} elements are not goals of {starts} consecutive starts each")
     kernel = _kernel()
     import numba
 
     units = n // starts if starts > 0 else n
     limit = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
-    threads = torch.get_num_threads()
+    threads, numba_threads = torch.get_num_threads(), numba.get_num_threads()
     numba.set_num_threads(max(1, min(threads, units, limit)))  # torch's threads, as the torch LM
+    try:
+        _run(kernel, c, goal, q_out, lo, hi, axis, B, kind, starts, cfg, iters, pos, rot)
+    finally:  # numba's OpenMP layer sets the process's OpenMP threads, which torch reads: both put back
+        numba.set_num_threads(numba_threads)
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+    return q_out, iters, pos, rot
+
+
+def _run(kernel, c, goal, q_out, lo, hi, axis, B, kind, starts, cfg, iters, pos, rot) -> None:  # noqa: ANN001
+    """The kernel call of :func:`lm_compiled`, its arrays contiguous float64."""
+    f64 = np.float64
     kernel(
         np.ascontiguousarray(c["A"], dtype=f64), np.ascontiguousarray(c["b"], dtype=f64),
         np.ascontiguousarray(c["pre"][0], dtype=f64), np.ascontiguousarray(c["next"], dtype=f64),
@@ -106,9 +142,6 @@ def lm_compiled(
         float(cfg.pos_tol), float(cfg.rot_tol), float(cfg.rot_weight), float(cfg.damping), int(cfg.max_iters),
         HOLD_GRADIENT, _W, _C, iters, pos, rot,
     )  # fmt: skip
-    if torch.get_num_threads() != threads:  # numba's OpenMP layer sets the process's OpenMP threads, which torch reads
-        torch.set_num_threads(threads)
-    return q_out, iters, pos, rot
 
 
 # ---------------------------------------------------------------------------------------------- the kernel

@@ -27,10 +27,12 @@ __all__ = ["RobotSolver", "takes"]
 _POSE_TOL = 1e-6  #: check_pose's default tolerance, which this module's check applies too
 
 
-def takes(T_goal: Any, goal: str, method: str | None, clearance: Any) -> bool:
-    """Whether a call of the strategy "random" with these arguments takes the single-goal path."""
+def takes(T_goal: Any, goal: str, method: str | None, clearance: Any, starts: int = 1) -> bool:
+    """Whether a call of the strategy "random" with these arguments (``starts`` random starts) takes the single-goal
+    path: the compiled LM, as the general path would run it."""
     return (
         goal == "pose"
+        and starts <= lm_compiled.COMPILED_MAX_ELEMENTS
         and method == "lm"
         and clearance is None
         and isinstance(T_goal, torch.Tensor)
@@ -59,7 +61,7 @@ class RobotSolver:
 
     def solve(self, T_goal: torch.Tensor, generator: torch.Generator | None = None) -> IKResult:
         """An :class:`IKResult` (1, starts) for one pose (4, 4) or (1, 4, 4) [m] in the base-link frame."""
-        T = T_goal.reshape(4, 4).to(torch.float64)
+        T = T_goal.detach().reshape(4, 4).to(torch.float64)
         pose = T.numpy()
         if not _rigid(pose):
             check_pose(T[None], "T_goal")  # raises the general path's error for this pose

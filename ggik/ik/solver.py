@@ -10,6 +10,7 @@ path = solver.solve_path(robot, poses)           # poses (T, 4, 4): a joint traj
 
 from __future__ import annotations
 
+import threading
 import weakref
 from dataclasses import replace
 from pathlib import Path
@@ -41,7 +42,7 @@ class GGIK:
     Args:
         model: a :class:`GGIKModel` (eval mode is set).
         checkpoint: the checkpoint dict it came from (for ``training_robots``, version), optional.
-        device: where the model runs. On a GPU the whole solve stays there (sampling, angle recovery, LM, ranking;
+        device: where the model runs. On a CUDA GPU the whole solve stays there (sampling, angle recovery, LM, ranking;
             float64) and the result comes back to the CPU at the end, except with obstacles, SLSQP or DG (CPU);
             on the CPU small batches run LM compiled (numba, :mod:`ggik.ik.lm_compiled`).
         tolerances: :class:`RefineConfig` (``pos_tol`` [m], ``rot_tol`` [rad] define success).
@@ -66,6 +67,7 @@ class GGIK:
         self._graphs: weakref.WeakKeyDictionary[Robot, RobotGraph] = weakref.WeakKeyDictionary()
         self._collision_models: weakref.WeakKeyDictionary[Robot, CollisionModel] = weakref.WeakKeyDictionary()
         self._robot_solvers: dict[tuple[Robot, tuple, int], single_goal.RobotSolver] = {}
+        self._robot_solvers_lock = threading.Lock()
 
     @classmethod
     def load(cls, path: str | Path, device: str | torch.device = "cpu") -> GGIK:
@@ -159,10 +161,10 @@ class GGIK:
         cfg = self._refine_config(config)
         clearance = self._clearance(robot, obstacles, collision_model, collision)
         # on a GPU the whole solve stays there (sampling, angle recovery, LM, ranking), the result comes back at the end
-        resident = self.device.type != "cpu" and clearance is None and config.method in (None, "lm")
+        resident = self.device.type == "cuda" and clearance is None and config.method in (None, "lm")
         where = self.device if resident else torch.device("cpu")
         if config.strategy == "random":  # no model, no graph: any chain LM can move
-            if not resident and single_goal.takes(T_goal, goal, config.method, clearance):  # one pose, compiled
+            if not resident and single_goal.takes(T_goal, goal, config.method, clearance, config.starts):  # compiled
                 return self._robot_solver(robot, cfg, config.starts).solve(T_goal, generator)
             T, kind = self._checked_goals(robot, T_goal, goal, None)
             result = random_strategy(robot, T.to(where), kind, config.starts, config.method, cfg, generator, clearance)
@@ -190,11 +192,12 @@ class GGIK:
     def _robot_solver(self, robot: Robot, cfg: RefineConfig, starts: int) -> single_goal.RobotSolver:
         """The warm single-goal solver of (robot, settings), made on first use and kept (the last 16 kept)."""
         key = (robot, tuple(vars(cfg).values()), starts)  # RefineConfig's fields: scalars
-        if key not in self._robot_solvers:
-            if len(self._robot_solvers) >= 16:
-                self._robot_solvers.pop(next(iter(self._robot_solvers)))
-            self._robot_solvers[key] = single_goal.RobotSolver(robot, cfg, starts)
-        return self._robot_solvers[key]
+        with self._robot_solvers_lock:  # calls from several threads share the cache
+            if key not in self._robot_solvers:
+                if len(self._robot_solvers) >= 16:
+                    self._robot_solvers.pop(next(iter(self._robot_solvers)))
+                self._robot_solvers[key] = single_goal.RobotSolver(robot, cfg, starts)
+            return self._robot_solvers[key]
 
     def collision_model(self, robot: Robot) -> CollisionModel:
         """The default :class:`ggik.collision.CollisionModel` of ``robot``, made on first use and kept with it."""

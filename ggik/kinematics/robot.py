@@ -390,8 +390,9 @@ class Robot:
         device: torch.device | str | None = None,
     ) -> torch.Tensor:
         """``n`` configurations (n, dof) uniform within [lower, upper] (continuous joints: [-pi, pi])."""
-        u = torch.rand(n, self.dof, generator=generator, dtype=torch.float64)
-        q = self.lower + (self.upper - self.lower) * u
+        where = None if generator is None else generator.device  # a CUDA generator draws on its device
+        u = torch.rand(n, self.dof, generator=generator, dtype=torch.float64, device=where)
+        q = self.lower.to(u.device) + (self.upper - self.lower).to(u.device) * u
         return q.to(dtype=dtype, device=device)
 
     # ------------------------------------------------------------------ export / display
