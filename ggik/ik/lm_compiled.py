@@ -129,7 +129,7 @@ def lm_compiled(
     return q_out, iters, pos, rot
 
 
-def _run(kernel, c, goal, q_out, lo, hi, axis, B, kind, starts, cfg, iters, pos, rot) -> None:  # noqa: ANN001
+def _run(kernel, c, goal, q_out, lo, hi, axis, B, kind, starts, cfg, iters, pos, rot) -> None:
     """The kernel call of :func:`lm_compiled`, its arrays contiguous float64."""
     f64 = np.float64
     kernel(
@@ -144,8 +144,7 @@ def _run(kernel, c, goal, q_out, lo, hi, axis, B, kind, starts, cfg, iters, pos,
     )  # fmt: skip
 
 
-# ---------------------------------------------------------------------------------------------- the kernel
-# Plain Python over numpy arrays and scalars, compiled by numba (_kernel).
+# ------------------------------------------------- the kernel: plain Python over arrays and scalars, compiled (_kernel)
 
 
 def _fk(A, b, pre0, nxt, MN, mask, q, F, T):  # pragma: no cover - compiled

@@ -382,16 +382,11 @@ class Robot:
         J_moving = torch.cat([v, om], dim=-1).transpose(-1, -2)  # (..., 6, n_moving)
         return J_moving @ c["A"]
 
-    def sample_q(
-        self,
-        n: int,
-        generator: torch.Generator | None = None,
-        dtype: torch.dtype = torch.float64,
-        device: torch.device | str | None = None,
-    ) -> torch.Tensor:
-        """``n`` configurations (n, dof) uniform within [lower, upper] (continuous joints: [-pi, pi])."""
-        where = None if generator is None else generator.device  # a CUDA generator draws on its device
-        u = torch.rand(n, self.dof, generator=generator, dtype=torch.float64, device=where)
+    def sample_q(self, n: int, generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64,
+                 device: torch.device | str | None = None) -> torch.Tensor:  # fmt: skip
+        """``n`` configurations (n, dof) uniform in the limits (continuous: [-pi, pi]), drawn on generator's device."""
+        on = generator.device if generator is not None else None
+        u = torch.rand(n, self.dof, generator=generator, dtype=torch.float64, device=on)
         q = self.lower.to(u.device) + (self.upper - self.lower).to(u.device) * u
         return q.to(dtype=dtype, device=device)
 
