@@ -31,7 +31,11 @@ def compiled_and_numpy(robot_id: str, kind: str, stop: bool, iters: int, monkeyp
     q0 = robot.sample_q(goals * starts, g).view(goals, starts, robot.dof)
     q0 = q0 + 0.3 * span * torch.randn(goals, starts, robot.dof, generator=g)
     cfg = RefineConfig(max_iters=iters, stop_at_first=stop)
+    calls = []
+    real = refine.lm_compiled.lm_compiled
+    monkeypatch.setattr(refine.lm_compiled, "lm_compiled", lambda *a, **k: calls.append(1) or real(*a, **k))
     compiled = lm_refine_checked(robot, goal, q0, cfg, kind, axis)
+    assert calls, "the compiled kernel ran"
     monkeypatch.setattr(refine.lm_compiled, "available", lambda: False)
     numpy = lm_refine_checked(robot, goal, q0, cfg, kind, axis)
     monkeypatch.undo()
@@ -172,8 +176,8 @@ def test_a_numba_that_refuses_to_import_leaves_numpy_to_run(tmp_path):
     (tmp_path / "numba" / "__init__.py").write_text("raise ImportError('Numba needs NumPy 2.0 or less')\n")
     code = (
         "import torch; from ggik import Robot; from ggik.ik import lm_compiled; from ggik.ik.refine import lm_refine\n"
-        "robot = Robot.from_name('panda'); T = robot.fk(robot.sample_q(2))\n"
-        "info = lm_refine(robot, T[:, None], robot.sample_q(8).view(2, 4, -1))[1]\n"
+        "robot = Robot.from_name('panda'); g = torch.Generator().manual_seed(0); T = robot.fk(robot.sample_q(2, g))\n"
+        "info = lm_refine(robot, T[:, None], robot.sample_q(32, g).view(2, 16, -1))[1]\n"
         "print(lm_compiled.available(), bool(info.converged.any()))"
     )
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}

@@ -99,6 +99,18 @@ def _goal(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
+    from ggik.ik import lm_compiled
+    from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS
+
+    saved = lm_compiled.COMPILED_MIN_ELEMENTS
+    lm_compiled.COMPILED_MIN_ELEMENTS = NUMPY_MAX_ELEMENTS + 1  # one solve per process: numpy, no numba to load
+    try:
+        return _solve(args)
+    finally:
+        lm_compiled.COMPILED_MIN_ELEMENTS = saved
+
+
+def _solve(args: argparse.Namespace) -> int:
     import torch
 
     from ggik.ik.solver import GGIK

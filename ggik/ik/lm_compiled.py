@@ -29,11 +29,12 @@ if TYPE_CHECKING:
 
 __all__ = ["available", "lm_compiled", "KIND_CODES", "COMPILED_MAX_ELEMENTS"]
 
-#: float64 CPU batches of at most this many elements (goals x starts) run in the compiled kernel: on 2 cores it took
+#: float64 CPU batches of at most this many elements (goals x starts) run compiled: on 2 cores it took
 #: half the torch solver's time or less at every size measured, 256 to 16,384 panda pose elements (all starts: 5.9 vs
 #: 26.9 ms at 256, 354 vs 694 ms at 16,384; a goal's starts stopped at its first solution: 0.8 vs 6.3 and 29 vs 190
 #: ms), benchmarks/solvers/README.md; larger batches, float32 and CUDA run in torch
 COMPILED_MAX_ELEMENTS = 65536
+COMPILED_MIN_ELEMENTS = 0  #: smaller ones run in numpy (ggik solve: one solve a process, numba's load ~0.4 s unpaid)
 KIND_CODES = {"pose": 0, "position": 1, "position+axis": 2}  #: goal kind -> the kernel's code
 _W = np.ascontiguousarray(SHEPPERD_MAP[0].numpy())  # (16, 9): a rotation's entries -> Shepperd's 4x4 matrix
 _C = np.ascontiguousarray(SHEPPERD_MAP[1].numpy())  # (16,)
@@ -41,8 +42,8 @@ _KERNEL: Any = None  #: the compiled kernel
 numba_prange = range  #: numba.prange once numba is imported (_kernel); a plain range in uncompiled code
 
 
-_AVAILABLE: bool | None = None  #: whether numba imports here (found on the first ask)
-_LOCK = threading.Lock()  #: one thread builds the kernel; the others wait for it
+_AVAILABLE: bool | None = None  #: whether numba imports here (found on the first ask); one thread builds the kernel:
+_LOCK = threading.Lock()
 _HELPERS = ("_fk", "_rotvec", "_residual", "_errors", "_rows", "_step", "_advance", "_solve_unit")
 
 
@@ -129,8 +130,7 @@ def lm_compiled(
     return q_out, iters, pos, rot
 
 
-def _run(kernel, c, goal, q_out, lo, hi, axis, B, kind, starts, cfg, iters, pos, rot) -> None:
-    """The kernel call of :func:`lm_compiled`, its arrays contiguous float64."""
+def _run(kernel, c, goal, q_out, lo, hi, axis, B, kind, starts, cfg, iters, pos, rot) -> None:  # contiguous float64
     f64 = np.float64
     kernel(
         np.ascontiguousarray(c["A"], dtype=f64), np.ascontiguousarray(c["b"], dtype=f64),

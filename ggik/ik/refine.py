@@ -192,7 +192,7 @@ def _small_batch_solver(q: torch.Tensor, n: int) -> Callable[..., tuple] | None:
     """Small float64 CPU batches (per-op overhead): compiled if numba is there, else numpy; None: torch's LM."""
     if q.device.type != "cpu" or q.dtype != torch.float64:
         return None
-    if n <= lm_compiled.COMPILED_MAX_ELEMENTS and lm_compiled.available():
+    if lm_compiled.COMPILED_MIN_ELEMENTS <= n <= lm_compiled.COMPILED_MAX_ELEMENTS and lm_compiled.available():
         return lm_compiled.lm_compiled
     return lm_numpy if n <= NUMPY_MAX_ELEMENTS else None
 

@@ -32,7 +32,7 @@ def takes(T_goal: Any, goal: str, method: str | None, clearance: Any, starts: in
     path: the compiled LM, as the general path would run it."""
     return (
         goal == "pose"
-        and starts <= lm_compiled.COMPILED_MAX_ELEMENTS
+        and lm_compiled.COMPILED_MIN_ELEMENTS <= starts <= lm_compiled.COMPILED_MAX_ELEMENTS
         and method == "lm"
         and clearance is None
         and isinstance(T_goal, torch.Tensor)
