@@ -11,6 +11,8 @@ branch a continuation picks can lead into a dead end.
   wall square to that axis; the hole is as small as the witness allows (the crossings of its links, plus 0.5 cm). The
   witness is the trajectory ``solve_path`` finds without the wall (so the path is one our search can follow in free
   space); with the wall, only the branches whose wrist and forearm stay clear of it remain.
+* ``gates``: two such walls across a joint motion's turning tool path, at a third and two thirds of the way, each square
+  to the tool's direction of travel there, their holes as small as the witness allows.
 
 Every scene is accepted only if its witness motion is collision-free at every degree (the default collision model of
 the solver: capsules of 4 cm along the links, self-collision pairs): each path has a valid, collision-free trajectory
@@ -41,7 +43,7 @@ __all__ = ["HARD_SCENES", "HardPath", "hard_paths", "hard_path_table", "main"]
 #: path methods, each solving every hard path with the scene's obstacles, time-limited
 METHODS = ("GGIK candidates (solve_path)", "random candidates (solve_path, -s 0)", "sequential LM (32 chains)")
 
-HARD_SCENES = ("window", "bars", "insert")
+HARD_SCENES = ("window", "bars", "insert", "gates")
 _THICK = 0.02  #: [m] wall and bar thickness
 _MARGIN = 0.005  #: [m] free space kept around the witness's links (beyond their capsule radius)
 
@@ -145,8 +147,21 @@ def _insert(robot: Robot, model: CollisionModel, gen: torch.Generator, waypoints
     if not free.valid:
         return None
     witness = free.q
+    walls = _hole_wall(robot, model, witness, Tb[:3, 3] - 0.5 * L * d, d, R)
+    if walls is None:
+        return None
+    scene = Scene(boxes=walls)
+    if not bool((motion_clearance(Clearance(robot, model, scene), witness) >= 0).all()):
+        return None
+    return scene, poses, witness
+
+
+def _hole_wall(robot: Robot, model: CollisionModel, witness: torch.Tensor, centre: torch.Tensor, d: torch.Tensor,
+               R: float) -> tuple[Box, ...] | None:  # fmt: skip
+    """Four boxes: a wall through ``centre`` square to the unit vector d, with a square hole around ``centre`` as small
+    as the crossings of the witness's link capsules with the wall's slab allow (plus 0.5 cm); None when no link
+    crosses it or the hole would be wider than 0.4 R."""
     frame = _plane_frame(d)
-    centre = Tb[:3, 3] - 0.5 * L * d
     a, b = model.capsules_at(robot.link_poses(witness))
     reach_uv = 0.0
     for c in model.moving.nonzero()[:, 0].tolist():  # every capsule's crossing of the wall's slab, in wall coordinates
@@ -155,9 +170,8 @@ def _insert(robot: Robot, model: CollisionModel, gen: torch.Generator, waypoints
         lo, hi = torch.minimum(pa[:, 0], pb[:, 0]), torch.maximum(pa[:, 0], pb[:, 0])
         meets = (lo - r <= 0) & (hi + r >= 0)
         if bool(meets.any()):
-            u = ((-pa[:, 0]) / (pb[:, 0] - pa[:, 0]).where((pb[:, 0] - pa[:, 0]).abs() > 1e-9, torch.ones(()))).clamp(
-                0, 1
-            )
+            dx = pb[:, 0] - pa[:, 0]
+            u = (-pa[:, 0] / dx.where(dx.abs() > 1e-9, torch.ones(()))).clamp(0, 1)
             at = pa + u[:, None] * (pb - pa)
             reach_uv = max(reach_uv, float(at[meets][:, 1:].abs().max()) + r)
     if reach_uv == 0.0 or reach_uv > 0.2 * R:
@@ -169,10 +183,25 @@ def _insert(robot: Robot, model: CollisionModel, gen: torch.Generator, waypoints
                            ((h + big) / 2, 0.0, big - h, 2 * h), (-(h + big) / 2, 0.0, big - h, 2 * h)):  # fmt: skip
         at = centre + frame @ torch.tensor([0.0, cy, cz], dtype=torch.float64)
         parts.append(Box((t, sy, sz), tuple(at.tolist()), rpy))
-    scene = Scene(boxes=tuple(parts))
-    if not bool((motion_clearance(Clearance(robot, model, scene), witness) >= 0).all()):
+    return tuple(parts)
+
+
+def _gates(robot: Robot, model: CollisionModel, motion: torch.Tensor, R: float) -> Scene | None:
+    """Two walls with holes (:func:`_hole_wall`) across the tool's path at a third and two thirds of the way, each
+    square to the tool's direction of travel there (so at different orientations along a turning path)."""
+    ee = robot.fk(motion)[:, :3, 3]
+    if float(torch.linalg.vector_norm(ee[-1] - ee[0])) < 0.25 * R:
         return None
-    return scene, poses, witness
+    walls: tuple[Box, ...] = ()
+    for k in (motion.shape[0] // 3, (2 * motion.shape[0]) // 3):
+        d = ee[k + 1] - ee[k - 1]
+        if float(torch.linalg.vector_norm(d)) < 1e-6:
+            return None
+        wall = _hole_wall(robot, model, motion, ee[k], d / torch.linalg.vector_norm(d), R)
+        if wall is None:
+            return None
+        walls += wall
+    return Scene(boxes=walls)
 
 
 def hard_paths(
@@ -194,7 +223,12 @@ def hard_paths(
                 out.append(HardPath(scene_name, found[0], found[1], found[2]))
             continue
         motion = _motion(robot, gen, waypoints, 2.0)
-        scene = _window(robot, model, motion, R) if scene_name == "window" else _bars(robot, motion, R)
+        if scene_name == "window":
+            scene = _window(robot, model, motion, R)
+        elif scene_name == "bars":
+            scene = _bars(robot, motion, R)
+        else:
+            scene = _gates(robot, model, motion, R)
         if scene is None:
             continue
         if bool((motion_clearance(Clearance(robot, model, scene), motion) >= 0).all()):
