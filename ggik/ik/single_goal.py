@@ -3,9 +3,9 @@
 :meth:`ggik.GGIK.solve` hands a call here when it is one pose goal on the CPU with the strategy "random", LM, no
 obstacles, and the compiled LM is installed (:mod:`ggik.ik.lm_compiled`). A :class:`RobotSolver` is made once per
 (robot, settings) and kept by the solver: the chain's constants, limits and tool axis are numpy arrays ready for the
-kernel, the pose is checked in numpy, and the call is the kernel plus the ranking every strategy uses. The result is
-exactly that of the general path (``tests/test_single_goal.py``): the same random starts from the same generator, the
-same LM, the same order.
+kernel, the pose is checked in numpy, and the call is the kernel plus the ranking every strategy uses, in numpy. The
+result is exactly that of the general path (``tests/test_single_goal.py``): the same random starts from the same
+generator, the same LM, the same order.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import torch
 from ggik.ik import lm_compiled
 from ggik.ik.refine import RefineConfig
 from ggik.ik.result import IKResult
-from ggik.ik.strategies import ranked_solutions
 from ggik.kinematics.geometry import check_pose
 from ggik.kinematics.robot import Robot
 
@@ -58,6 +57,9 @@ class RobotSolver:
 
         self.axis = tool_axis(robot).to(torch.float64).numpy()
         self.no_basis = np.zeros((starts, 0, 0))
+        tol = 1e-9  # Robot.joints_within_limits's
+        self.low, self.high = (robot.lower - tol).numpy(), (robot.upper + tol).numpy()
+        self.unlimited = (~robot.limited).numpy()
 
     def solve(self, T_goal: torch.Tensor, generator: torch.Generator | None = None) -> IKResult:
         """An :class:`IKResult` (1, starts) for one pose (4, 4) or (1, 4, 4) [m] in the base-link frame."""
@@ -72,8 +74,23 @@ class RobotSolver:
             self.consts, goals, np.clip(q0.numpy(), self.lo, self.hi), self.lo, self.hi, self.axis, self.no_basis,
             kind="pose", starts=stop, cfg=self.cfg,
         )  # fmt: skip
-        q_b, pos_b, rot_b = (torch.from_numpy(a)[None] for a in (q, pos, rot))  # one goal: (1, starts, ...)
-        return ranked_solutions(self.robot, q_b, pos_b, rot_b, self.cfg)
+        return self._ranked(q, pos, rot)
+
+    def _ranked(self, q: np.ndarray, pos: np.ndarray, rot: np.ndarray) -> IKResult:
+        """:func:`ggik.ik.strategies.ranked_solutions` of one goal in numpy: the same tests (Robot.joints_within_limits,
+        Tolerances.met) and the same stable sorts (:func:`ggik.ik.result.sort_best_first`), without torch's per-call
+        work; (1, starts) tensors."""
+        cfg = self.cfg
+        within = (((q >= self.low) & (q <= self.high)) | self.unlimited).all(-1)
+        success = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
+        order = np.argsort(pos / cfg.pos_tol + rot / cfg.rot_tol, kind="stable")
+        for key in (within, success):  # stable: the last key applied is the primary one
+            order = order[np.argsort(~key[order], kind="stable")]
+
+        def take(a: np.ndarray) -> torch.Tensor:
+            return torch.from_numpy(np.ascontiguousarray(a[order]))[None]
+
+        return IKResult(take(q), take(pos), take(rot), take(success), take(within))
 
 
 def _rigid(pose: np.ndarray) -> bool:
