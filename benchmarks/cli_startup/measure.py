@@ -1,7 +1,7 @@
 """Start-up of the ``ggik`` command line: wall time of ``ggik --help`` and of the README's first solve, as a user's
 shell sees it (a fresh process each run, the console script of this environment).
 
-    python -m benchmarks.cli_startup.measure --runs 10 --out benchmarks/cli_startup/results/startup.md
+    python -m benchmarks.cli_startup.measure --runs 10 --out benchmarks/cli_startup/results/startup
     git worktree add /tmp/ggik-before 19d6cfb       # the code before, measured in the same run:
     python -m benchmarks.cli_startup.measure --runs 10 --before /tmp/ggik-before --out ...
 
@@ -19,8 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-from ggik.evaluation.report import code_version, machine_description, model_stamp
-from ggik.fileio import atomic_write_text
+from benchmarks.common.scripts import positive_int, run_table_script
+from ggik.evaluation.report import Table
+
+SHIPPED = "ggik/weights/ggik_default.pt"  #: the model ggik solve loads (run from the repository root)
 
 GGIK = str(Path(sys.executable).parent / "ggik")
 SOLVE = [GGIK, "solve", "--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "0", "0"]
@@ -50,27 +52,12 @@ def before_command(command: list[str], src: str) -> tuple[list[str], dict]:
     return [sys.executable, "-c", entry, *command[1:]], {**os.environ, "PYTHONPATH": str(Path(src).resolve())}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=10, help="timed runs per command (default 10)")
-    ap.add_argument("--out", help="also write the table (Markdown) here")
-    ap.add_argument("--before", metavar="SRC", help="also time the ggik of this checkout (e.g. a git worktree)")
-    args = ap.parse_args(argv)
-    lines = [
-        "# Start-up of the ggik command line",
-        "",
-        f"Command: python -m benchmarks.cli_startup.measure {' '.join(sys.argv[1:] if argv is None else argv)}",
-        f"Model: {model_stamp(None)}",
-        f"Code: {code_version()}",
-        f"Machine: {machine_description()}",
-        "",
-        f"Wall time of a fresh process, {args.runs} runs after one untimed run (the file cache warm). The code before "
-        "is run as its console script would run it; its solve refined nothing by default, so it is asked for LM "
-        "(--refine lm: every sample refined) where this code refines by default (model-first).",
-        "",
-        "| command | code | median [s] | min [s] | max [s] | target [s] |",
-        "|---|---|---|---|---|---|",
-    ]
+def startup_table(args: argparse.Namespace) -> Table:
+    """One row per command and code (this checkout, and ``args.before``'s where given): median, min, max seconds."""
+    table = Table(
+        "Start-up of the ggik command line",
+        ["command", "code", "median [s]", "min [s]", "max [s]", "target [s]"],
+    )
     for name, (command, target, before_request) in COMMANDS.items():
         goal = "" if target is None else f"< {target:g}"
         runs: list[tuple[str, list[str], dict | None, str | None]] = [("this", command, None, None)]
@@ -80,12 +67,22 @@ def main(argv: list[str] | None = None) -> int:
             runs.append((f"before ({before})", *before_command(before_request, args.before), args.before))
         for code, cmd, env, cwd in runs:
             t = wall_times(cmd, args.runs, env, cwd)
-            lines.append(f"| `{name}` | {code} | {statistics.median(t):.2f} | {min(t):.2f} | {max(t):.2f} | {goal} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        atomic_write_text(args.out, text)
-    return 0
+            table.add(f"`{name}`", code, round(statistics.median(t), 2), round(min(t), 2), round(max(t), 2), goal)
+    table.notes.append(
+        f"Wall time of a fresh process, {args.runs} runs after one untimed run (the file cache warm). The code before "
+        "is run as its console script would run it; its solve refined nothing by default, so it is asked for LM "
+        "(--refine lm: every sample refined) where this code refines by default (model-first)."
+    )
+    return table
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=positive_int, default=10, help="timed runs per command (default 10)")
+    ap.add_argument("--out", help="also write the table here (.md/.csv)")
+    ap.add_argument("--before", metavar="SRC", help="also time the ggik of this checkout (e.g. a git worktree)")
+    args = ap.parse_args(argv)
+    return run_table_script(__file__, argv, None, lambda command: startup_table(args), SHIPPED, args.out)
 
 
 if __name__ == "__main__":

@@ -18,18 +18,17 @@ from ggik.cli.obstacles import add_obstacle_args, obstacle_options, refuse_block
 from ggik.cli.robots import add_chain_args, add_lock_arg, check_model_chain, robot_from_options
 from ggik.cli.solve_output import print_table, solution_rows
 from ggik.errors import GGIKError
+from ggik.ik.solve_config import DEFAULT_RANDOM_STARTS, DEFAULT_SAMPLES, REFINE_METHODS, STRATEGIES
+from ggik.ik.tolerances import PAPER_TOLERANCES, SOLVE_TOLERANCES
 
 __all__ = ["add_solve_parser", "cmd_solve"]
 
-STRATEGY_CHOICES = ("samples", "model-first", "random")  #: ggik.ik.solve_config.STRATEGIES (a test checks)
-REFINE_CHOICES = ("lm", "slsqp", "dg", "dg+lm")  #: ggik.ik.solve_config.REFINE_METHODS but None (a test checks)
 DEFAULT_STRATEGY = "model-first"  #: LM from the samples, random restarts only where they fail: solutions, fast
 
 
 def _config(args: argparse.Namespace) -> Any:
     """The SolveConfig of the options; GGIKError naming the options that do not go together."""
     from ggik.ik.solve_config import SolveConfig
-    from ggik.ik.tolerances import PAPER_TOLERANCES
 
     if args.raw:
         clash = [flag for flag, given in (("--refine", args.refine), ("--strategy", args.strategy)) if given]
@@ -114,7 +113,6 @@ def _solve(args: argparse.Namespace) -> int:
     import torch
 
     from ggik.ik.solver import GGIK
-    from ggik.ik.tolerances import SOLVE_TOLERANCES
 
     config = _config(args)
     robot = robot_from_options(args.robot, args.urdf, args.base, args.ee, args.lock)
@@ -190,7 +188,7 @@ def add_solve_parser(sub: Any) -> None:
         help="with --position: the tool axis (the last joint's axis; the EE z axis for most robots) in the "
         "base-link frame, roll about it free (rot err = angle between the axes)",
     )
-    p.add_argument("-s", "--samples", type=positive_int, metavar="S", help="model samples (default 32)")
+    p.add_argument("-s", "--samples", type=positive_int, metavar="S", help=f"model samples (default {DEFAULT_SAMPLES})")
     add_old_samples_alias(p, positive_int)
     p.add_argument(
         "--raw",
@@ -198,10 +196,14 @@ def add_solve_parser(sub: Any) -> None:
         help="list the model's own samples (no LM; ok: within the tolerances, by default the GGIK paper's 1 cm "
         "and 1 deg), not refined solutions",
     )
-    p.add_argument("--refine", choices=REFINE_CHOICES, help="the local solver that refines every start (default lm)")
+    p.add_argument(
+        "--refine",
+        choices=[m for m in REFINE_METHODS if m],
+        help="the local solver that refines every start (default lm)",
+    )
     p.add_argument(
         "--strategy",
-        choices=STRATEGY_CHOICES,
+        choices=STRATEGIES,
         help="model-first (default): LM from the samples, random restarts only if they fail; samples: every "
         "sample refined; random: LM from random starts, no model",
     )
@@ -209,7 +211,8 @@ def add_solve_parser(sub: Any) -> None:
         "--random-starts",
         type=positive_int,
         metavar="R",
-        help="random starts of --strategy model-first (for a goal the samples leave unsolved) and random (default 32)",
+        help="random starts of --strategy model-first (for a goal the samples leave unsolved) and random "
+        f"(default {DEFAULT_RANDOM_STARTS})",
     )
     p.add_argument(
         "--oversample",
@@ -223,13 +226,17 @@ def add_solve_parser(sub: Any) -> None:
         help="one solution is enough: LM stops at the first converged start (faster)",
     )
     p.add_argument(
-        "--pos-tol", type=positive_float, metavar="M", help="success: position error below M [m] (0.001; --raw 0.01)"
+        "--pos-tol",
+        type=positive_float,
+        metavar="M",
+        help=f"success: position error below M [m] ({SOLVE_TOLERANCES.pos_tol:g}; --raw {PAPER_TOLERANCES.pos_tol:g})",
     )
     p.add_argument(
         "--rot-tol",
         type=positive_float,
         metavar="RAD",
-        help="success: rotation error below RAD [rad] (0.01; --raw 1 deg)",
+        help=f"success: rotation error below RAD [rad] ({SOLVE_TOLERANCES.rot_tol:g}; --raw "
+        f"{PAPER_TOLERANCES.rot_tol:.4g})",
     )
     p.add_argument(
         "--all",

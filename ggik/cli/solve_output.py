@@ -108,7 +108,9 @@ def print_table(robot: Any, config: Any, kind: str, listing: Listing, among: int
         "position+axis": ", position + axis goal: rot err = angle between the tool axes",
         "position": ", position goal: orientation free",
     }[kind]
-    starts = f"{config.samples or 32} model samples" if config.strategy != "random" else "random starts"
+    from ggik.ik.solve_config import DEFAULT_SAMPLES
+
+    starts = f"{config.samples or DEFAULT_SAMPLES} model samples" if config.strategy != "random" else "random starts"
     how = {
         "samples": "raw model samples" if config.method is None else f"{starts} refined with {config.method}",
         "model-first": f"{config.method} from {starts}, random restarts if they fail",

@@ -162,9 +162,8 @@ def test_cli_startup_study_rows(tmp_path):
     """One timed run per command, this code and a second checkout of it: six rows, each with its target."""
     from benchmarks.cli_startup import measure
 
-    out = tmp_path / "startup.md"
-    assert measure.main(["--runs", "1", "--before", str(REPO_ROOT), "--out", str(out)]) == 0
-    rows = [line for line in out.read_text().splitlines() if line.startswith("| `ggik")]
+    assert measure.main(["--runs", "1", "--before", str(REPO_ROOT), "--out", str(tmp_path / "startup")]) == 0
+    rows = [line for line in (tmp_path / "startup.md").read_text().splitlines() if line.startswith("| `ggik")]
     assert len(rows) == 6 and sum("| this |" in r for r in rows) == 3
     assert all(float(r.split("|")[3]) > 0 for r in rows)
     assert rows[0].endswith("< 0.5 |") and rows[2].endswith("< 1.5 |")
