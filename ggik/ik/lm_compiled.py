@@ -29,10 +29,9 @@ if TYPE_CHECKING:
 
 __all__ = ["available", "lm_compiled", "KIND_CODES", "COMPILED_MAX_ELEMENTS"]
 
-#: float64 CPU batches of at most this many elements (goals x starts) run compiled: on 2 cores it took
-#: half the torch solver's time or less at every size measured, 256 to 16,384 panda pose elements (all starts: 5.9 vs
-#: 26.9 ms at 256, 354 vs 694 ms at 16,384; a goal's starts stopped at its first solution: 0.8 vs 6.3 and 29 vs 190
-#: ms), benchmarks/solvers/README.md; larger batches, float32 and CUDA run in torch
+#: float64 CPU batches of at most this many elements (goals x starts) run compiled: on 2 threads an LM iteration took
+#: a third to a half of torch's at every size measured (0.31 vs 1.13 ms at 256 elements, 18 vs 37 ms at 16,384:
+#: benchmarks/solvers/results/latency_compiled_2threads_batch.md); larger batches, float32 and CUDA run in torch
 COMPILED_MAX_ELEMENTS = 65536
 COMPILED_MIN_ELEMENTS = 0  #: smaller ones run in numpy (ggik solve: one solve a process, numba's load ~0.4 s unpaid)
 KIND_CODES = {"pose": 0, "position": 1, "position+axis": 2}  #: goal kind -> the kernel's code
