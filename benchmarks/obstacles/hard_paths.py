@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
-from benchmarks.common.scripts import positive_int, run_table_script
+from benchmarks.common.scripts import positive_int, run_model_study
 from benchmarks.obstacles.scenes import _box, reach
 from ggik import GGIK, Robot, Scene, SolveConfig
 from ggik.collision import Box, Clearance, CollisionModel
@@ -236,7 +236,7 @@ def hard_paths(
     return out
 
 
-def hard_path_table(args: argparse.Namespace, command: str) -> Table:
+def hard_path_table(args: argparse.Namespace) -> Table:
     """One row per robot, hard scene and method: valid (collision-free) paths, mean and max seconds per path."""
     solver = GGIK.load_or_pretrained(args.ckpt)
     table = Table(
@@ -284,13 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--waypoints", type=positive_int, default=60)
     ap.add_argument("--time-limit", type=float, default=4.0, help="[s] per path and method")
     ap.add_argument("--ckpt", default=None, help="model file (default: the shipped model)")
-    ap.add_argument("--threads", type=positive_int, default=2)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=None, help="write the table here (.md/.csv)")
-    args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    return run_table_script(__file__, argv, args.seed, lambda command: hard_path_table(args, command), args.ckpt,
-                            args.out)  # fmt: skip
+    return run_model_study(__file__, ap, argv, hard_path_table)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import torch
 
 from benchmarks.common.measure import strict_valid
 from benchmarks.common.robots import robot_from_arg
-from benchmarks.common.scripts import positive_int, run_table_script
+from benchmarks.common.scripts import positive_int, run_model_study
 from ggik import GGIK, SolveConfig
 from ggik.evaluation.report import Table
 from ggik.ik.sampling import sample_joint_angles
@@ -48,7 +48,7 @@ def _timed(fn, device: torch.device, repeats: int) -> tuple[float, object]:
     return best, out
 
 
-def device_table(args: argparse.Namespace, command: str) -> Table:
+def device_table(args: argparse.Namespace) -> Table:
     device = torch.device(args.device)
     solver = GGIK.load_or_pretrained(args.ckpt, device=device)
     table = Table(
@@ -93,13 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--robots", nargs="+", default=["panda", "ur10"], help="shipped names or randomN")
     ap.add_argument("--goals", nargs="+", type=positive_int, default=[1, 100, 10000], help="B, goals per call")
     ap.add_argument("--repeats", type=positive_int, default=3)
-    ap.add_argument("--threads", type=positive_int, default=None, help="torch CPU threads")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=None, help="write the table here (.md/.csv)")
-    args = ap.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    return run_table_script(__file__, argv, args.seed, lambda command: device_table(args, command), args.ckpt, args.out)
+    return run_model_study(__file__, ap, argv, device_table)
 
 
 if __name__ == "__main__":
