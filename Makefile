@@ -13,7 +13,7 @@ $(VENV)/bin/python:
 $(STAMP): $(VENV)/bin/python pyproject.toml setup.py constraints.txt
 	$(PIP) install --quiet --upgrade pip -c constraints.txt
 	$(PIP) install --quiet -c constraints.txt torch==2.13.0
-	$(PIP) install --quiet -c constraints.txt -e ".[test,plot,dev,fast]"
+	$(PIP) install --quiet -c constraints.txt -e ".[test,plot,dev,fast,view]"
 	touch $(STAMP)
 
 install: $(STAMP)

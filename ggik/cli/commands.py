@@ -29,6 +29,7 @@ COMMANDS = (
     Command("data", "ggik.cli.data", "add_data_parser", "fixed problem sets"),
     Command("solve", "ggik.cli.solve", "add_solve_parser", "IK solutions of one goal (a pose or a partial goal)"),
     Command("path", "ggik.cli.path", "add_path_parser", "a valid joint trajectory along an end-effector path (CSV)"),
+    Command("view", "ggik.cli.view", "add_view_parser", "an interactive 3D viewer of solutions and paths (browser)"),
     Command("eval", "ggik.cli.evaluate", "add_eval_parser", "the evaluation suite (Markdown + CSV tables)"),
     Command("info", "ggik.cli.model_files", "add_info_parser", "what a checkpoint holds"),
     Command(
