@@ -41,6 +41,7 @@ _LAZY = {
     "randomize_links": "ggik.kinematics",
     "GGIKModel": "ggik.nn.cvae",
     "ModelConfig": "ggik.nn.cvae",
+    "view": "ggik.viewer",
 }
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from ggik.ik import GGIK, IKResult, PathConfig, PathResult, RefineConfig, SolveConfig, Tolerances
     from ggik.kinematics import Robot, available_robots, random_robot, randomize_links
     from ggik.nn.cvae import GGIKModel, ModelConfig
+    from ggik.viewer import view
 
 
 def __getattr__(name: str) -> Any:
@@ -83,6 +85,7 @@ __all__ = [
     "random_robot",
     "randomize_links",
     "available_robots",
+    "view",
     "GGIKError",
     "URDFError",
     "ChainError",

@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("ggik.baselines",),
     ("ggik.training",),
     ("ggik.evaluation",),
+    ("ggik.viewer",),
     ("ggik.cli",),
 ]
 MAX_LINES = 420
