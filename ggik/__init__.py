@@ -28,10 +28,10 @@ _LAZY = {
     "Scene": "ggik.collision",
     "PartialGraph": "ggik.graph",
     "RobotGraph": "ggik.graph",
-    "GGIK": "ggik.ik",
+    "GGIK": "ggik.solver",
     "IKResult": "ggik.ik",
-    "PathConfig": "ggik.ik",
-    "PathResult": "ggik.ik",
+    "PathConfig": "ggik.path",
+    "PathResult": "ggik.path",
     "RefineConfig": "ggik.ik",
     "SolveConfig": "ggik.ik",
     "Tolerances": "ggik.ik",
@@ -47,9 +47,11 @@ _LAZY = {
 if TYPE_CHECKING:
     from ggik.collision import CollisionConfig, CollisionModel, Scene
     from ggik.graph import PartialGraph, RobotGraph
-    from ggik.ik import GGIK, IKResult, PathConfig, PathResult, RefineConfig, SolveConfig, Tolerances
+    from ggik.ik import IKResult, RefineConfig, SolveConfig, Tolerances
     from ggik.kinematics import Robot, available_robots, random_robot, randomize_links
     from ggik.nn.cvae import GGIKModel, ModelConfig
+    from ggik.path import PathConfig, PathResult
+    from ggik.solver import GGIK
     from ggik.viewer import view
 
 

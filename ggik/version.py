@@ -1,3 +1,3 @@
 """The ggik version (one place: ``ggik.__version__``, checkpoint headers and error messages read it)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -115,9 +115,9 @@ def test_demo_without_matplotlib_says_so(tmp_path, capsys, monkeypatch):
 
 def test_demo_counts_a_zero_weight_robot_as_unseen(tmp_path, capsys, monkeypatch):
     """A named robot kept with weight 0 (leave-one-out training) was not trained on, as in ggik eval generalisation."""
-    import ggik.ik.solver
+    import ggik.solver
 
-    original = ggik.ik.solver.GGIK.pretrained.__func__
+    original = ggik.solver.GGIK.pretrained.__func__
 
     def pretrained(cls, device="cpu"):
         solver = original(cls, device)
@@ -128,7 +128,7 @@ def test_demo_counts_a_zero_weight_robot_as_unseen(tmp_path, capsys, monkeypatch
         }
         return solver
 
-    monkeypatch.setattr(ggik.ik.solver.GGIK, "pretrained", classmethod(pretrained))
+    monkeypatch.setattr(ggik.solver.GGIK, "pretrained", classmethod(pretrained))
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # no figure: faster
     assert main(["demo", "--goals", "1", "--samples", "2", "--show", "1", "--out", str(tmp_path / "s.png")]) == 0
     out = capsys.readouterr().out
@@ -299,7 +299,7 @@ def test_python_m_ggik_cli_help():
 # ---------------------------------------------------------------------------------------------- the demo library
 def test_demo_library_returns_what_the_cli_prints(tmp_path, capsys, monkeypatch):
     from ggik.evaluation.demo import figure_panels, run_demo
-    from ggik.ik.solver import GGIK
+    from ggik.solver import GGIK
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # no figure: faster
     assert main(DEMO_SMALL + ["--out", str(tmp_path / "d.png")]) == 0
@@ -363,8 +363,8 @@ def test_n_counts_goals_and_s_samples_in_every_command(words):
         assert action.dest == dest
         long = {"-n": "--goals", "-s": "--samples"}[flag]
         assert long in action.option_strings, f"{' '.join(words)} {flag}: no {long}"
-    if "-n" not in VOCABULARY[words] and "-n" in options:  # the old spelling of -s: kept, marked deprecated
-        assert options["-n"].dest == "samples" and "deprecated" in options["-n"].help
+    if "-n" not in VOCABULARY[words]:  # the old spelling of -s was removed in 0.2.0 (CHANGELOG.md)
+        assert "-n" not in options
     if "-s" in VOCABULARY[words]:
         assert re.search(r"-s (S|SAMPLES), --samples (S|SAMPLES)", parser.format_help())
 
@@ -505,8 +505,8 @@ def test_argument_types():
             fn(text)
 
 
-def test_solve_old_n_is_samples_with_a_warning(tiny_ckpt, capsys):
-    """ggik solve -n (samples before -n meant goals everywhere) works for one release, with a warning."""
+def test_solve_takes_samples_as_s_only(tiny_ckpt, capsys):
+    """ggik solve -s S; -n, its old spelling (before -n meant goals everywhere), is a usage error since 0.2.0."""
     argv = [
         "solve",
         "--robot",
@@ -526,12 +526,10 @@ def test_solve_old_n_is_samples_with_a_warning(tiny_ckpt, capsys):
         "--all",
     ]
     assert main([*argv, "-s", "3"]) == 1  # the tiny model's raw samples solve nothing
-    new = capsys.readouterr()
-    with pytest.warns(DeprecationWarning, match=r"ggik solve -n is deprecated .* use -s/--samples"):
-        assert main([*argv, "-n", "3"]) == 1
-    old = capsys.readouterr()
-    assert json.loads(old.out) == json.loads(new.out) and len(json.loads(new.out)["solutions"]) == 3
-    assert old.err.startswith("ggik: warning: ggik solve -n is deprecated") and new.err == ""
+    assert len(json.loads(capsys.readouterr().out)["solutions"]) == 3
+    with pytest.raises(SystemExit) as exit_info:  # -n, the old spelling of -s, was removed in 0.2.0
+        main([*argv, "-n", "3"])
+    assert exit_info.value.code == 2 and "unrecognized arguments: -n 3" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("strategy, count", [("model-first", 2), ("random", 5)])
@@ -584,15 +582,12 @@ def test_solve_strategies_from_the_command_line(tiny_ckpt, capsys, strategy, cou
     assert [r["q"] for r in out["solutions"]] == [[round(v, 6) for v in q] for q in expected.q[0].tolist()]
 
 
-def test_eval_paths_old_n_is_samples_with_a_warning(capsys):
+def test_eval_paths_takes_samples_as_s_only(capsys):
     parser = _subparser(("eval", "paths"))
-    with pytest.warns(DeprecationWarning, match="ggik eval paths -n is deprecated"):
-        from ggik.cli.arguments import deprecation_notes, warn_deprecated
-
-        args = parser.parse_args(["-n", "3"])
-        assert args.samples == 3
-        warn_deprecated(deprecation_notes(args), sys.stderr)
     assert parser.parse_args(["-s", "3"]).samples == 3
+    with pytest.raises(SystemExit):
+        parser.parse_args(["-n", "3"])
+    assert "unrecognized arguments: -n 3" in capsys.readouterr().err
 
 
 def test_solve_first_solution(tiny_ckpt, capsys):

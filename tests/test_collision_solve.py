@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-from ggik import GGIK, Robot, SolveConfig, random_robot
+from ggik import GGIK, PathConfig, Robot, SolveConfig, random_robot
 from ggik.cli import main
 from ggik.collision import Box, Clearance, CollisionConfig, CollisionModel, Scene, Sphere, segment_segment
 from ggik.errors import ChainError, URDFError
 from ggik.graph.goal_kinds import tool_axis
-from ggik.ik.path_collision import motion_clearance
 from ggik.ik.refine import RefineConfig, lm_refine_checked
+from ggik.path.motion import motion_clearance
 
 F64 = torch.float64
 
@@ -324,7 +324,7 @@ def test_paths_among_obstacles_are_collision_free_or_say_where_not():
     scene = Scene(spheres=(Sphere(0.1, tuple(elbow.tolist())),))
     check = Clearance(robot, model, scene)
     assert motion_clearance(check, qs).min() < 0  # the arm's own interpolation goes through the sphere
-    res = solver.solve_path(robot, poses, SolveConfig(time_limit=10), obstacles=scene,
+    res = solver.solve_path(robot, poses, PathConfig(time_limit=10), obstacles=scene,
                             generator=torch.Generator().manual_seed(0))  # fmt: skip
     assert res.valid and res.collision_free and res.collisions == []
     assert (
@@ -334,17 +334,17 @@ def test_paths_among_obstacles_are_collision_free_or_say_where_not():
     # an obstacle on the EE path itself: no valid trajectory, and the result says where
     ee = robot.fk(qs[15])[:3, 3]
     blocked = Scene(spheres=(Sphere(0.03, tuple(ee.tolist())),))
-    res = solver.solve_path(robot, poses, SolveConfig(time_limit=1), obstacles=blocked,
+    res = solver.solve_path(robot, poses, PathConfig(time_limit=1), obstacles=blocked,
                             generator=torch.Generator().manual_seed(0))  # fmt: skip
     assert not res.valid and not res.collision_free and 15 in res.collisions
     assert "collisions" in res.summary()
-    free = solver.solve_path(robot, poses, SolveConfig(time_limit=5), generator=torch.Generator().manual_seed(0))
+    free = solver.solve_path(robot, poses, PathConfig(time_limit=5), generator=torch.Generator().manual_seed(0))
     assert free.collision_free is None and free.min_clearance is None
 
 
 def test_cli_path_with_obstacles(tmp_path, capsys):
     robot, qs, poses = _panda_path()
-    from ggik.ik.path_file import write_path_csv
+    from ggik.path.files import write_path_csv
 
     write_path_csv(tmp_path / "path.csv", poses)
     (tmp_path / "scene.yaml").write_text("spheres: [{radius: 0.05, xyz: [0.6, -0.4, 0.2]}]\n")

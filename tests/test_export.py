@@ -190,7 +190,7 @@ def test_cli_export_and_info(run, tmp_path, capsys):
 
 # ---------------------------------------------------------------------------------------------- the shipped model
 def test_pretrained_loads_the_shipped_model_and_solves_panda():
-    ref = resources.files("ggik").joinpath("weights", ggik.ik.solver.PRETRAINED_CHECKPOINT)
+    ref = resources.files("ggik").joinpath("weights", ggik.solver.PRETRAINED_CHECKPOINT)
     assert ref.is_file(), "ggik/weights/ggik_default.pt is not shipped"
     with resources.as_file(ref) as path:
         assert path.stat().st_size <= MAX_EXPORT_BYTES

@@ -25,6 +25,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("ggik.nn",),
     ("ggik.checkpoint",),
     ("ggik.ik",),
+    ("ggik.path",),
+    ("ggik.solver",),
     ("ggik.baselines",),
     ("ggik.training",),
     ("ggik.evaluation",),

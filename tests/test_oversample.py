@@ -86,8 +86,6 @@ def test_solve_config_takes_oversample_where_a_model_samples(model, graph):
         SolveConfig(oversample=0)
     with pytest.raises(ValueError, match="uses no model"):
         SolveConfig(strategy="random", oversample=2)
-    with pytest.raises(ValueError, match="not to paths"):
-        SolveConfig(oversample=2).path_config()
 
 
 def test_cli_solve_oversample_starts_from_the_best_of_k_times_the_samples(capsys, monkeypatch):

@@ -1,4 +1,4 @@
-"""Path following (ggik.ik.path and its parts): the search against brute force, 2 pi wraps, the trajectory LM,
+"""Path following (ggik.path.solve and its parts): the search against brute force, 2 pi wraps, the trajectory LM,
 continuation, and solve_path / GGIK.solve_path on easy, constrained and unreachable paths.
 
 Paths are FK of smooth joint trajectories (followable by construction); everything float64 and seeded.
@@ -17,10 +17,12 @@ from conftest import HAND_URDFS
 
 from ggik import GGIK, GGIKModel, ModelConfig, PathConfig, Robot, SolveConfig, random_robot
 from ggik.graph import RobotGraph
-from ggik.ik.path import path_result, solve_path
-from ggik.ik.path_candidates import anchors, distinct, interpolate, sweep
-from ggik.ik.path_refine import TrajectoryConfig, trajectory_check, trajectory_refine
-from ggik.ik.path_search import (
+from ggik.ik.sampling import sample_joint_angles, shared_noise
+from ggik.kinematics.geometry import pose_errors
+from ggik.path import solve_path
+from ggik.path.candidates import anchors, distinct, interpolate, sweep
+from ggik.path.result import path_result
+from ggik.path.search import (
     JointScale,
     bottleneck_path,
     joint_scale,
@@ -30,8 +32,7 @@ from ggik.ik.path_search import (
     smooth_path,
     unwrap,
 )
-from ggik.ik.sampling import sample_joint_angles, shared_noise
-from ggik.kinematics.geometry import pose_errors
+from ggik.path.trajectory import TrajectoryConfig, trajectory_check, trajectory_refine
 
 F64 = torch.float64
 JUMP = math.radians(7.0)
@@ -319,54 +320,44 @@ def test_ggik_solve_path_with_an_untrained_model_and_a_start_configuration():
     poses = robot.fk(q_true)
     solver = GGIK(tiny_model())
     res = solver.solve_path(
-        robot, poses, SolveConfig(samples=4), q_start=q_true[0], generator=torch.Generator().manual_seed(1)
+        robot, poses, PathConfig(samples=4), q_start=q_true[0], generator=torch.Generator().manual_seed(1)
     )
     check_result(res, robot, poses, q_start=q_true[0])
     assert res.valid and res.steps.shape == (40, robot.dof)
     res = solver.solve_path(
         robot,
         poses,
-        SolveConfig(strategy="random", pos_tol=1e-5, rot_tol=1e-4),
+        PathConfig(samples=0, pos_tol=1e-5, rot_tol=1e-4),
         generator=torch.Generator().manual_seed(1),
     )
     assert res.valid and res.pos_err.max() < 1e-5 and res.rot_err.max() < 1e-4
 
 
-def same_path(a, b) -> None:
-    assert torch.equal(a.q, b.q) and a.valid == b.valid and a.candidates == b.candidates and a.rounds == b.rounds
-
-
-def test_ggik_solve_path_deprecated_arguments_warn_and_give_the_same_trajectory():
+def test_ggik_solve_path_takes_one_path_config_and_nothing_else():
+    """GGIK.solve_path(robot, poses, PathConfig): the config's samples, time limit and tolerances rule (no second
+    config, no precedence); the IK config, loose options and positionals after it are refused, naming what to use."""
     robot = Robot.from_name("ur10")
     poses = robot.fk(smooth_trajectory(robot, 12, seed=3))
-    solver, gen = GGIK(tiny_model()), lambda: torch.Generator().manual_seed(2)  # noqa: E731
-    path = PathConfig(max_rounds=2, starts=6)
-    new = solver.solve_path(
-        robot, poses, SolveConfig(samples=2, time_limit=5.0, pos_tol=2e-4), path=path, generator=gen()
-    )
-    with pytest.warns(DeprecationWarning, match="solve_path: the arguments num_samples, time_limit, pos_tol, config"):
-        old = solver.solve_path(robot, poses, num_samples=2, time_limit=5.0, pos_tol=2e-4, config=path, generator=gen())
-    same_path(old, new)
-    with pytest.warns(DeprecationWarning, match="the arguments num_samples, q_start"):
-        same_path(solver.solve_path(robot, poses, 2, None, 5.0, 2e-4, None, path, gen()), new)
-    with pytest.warns(DeprecationWarning, match="the arguments config "):  # a PathConfig as config: now path=
-        same_path(
-            solver.solve_path(
-                robot, poses, config=replace(path, samples=2, time_limit=5.0, pos_tol=2e-4), generator=gen()
-            ),
-            new,
-        )
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="num_samples must be a non-negative int"):
-        solver.solve_path(robot, poses, num_samples=-1)
-    with pytest.raises(TypeError, match="give config=SolveConfig"):
-        solver.solve_path(robot, poses, SolveConfig(), time_limit=1.0)
+    solver = GGIK(tiny_model())
+    cfg = PathConfig(samples=2, max_rounds=2, starts=6, time_limit=5.0, pos_tol=2e-4)
+    res = solver.solve_path(robot, poses, cfg, generator=torch.Generator().manual_seed(2))
+    direct = solve_path(robot, poses, cfg, solver.model, None, generator=torch.Generator().manual_seed(2))
+    assert torch.equal(res.q, direct.q) and res.valid == direct.valid and res.candidates == direct.candidates
+    assert res.valid and float(res.pos_err.max()) < 2e-4
+    with pytest.raises(TypeError, match="config must be a ggik.PathConfig .* got SolveConfig"):
+        solver.solve_path(robot, poses, SolveConfig(samples=2))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'time_limit'"):
+        solver.solve_path(robot, poses, cfg, time_limit=1.0)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="positional argument"):
+        solver.solve_path(robot, poses, cfg, None)  # type: ignore[misc]
 
 
-def test_solve_path_checks_the_poses_once(monkeypatch):
-    """Poses are checked on entry (check_path_inputs); the model samples, LM and trajectory refinement of every round
-    take them checked."""
-    import ggik.ik.path
+def test_solve_path_checks_the_poses_on_entry_only(monkeypatch):
+    """Poses are checked on entry: as a path (check_path_inputs, naming the waypoint) and, with a model, as the graph's
+    goals (RobotGraph.goals, the one place goals are made); the model samples, LM and trajectory refinement of every
+    round take them checked."""
     import ggik.kinematics.geometry
+    import ggik.path.solve
 
     calls = []
     real = ggik.kinematics.geometry.check_pose
@@ -375,15 +366,15 @@ def test_solve_path_checks_the_poses_once(monkeypatch):
         calls.append(name)
         return real(T, name, tol)
 
-    for module in (ggik.ik.path, ggik.kinematics.geometry):
+    for module in (ggik.path.solve, ggik.kinematics.geometry):  # goal_kinds calls geometry.check_pose
         monkeypatch.setattr(module, "check_pose", counting)
     robot = Robot.from_name("panda")
     poses = robot.fk(smooth_trajectory(robot, 10, seed=4))
     cfg = PathConfig(max_rounds=2, stop_at_first_valid=False, track_samples=2, random_tracks=2)
     res = GGIK(tiny_model()).solve_path(
-        robot, poses, SolveConfig(samples=2), path=cfg, generator=torch.Generator().manual_seed(0)
+        robot, poses, replace(cfg, samples=2), generator=torch.Generator().manual_seed(0)
     )
-    assert res.rounds == 2 and calls == ["poses"]
+    assert res.rounds == 2 and calls == ["poses", "T_goal"]
 
 
 def test_unreachable_waypoints_are_named():
@@ -426,12 +417,10 @@ def test_bad_input():
     ]:
         with pytest.raises(ValueError, match=message):
             solve_path(robot, poses, bad_cfg)
-    with pytest.raises(ValueError, match="SolveConfig.samples must be an integer >= 0"):
-        GGIK(tiny_model()).solve_path(robot, poses, SolveConfig(samples=-1))
-    with pytest.raises(ValueError, match="'model-first' is a strategy of GGIK.solve"):
-        GGIK(tiny_model()).solve_path(robot, poses, SolveConfig(strategy="model-first"))
-    with pytest.raises(TypeError, match="config must be a ggik.SolveConfig, got str"):
-        GGIK(tiny_model()).solve_path(robot, poses, "fast")
+    with pytest.raises(ValueError, match="PathConfig.samples must be >= 0"):
+        GGIK(tiny_model()).solve_path(robot, poses, PathConfig(samples=-1))
+    with pytest.raises(TypeError, match="config must be a ggik.PathConfig .* got str"):
+        GGIK(tiny_model()).solve_path(robot, poses, "fast")  # type: ignore[arg-type]
 
 
 def test_coherent_tracks_without_continuation():

@@ -1,4 +1,4 @@
-"""Path files (ggik.ik.path_file), ``ggik path`` and ``ggik eval paths`` on a tiny suite, the suite's shapes, and the
+"""Path files (ggik.path.files), ``ggik path`` and ``ggik eval paths`` on a tiny suite, the suite's shapes, and the
 path figure."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from ggik.cli import main
 from ggik.errors import PathFileError
 from ggik.evaluation.path_baselines import sequential_lm
 from ggik.evaluation.path_suite import PathSuiteError, SuitePath, read_suite
-from ggik.ik.path_file import read_path_csv, read_trajectory_csv, write_path_csv, write_trajectory_csv
 from ggik.kinematics.geometry import matrix_to_quat, pose_errors
+from ggik.path.files import read_path_csv, read_trajectory_csv, write_path_csv, write_trajectory_csv
 
 F64 = torch.float64
 
@@ -200,20 +200,6 @@ def test_cli_path_bad_values_are_argparse_errors(tmp_path, capsys, args, message
         main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), *args])
     assert exit_.value.code == 2
     assert re.search(message, capsys.readouterr().err)
-
-
-def test_cli_path_old_n_is_samples_with_a_warning(tmp_path, capsys):
-    """-n (the old spelling of --samples) works for one release: same trajectory, a warning on stderr."""
-    robot = Robot.from_name("ur10")
-    write_path_csv(tmp_path / "path.csv", smooth_poses(robot, 10, seed=5)[1])
-    args = ["path", "--robot", "ur10", "--path", str(tmp_path / "path.csv"), "--json"]
-    assert main([*args, "-s", "0"]) == 0
-    new = capsys.readouterr()
-    with pytest.warns(DeprecationWarning, match=r"ggik path -n is deprecated .* use -s/--samples"):
-        assert main([*args, "-n", "0"]) == 0
-    old = capsys.readouterr()
-    assert json.loads(old.out)["q"] == json.loads(new.out)["q"]
-    assert "ggik: warning: ggik path -n is deprecated" in old.err and new.err == ""
 
 
 def test_cli_path_malformed_file_exits_2(tmp_path, capsys):

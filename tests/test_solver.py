@@ -20,11 +20,11 @@ import ggik.ik.strategies
 from ggik import GGIK, GGIKError, GraphError, IKResult, PathConfig, Robot, SolveConfig, random_robot
 from ggik.cli import main
 from ggik.ik.metrics import distinct_solutions
-from ggik.ik.path_refine import TrajectoryConfig
 from ggik.ik.refine import RefineConfig, lm_refine, slsqp_refine
 from ggik.ik.sampling import RawSamples
 from ggik.ik.tolerances import PATH_TOLERANCES, SOLVE_TOLERANCES, Tolerances
 from ggik.kinematics.geometry import make_transform, pose_errors, quat_to_matrix
+from ggik.path.trajectory import TrajectoryConfig
 from ggik.training.config import TrainConfig
 from ggik.training.trainer import Trainer
 from ggik.typed_config import apply_overrides, from_dict, load_yaml
@@ -315,15 +315,14 @@ def test_strategies_take_every_goal_kind(solver, panda):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"samples": -1}, r"SolveConfig.samples must be an integer >= 0, got -1"),
-        ({"samples": 2.5}, r"SolveConfig.samples must be an integer >= 0, got 2.5"),
-        ({"samples": True}, r"SolveConfig.samples must be an integer >= 0, got True"),
+        ({"samples": 0}, r"SolveConfig.samples must be an integer >= 1, got 0"),
+        ({"samples": 2.5}, r"SolveConfig.samples must be an integer >= 1, got 2.5"),
+        ({"samples": True}, r"SolveConfig.samples must be an integer >= 1, got True"),
         ({"random_starts": 0, "strategy": "random"}, r"SolveConfig.random_starts must be an integer >= 1, got 0"),
         ({"refine": "xyz"}, r"SolveConfig.refine must be one of \(None, 'lm', 'slsqp', 'dg', 'dg\+lm'\), got 'xyz'"),
         ({"strategy": "cascade"}, r"SolveConfig.strategy must be one of \('samples', 'model-first', 'random'\)"),
         ({"pos_tol": 0.0}, r"SolveConfig.pos_tol must be positive, got 0.0"),
         ({"rot_tol": float("nan")}, r"SolveConfig.rot_tol must be positive, got nan"),
-        ({"time_limit": -1.0}, r"SolveConfig.time_limit must be positive, got -1.0"),
         ({"strategy": "random", "samples": 4}, r"the strategy 'random' samples no model; leave samples unset"),
         ({"random_starts": 4}, r"random_starts applies to the strategies 'model-first' and 'random'"),
         ({"strategy": "model-first", "refine": "dg"}, r"the strategy 'model-first' refines its starts with one of"),
@@ -340,65 +339,21 @@ def test_solve_config_defaults_and_methods():
     assert SolveConfig(pos_tol=1e-4).tolerances(Tolerances()) == Tolerances(1e-4, 1e-2)
     with pytest.raises(ValueError, match="Tolerances.pos_tol must be positive"):
         Tolerances(pos_tol=0)
-    path = PathConfig(max_jump=0.1, samples=3)
-    assert SolveConfig().path_config(path) == path
-    assert SolveConfig(samples=5, time_limit=2.0, rot_tol=1e-3).path_config(path) == PathConfig(
-        max_jump=0.1, samples=5, time_limit=2.0, rot_tol=1e-3
-    )
-    assert SolveConfig(strategy="random").path_config().samples == 0
-    for cfg, message in (
-        (SolveConfig(strategy="model-first"), "'model-first' is a strategy of GGIK.solve"),
-        (SolveConfig(refine="dg"), "path following refines with LM"),
-        (SolveConfig(strategy="random", random_starts=3), "random_starts does not apply to paths"),
-    ):
-        with pytest.raises(ValueError, match=message):
-            cfg.path_config()
-    with pytest.raises(ValueError, match="uses no model, but PathConfig.track_samples = 2"):
-        SolveConfig(strategy="random").path_config(PathConfig(track_samples=2))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'time_limit'"):
+        SolveConfig(time_limit=1.0)  # type: ignore[call-arg]  # paths take theirs in PathConfig
 
 
-# ---------------------------------------------------------------------------------------------- deprecated forms
-def same_result(a: IKResult, b: IKResult) -> None:
-    for name in ("q", "pos_err", "rot_err", "success", "within_limits"):
-        assert torch.equal(getattr(a, name), getattr(b, name)), name
-
-
-def test_deprecated_arguments_warn_and_give_the_new_forms_numbers(solver, panda):
-    T = goals(panda, 3, 16)
-    new = solver.solve(panda, T, SolveConfig(samples=4, refine="lm", pos_tol=2e-3, rot_tol=0.02), generator=gen(2))
-    with pytest.warns(
-        DeprecationWarning,
-        match=r"GGIK.solve: the arguments num_samples, refine, pos_tol, rot_tol .* "
-        r"are deprecated .* use GGIK.solve\(robot, goals, SolveConfig",
-    ):
-        old = solver.solve(panda, T, num_samples=4, refine="lm", generator=gen(2), pos_tol=2e-3, rot_tol=0.02)
-    same_result(old, new)
-    with pytest.warns(DeprecationWarning, match="the arguments num_samples, refine, generator, pos_tol, rot_tol"):
-        positional = solver.solve(panda, T, 4, "lm", gen(2), 2e-3, 0.02)
-    same_result(positional, new)
-    raw = solver.solve(panda, T, SolveConfig(samples=4), generator=gen(3))
-    with pytest.warns(DeprecationWarning, match="the arguments num_samples "):
-        same_result(solver.solve(panda, T, 4, generator=gen(3)), raw)
-    with pytest.warns(DeprecationWarning, match="the arguments refine "):  # num_samples keeps its old default, 32
-        same_result(solver.solve(panda, T, refine=None, generator=gen(3)), solver.solve(panda, T, generator=gen(3)))
-
-
-def test_deprecated_arguments_keep_their_checks(solver, panda):
+def test_options_are_one_config_object(solver, panda):
+    """The options of solve are one SolveConfig (0.2.0 removed the loose and positional forms: CHANGELOG.md)."""
     T = goals(panda, 2, 10)
-    for n in (0, -3, 2.5):
-        message = rf"num_samples must be a positive integer, got {n}"
-        with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match=message):
-            solver.solve(panda, T, num_samples=n)
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match=r"refine must be one of .* got 'xyz'"):
-        solver.solve(panda, T, num_samples=2, refine="xyz")
-    with pytest.raises(TypeError, match=r"give config=SolveConfig\(...\) or the deprecated keyword arguments num_sam"):
-        solver.solve(panda, T, SolveConfig(), num_samples=2)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'num_samples'"):
+        solver.solve(panda, T, num_samples=2)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="unexpected keyword argument 'samples'"):
-        solver.solve(panda, T, samples=2)
-    with pytest.raises(TypeError, match="multiple values for argument 'generator'"):
-        solver.solve(panda, T, 2, None, gen(), generator=gen())
-    with pytest.raises(TypeError, match="takes its options as config=SolveConfig"):
-        solver.solve(panda, T, SolveConfig(), "lm")
+        solver.solve(panda, T, samples=2)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="positional argument"):
+        solver.solve(panda, T, SolveConfig(), "lm")  # type: ignore[misc]
+    with pytest.raises(TypeError, match="config must be a ggik.SolveConfig, got int"):
+        solver.solve(panda, T, 4)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------------- bad input
@@ -417,14 +372,10 @@ def test_bad_goals_and_arguments(solver, panda):
             ValueError, match=r"T_goal must have shape \(4, 4\) or \(B, 4, 4\), got " + re.escape(str(shape))
         ):
             solver.solve(panda, torch.zeros(shape, dtype=F64), SolveConfig(samples=2))
-    with pytest.raises(ValueError, match=r"SolveConfig.samples must be at least 1 for solve \(0, no model, is for"):
-        solver.solve(panda, T, SolveConfig(samples=0))
     with pytest.raises(TypeError, match="robot must be a ggik.Robot, got str"):
         solver.solve("panda", T, SolveConfig(samples=2))
     with pytest.raises(TypeError, match="config must be a ggik.SolveConfig, got PathConfig"):
         solver.solve(panda, T, config=PathConfig())
-    with pytest.raises(ValueError, match="SolveConfig.time_limit applies to solve_path"):
-        solver.solve(panda, T, SolveConfig(time_limit=1.0))
 
 
 def test_prismatic_robot_needs_a_lock(solver):
@@ -610,8 +561,6 @@ def test_first_solution_solves_the_same_goals(solver, panda, config):
 def test_first_solution_needs_lm(config, message):
     with pytest.raises(ValueError, match=message):
         SolveConfig(first_solution=True, **config)
-    with pytest.raises(ValueError, match="not to paths"):
-        SolveConfig(first_solution=True, strategy="random").path_config()
 
 
 def test_ikresult_prints_counts_not_tensors(solver, panda):

@@ -22,28 +22,31 @@ by construction. Lengths are fractions of the arm's reach R (:func:`benchmarks.o
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from dataclasses import dataclass
 
 import torch
 
-from benchmarks.common.scripts import positive_int, run_model_study
+from benchmarks.common.scripts import nonnegative_int, positive_int, run_model_study
+from benchmarks.obstacles.decoys import block_decoys, decoys
+from benchmarks.obstacles.flappy import flappy_problem
 from benchmarks.obstacles.scenes import _box, reach
-from ggik import GGIK, Robot, Scene, SolveConfig
+from ggik import GGIK, Robot, Scene
 from ggik.collision import Box, Clearance, CollisionModel
 from ggik.evaluation.path_baselines import sequential_lm
 from ggik.evaluation.report import Table
-from ggik.ik.path import PathConfig, solve_path
-from ggik.ik.path_collision import motion_clearance
 from ggik.kinematics.geometry import matrix_to_rpy
+from ggik.path import PathConfig, solve_path
+from ggik.path.motion import motion_clearance
 
 __all__ = ["HARD_SCENES", "HardPath", "hard_paths", "hard_path_table", "main"]
 
 #: path methods, each solving every hard path with the scene's obstacles, time-limited
 METHODS = ("GGIK candidates (solve_path)", "random candidates (solve_path, -s 0)", "sequential LM (32 chains)")
 
-HARD_SCENES = ("window", "bars", "insert", "gates")
+HARD_SCENES = ("window", "bars", "insert", "gates", "flappy")
 _THICK = 0.02  #: [m] wall and bar thickness
 _MARGIN = 0.005  #: [m] free space kept around the witness's links (beyond their capsule radius)
 
@@ -204,76 +207,114 @@ def _gates(robot: Robot, model: CollisionModel, motion: torch.Tensor, R: float) 
     return Scene(boxes=walls)
 
 
+def _witness_paths(robot: Robot, model: CollisionModel, scene_name: str, R: float, gen: torch.Generator,
+                   waypoints: int) -> HardPath | None:  # fmt: skip
+    """One path of ``scene_name`` around a witness (module docstring) from one draw of ``gen``, or None."""
+    if scene_name == "insert":
+        found = _insert(robot, model, gen, waypoints, R)
+        return None if found is None else HardPath(scene_name, found[0], found[1], found[2])
+    if scene_name == "flappy":
+        flappy = flappy_problem(robot, model, gen, waypoints, R)
+        return None if flappy is None else HardPath(scene_name, flappy[0], flappy[1], flappy[2])
+    motion = _motion(robot, gen, waypoints, 2.0)
+    if scene_name == "window":
+        scene = _window(robot, model, motion, R)
+    elif scene_name == "bars":
+        scene = _bars(robot, motion, R)
+    else:
+        scene = _gates(robot, model, motion, R)
+    if scene is None or not bool((motion_clearance(Clearance(robot, model, scene), motion) >= 0).all()):
+        return None
+    return HardPath(scene_name, scene, robot.fk(motion), motion)
+
+
 def hard_paths(
     robot: Robot, model: CollisionModel, scene_name: str, R: float, n: int, waypoints: int, seed: int,
-    tries: int = 4000,
+    tries: int = 4000, block: int = 2,
 ) -> list[HardPath]:  # fmt: skip
     """Up to ``n`` hard paths of ``scene_name`` (:data:`HARD_SCENES`) for ``robot``, each with its own scene around a
-    collision-free witness motion of ``waypoints`` configurations (module docstring); ``tries`` motions at most."""
+    collision-free witness of ``waypoints`` configurations (module docstring); ``tries`` draws at most (a twentieth
+    of them for "insert" and "flappy", whose draws run a path search). ``block`` > 0: the first branches are blocked
+    too (:func:`benchmarks.obstacles.decoys.block_decoys` on up to ``block`` obstacle-free trajectories off the
+    witness's branch), and a path is kept only when at least one was blocked."""
     if scene_name not in HARD_SCENES:
         raise ValueError(f"unknown hard scene {scene_name!r}; scenes: {HARD_SCENES}")
     gen = torch.Generator().manual_seed(seed)
     out: list[HardPath] = []
-    for _ in range(tries if scene_name != "insert" else max(1, tries // 20)):
+    for k in range(tries if scene_name not in ("insert", "flappy") else max(1, tries // 20)):
         if len(out) == n:
             break
-        if scene_name == "insert":
-            found = _insert(robot, model, gen, waypoints, R)
-            if found is not None:
-                out.append(HardPath(scene_name, found[0], found[1], found[2]))
+        hp = _witness_paths(robot, model, scene_name, R, gen, waypoints)
+        if hp is None:
             continue
-        motion = _motion(robot, gen, waypoints, 2.0)
-        if scene_name == "window":
-            scene = _window(robot, model, motion, R)
-        elif scene_name == "bars":
-            scene = _bars(robot, motion, R)
-        else:
-            scene = _gates(robot, model, motion, R)
-        if scene is None:
-            continue
-        if bool((motion_clearance(Clearance(robot, model, scene), motion) >= 0).all()):
-            out.append(HardPath(scene_name, scene, robot.fk(motion), motion))
+        if block:
+            first = decoys(robot, hp.poses, hp.witness, block, seed + k)
+            scene = block_decoys(robot, model, hp.scene, hp.witness, first) if first else None
+            if scene is None:
+                continue
+            hp = HardPath(hp.scene_name, scene, hp.poses, hp.witness)
+        out.append(hp)
     return out
 
 
 def hard_path_table(args: argparse.Namespace) -> Table:
-    """One row per robot, hard scene and method: valid (collision-free) paths, mean and max seconds per path."""
+    """One row per robot, hard scene and method: valid (collision-free) paths, mean, median and max seconds per path;
+    then one row per method over all of them."""
     solver = GGIK.load_or_pretrained(args.ckpt)
     table = Table(
-        "Hard obstacle paths (scenes built around a witness motion)",
-        ["robot", "scene", "method", "paths", "valid [%]", "mean s per path", "max s", "rounds, mean"],
+        "Hard obstacle paths (scenes around a witness, first branches blocked)",
+        ["robot", "scene", "method", "paths", "valid [%]", "mean s per path", "median s", "max s", "rounds, mean"],
     )
+    every: dict[str, tuple[list[bool], list[float], list[int]]] = {m: ([], [], []) for m in METHODS}
     for name in args.robots:
         robot = Robot.from_name(name)
         model = solver.collision_model(robot)
         R = reach(robot, seed=args.seed)
         for scene_name in args.scenes:
-            found = hard_paths(robot, model, scene_name, R, args.paths, args.waypoints, args.seed)
+            found = hard_paths(robot, model, scene_name, R, args.paths, args.waypoints, args.seed, block=args.block)
             for method in METHODS:
                 valid, seconds, rounds = [], [], []
                 for k, hp in enumerate(found):
                     check = Clearance(robot, model, hp.scene)
-                    config = SolveConfig(time_limit=args.time_limit, samples=0 if method.startswith("random") else None)
+                    config = PathConfig(
+                        time_limit=args.time_limit, samples=0 if method.startswith("random") else PathConfig.samples
+                    )
                     gen = torch.Generator().manual_seed(args.seed + k)
                     t = time.perf_counter()
                     if method.startswith("sequential"):
-                        result = sequential_lm(robot, hp.poses, 32, config.path_config(), gen, clearance=check)
+                        result = sequential_lm(robot, hp.poses, 32, config, gen, clearance=check)
                     else:
                         result = solver.solve_path(robot, hp.poses, config, generator=gen, obstacles=hp.scene)
                     seconds.append(time.perf_counter() - t)
                     valid.append(result.valid and float(motion_clearance(check, result.q).min()) >= 0)
                     rounds.append(result.rounds)
                 if found:
-                    n = len(found)
-                    table.add(name, scene_name, method, n, round(100 * sum(valid) / n, 1), round(sum(seconds) / n, 2),
-                              round(max(seconds), 2), round(sum(rounds) / n, 1))  # fmt: skip
-                    print(table.rows[-1], flush=True)
+                    _row(table, name, scene_name, method, valid, seconds, rounds)
+                    for store, new in zip(every[method], (valid, seconds, rounds)):
+                        store.extend(new)  # type: ignore[arg-type]
+    for method, (valid, seconds, rounds) in every.items():
+        if valid:
+            _row(table, "all", "all", method, valid, seconds, rounds)
     table.notes.append(
         f"{args.waypoints} waypoints per path, time limit {args.time_limit:g} s; valid: 0.1 mm / 0.1 deg, limits, "
         "moves <= 7 deg, collision-free at the waypoints and on the motions between them (every degree); each path "
-        "has a collision-free witness by construction."
+        "has a collision-free witness by construction"
+        + (
+            f", and up to {args.block} obstacle-free trajectories off the witness's branch (the first branches a "
+            "continuation finds) collide in its scene (benchmarks/obstacles/decoys.py)."
+            if args.block
+            else "."
+        )
     )
     return table
+
+
+def _row(table: Table, robot: str, scene: str, method: str, valid: list[bool], seconds: list[float],
+         rounds: list[int]) -> None:  # fmt: skip
+    n = len(valid)
+    table.add(robot, scene, method, n, round(100 * sum(valid) / n, 1), round(sum(seconds) / n, 2),
+              round(statistics.median(seconds), 2), round(max(seconds), 2), round(sum(rounds) / n, 1))  # fmt: skip
+    print(table.rows[-1], flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -283,6 +324,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--paths", type=positive_int, default=4, help="paths per robot and scene (at most)")
     ap.add_argument("--waypoints", type=positive_int, default=60)
     ap.add_argument("--time-limit", type=float, default=4.0, help="[s] per path and method")
+    ap.add_argument(
+        "--block",
+        type=nonnegative_int,
+        default=2,
+        help="obstacle-free trajectories off the witness's branch to block per path (0: none)",
+    )
     ap.add_argument("--ckpt", default=None, help="model file (default: the shipped model)")
     return run_model_study(__file__, ap, argv, hard_path_table)
 

@@ -28,7 +28,7 @@ import torch
 
 from ggik import Robot, Scene
 from ggik.collision import Box, Clearance, CollisionModel
-from ggik.ik.path_collision import motion_clearance
+from ggik.path.motion import motion_clearance
 
 __all__ = ["SCENES", "SceneCase", "reach", "build_scene", "scene_goals", "scene_paths"]
 

@@ -36,13 +36,13 @@ import torch
 
 from benchmarks.common.scripts import BenchmarkError
 from benchmarks.obstacles.scenes import SCENES, SceneCase, build_scene, reach, scene_goals, scene_paths
-from ggik import GGIK, IKResult, Robot, SolveConfig
+from ggik import GGIK, IKResult, PathConfig, Robot, SolveConfig
 from ggik.collision import Clearance, CollisionConfig
 from ggik.errors import GGIKError
 from ggik.evaluation.path_baselines import sequential_lm
 from ggik.evaluation.report import Table
 from ggik.ik.metrics import count_distinct
-from ggik.ik.path_collision import motion_clearance
+from ggik.path.motion import motion_clearance
 
 __all__ = ["ObstacleStudy", "IK_METHODS", "PATH_METHODS", "obstacle_tables"]
 
@@ -192,12 +192,14 @@ def _path_rows(table: Table, study: ObstacleStudy, solver: GGIK, robot: Robot, c
     for method in PATH_METHODS:
         valid, clear, seconds = [], [], []
         for k, (poses, _) in enumerate(paths):
-            config = SolveConfig(time_limit=study.path_time_limit, samples=0 if method.startswith("random") else None)
+            config = PathConfig(
+                time_limit=study.path_time_limit, samples=0 if method.startswith("random") else PathConfig.samples
+            )
             kw = {} if method.endswith("checked") else {"obstacles": case.scene}
             gen = torch.Generator().manual_seed(study.seed + k)
             t = time.perf_counter()
             if method.startswith("sequential"):
-                result = sequential_lm(robot, poses, 32, config.path_config(), gen, clearance=check)
+                result = sequential_lm(robot, poses, 32, config, gen, clearance=check)
             else:
                 result = solver.solve_path(robot, poses, config, generator=gen, **kw)
             seconds.append(time.perf_counter() - t)

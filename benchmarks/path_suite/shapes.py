@@ -19,7 +19,7 @@ it), in the plane of the tool's x and y axes:
   into the limit; the other shoulder branch, or a 2 pi equivalent of the first joint, must be taken.
 
 Every path is checked for reachability before it is written: a valid trajectory (0.1 mm, 0.1 deg, limits, 7 deg)
-must exist, found by :func:`ggik.ik.path.solve_path` without a model and with a generous budget (the witness);
+must exist, found by :func:`ggik.path.solve_path` without a model and with a generous budget (the witness);
 a path without one is shrunk (radius x 0.7, or a smaller angle) up to three times, then left out with a note.
 For ``base_arc`` the note says whether continuation from the given configuration fails, as it should.
 """
@@ -38,10 +38,10 @@ from benchmarks.common.streams import PATH_SUITE
 from ggik.evaluation.path_baselines import sequential_lm
 from ggik.evaluation.path_suite import SUITE_FORMAT, SuitePath
 from ggik.fileio import atomic_write_text
-from ggik.ik.path import PathConfig, solve_path
-from ggik.ik.path_file import write_path_csv
 from ggik.kinematics.geometry import axis_angle_to_matrix, make_transform
 from ggik.kinematics.robot import Robot
+from ggik.path import PathConfig, solve_path
+from ggik.path.files import write_path_csv
 from ggik.rng import step_generator
 
 __all__ = ["SHAPES", "home_configuration", "make_shape", "make_suite"]
@@ -125,7 +125,7 @@ def make_shape(
 
 
 def _witness(robot: Robot, poses: torch.Tensor, q_start: torch.Tensor | None, seed: int) -> tuple[bool, float]:
-    """(a valid trajectory found, its mjac [deg]) by :func:`ggik.ik.path.solve_path` without a model, with a generous
+    """(a valid trajectory found, its mjac [deg]) by :func:`ggik.path.solve_path` without a model, with a generous
     budget."""
     cfg = PathConfig(samples=0, starts=32, sweep_tracks=16, max_rounds=6, time_limit=30.0)
     res = solve_path(robot, poses, cfg, q_start=q_start, generator=step_generator(seed, PATH_SUITE, 1))

@@ -17,7 +17,7 @@ import importlib
 import os
 import sys
 
-from ggik.cli.arguments import CommandParser, add_threads_arg, deprecation_notes, set_threads, warn_deprecated
+from ggik.cli.arguments import CommandParser, add_threads_arg, set_threads
 from ggik.cli.commands import COMMANDS
 from ggik.errors import GGIKError
 
@@ -66,7 +66,6 @@ def main(argv: list[str] | None = None) -> int:
         args = _start_up(words)
     else:  # a caller's process (tests, scripts): its collector is left alone
         args = build_parser(_command_of(words)).parse_args(words)
-    warn_deprecated(deprecation_notes(args), sys.stderr)  # old spellings of options, e.g. -n for samples
     args.argv = words  # recorded in result files
     if args.command == "eval":
         from ggik.evaluation.report import code_version

@@ -1,19 +1,14 @@
-"""The one vocabulary of the ``ggik`` commands: shared argparse types for counts, times and tolerances, and the
-deprecated spellings of options.
+"""The one vocabulary of the ``ggik`` commands: shared argparse types for counts, times and tolerances.
 
 Every command spells a count of goals ``-n`` and a count of samples per goal ``-s``/``--samples``. A bad value (a
 sample count below 1, ``--threads 0``, a tolerance or time limit that is not positive) is an argparse error naming
-the option, before anything is loaded. An old spelling whose meaning changed (``-n`` for samples in ``ggik solve``,
-``ggik path`` and ``ggik eval paths``) still works for one release: :class:`DeprecatedAlias` stores the value under
-the new option and :func:`deprecation_notes` turns the note into a warning.
+the option, before anything is loaded.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import warnings
-from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = [
@@ -21,17 +16,11 @@ __all__ = [
     "positive_int",
     "non_negative_int",
     "positive_float",
-    "DeprecatedAlias",
-    "deprecation_notes",
-    "warn_deprecated",
-    "add_old_samples_alias",
     "add_threads_arg",
     "set_threads",
     "add_out_dir_arg",
     "figures_possible",
 ]
-
-_NOTES = "_deprecation_notes"  #: the Namespace attribute where DeprecatedAlias collects its notes
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -105,62 +94,6 @@ def non_negative_float(text: str) -> float:
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
     return value
-
-
-class DeprecatedAlias(argparse.Action):
-    """An old spelling of an option (``p.add_argument("-n", dest="samples", action=DeprecatedAlias,
-    type=..., new="-s/--samples")``): stores the value under ``dest`` like the new option and notes the
-    deprecation, which :func:`deprecation_notes` reports after parsing."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, new: str, **kwargs: Any) -> None:
-        self.new = new
-        super().__init__(option_strings, dest, **kwargs)
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        setattr(namespace, self.dest, values)
-        notes = getattr(namespace, _NOTES, [])
-        notes.append(
-            f"{parser.prog} {option_string} is deprecated and will be removed in the next release: "
-            f"use {self.new} (-n counts goals in every ggik command)"
-        )
-        setattr(namespace, _NOTES, notes)
-
-
-def deprecation_notes(args: argparse.Namespace) -> list[str]:
-    """The deprecation notes that parsing ``args`` collected (removed from ``args``): :func:`ggik.cli.main` prints
-    each as ``ggik: warning: ...`` and issues it as a DeprecationWarning."""
-    notes = list(getattr(args, _NOTES, []))
-    if hasattr(args, _NOTES):
-        delattr(args, _NOTES)
-    return notes
-
-
-def warn_deprecated(notes: list[str], stream: Any) -> None:
-    """Print every note to ``stream`` (a user of the command line sees it) and issue it as a DeprecationWarning
-    (a caller of :func:`ggik.cli.main` can catch it; Python's default filters do not print it twice)."""
-    for note in notes:
-        print(f"ggik: warning: {note}", file=stream)
-        warnings.warn(note, DeprecationWarning, stacklevel=2)
-
-
-def add_old_samples_alias(parser: argparse.ArgumentParser, type: Callable[[str], int]) -> None:
-    """``-n S``, the old spelling of ``-s/--samples`` in the commands where it meant samples: it still sets
-    ``samples`` (same ``type``), with a deprecation note (:class:`DeprecatedAlias`), for one release."""
-    parser.add_argument(
-        "-n",
-        dest="samples",
-        type=type,
-        action=DeprecatedAlias,
-        new="-s/--samples",
-        metavar="S",
-        help="deprecated spelling of -s/--samples, kept for one release (-n counts goals in every ggik command)",
-    )
 
 
 def add_threads_arg(parser: argparse.ArgumentParser, default: int | None = None, note: str = "") -> None:

@@ -16,7 +16,7 @@ from ggik.cli.arguments import add_threads_arg, positive_int, set_threads
 from ggik.cli.commands import HELP
 from ggik.errors import GGIKError
 from ggik.evaluation.demo import DemoCase, figure_panels, run_demo
-from ggik.ik.solver import GGIK
+from ggik.solver import GGIK
 
 __all__ = ["add_demo_parser", "cmd_demo", "print_case"]
 

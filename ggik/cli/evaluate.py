@@ -36,7 +36,7 @@ URDF_FILES = "every URDF file among --robots"  #: what --base/--ee apply to in t
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from ggik.evaluation.tables import EvalConfig, accuracy_table, limits_table, seeding_table
-    from ggik.ik.solver import GGIK
+    from ggik.solver import GGIK
 
     solver = GGIK.load_or_pretrained(args.ckpt)
     robots = resolve_robots(args.robots or available_robots(), args.base, args.ee)
@@ -73,7 +73,7 @@ def cmd_eval_generalisation(args: argparse.Namespace) -> int:
     from ggik.checkpoint import training_set
     from ggik.evaluation.generalisation import generalisation_points, generalisation_table
     from ggik.evaluation.tables import EvalConfig
-    from ggik.ik.solver import GGIK
+    from ggik.solver import GGIK
 
     if args.ckpt_file is not None:
         if args.ckpt is not None:
@@ -117,7 +117,7 @@ def cmd_eval_generalisation(args: argparse.Namespace) -> int:
 def cmd_eval_goals(args: argparse.Namespace) -> int:
     from ggik.evaluation.goal_kind_report import write_goal_kind_report
     from ggik.evaluation.goal_kind_table import goal_kind_rows
-    from ggik.ik.solver import GGIK
+    from ggik.solver import GGIK
 
     for kind in args.kinds:
         check_goal_kind(kind)  # a bad name fails before the model is loaded
@@ -151,7 +151,7 @@ def cmd_eval_goals(args: argparse.Namespace) -> int:
 def cmd_eval_conventions(args: argparse.Namespace) -> int:
     from ggik.evaluation.conventions_table import conventions_table
     from ggik.evaluation.tables import EvalConfig
-    from ggik.ik.solver import GGIK
+    from ggik.solver import GGIK
 
     solver = GGIK.load_or_pretrained(args.ckpt)
     robots = resolve_robots(args.robots or available_robots(), args.base, args.ee)

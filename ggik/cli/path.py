@@ -14,7 +14,6 @@ from typing import Any
 import torch
 
 from ggik.cli.arguments import (
-    add_old_samples_alias,
     add_out_dir_arg,
     add_threads_arg,
     figures_possible,
@@ -27,8 +26,7 @@ from ggik.cli.commands import HELP
 from ggik.cli.obstacles import add_obstacle_args, obstacle_options, refuse_blocking_scene
 from ggik.cli.robots import add_chain_args, add_lock_arg, check_model_chain, robot_from_options
 from ggik.errors import GGIKError
-from ggik.ik.path import PathConfig
-from ggik.ik.solve_config import SolveConfig
+from ggik.path.config import PathConfig
 
 PATH_DEFAULTS = PathConfig()  #: the defaults the options of ``ggik path`` show
 
@@ -56,14 +54,14 @@ def _start(robot: Any, values: list[float] | None) -> Any:
 def cmd_path(args: argparse.Namespace) -> int:
     from ggik.cli.path_output import ProgressBar, path_summary, print_path_summary
     from ggik.collision import Clearance, CollisionModel
-    from ggik.ik.path import solve_path
-    from ggik.ik.path_file import read_path_csv, write_trajectory_csv
-    from ggik.ik.solver import GGIK
+    from ggik.path import solve_path
+    from ggik.path.files import read_path_csv, write_trajectory_csv
+    from ggik.solver import GGIK
 
     robot = robot_from_options(args.robot, args.urdf, args.base, args.ee, args.lock)
     if args.samples > 0:
         check_model_chain(robot, f"--robot {args.robot}" if args.robot else f"--urdf {args.urdf}")
-    config = SolveConfig(samples=args.samples, time_limit=args.time_limit, pos_tol=args.pos_tol, rot_tol=args.rot_tol)
+    config = PathConfig(samples=args.samples, time_limit=args.time_limit, pos_tol=args.pos_tol, rot_tol=args.rot_tol)
     poses = read_path_csv(args.path)
     q_start = _start(robot, args.start)
     if args.out is not None:  # before the search: a path the trajectory cannot be written to is bad input
@@ -83,8 +81,9 @@ def cmd_path(args: argparse.Namespace) -> int:
         if solver is not None:
             result = solver.solve_path(robot, poses, config, q_start=q_start, generator=gen, progress=progress, **kw)
         else:
-            cfg = config.path_config()
-            result = solve_path(robot, poses, cfg, q_start=q_start, generator=gen, clearance=check, progress=progress)
+            result = solve_path(
+                robot, poses, config, q_start=q_start, generator=gen, clearance=check, progress=progress
+            )
     finally:
         if progress is not None:
             progress.close()
@@ -135,16 +134,17 @@ def add_path_parser(sub: Any) -> None:
         help=f"model samples among the {PATH_DEFAULTS.starts} start seeds per start waypoint (default "
         f"{PATH_DEFAULTS.samples}; 0: random starts only, no model loaded)",
     )
-    add_old_samples_alias(p, non_negative_int)
     p.add_argument(
         "--pos-tol",
         type=positive_float,
+        default=PATH_DEFAULTS.pos_tol,
         metavar="M",
         help=f"a waypoint is reached within M [m] (default {PATH_DEFAULTS.pos_tol:g})",
     )
     p.add_argument(
         "--rot-tol",
         type=positive_float,
+        default=PATH_DEFAULTS.rot_tol,
         metavar="RAD",
         help=f"... and RAD [rad] (default {PATH_DEFAULTS.rot_tol:.6g}, 0.1 deg)",
     )
@@ -212,7 +212,6 @@ def add_eval_paths_parser(ev_sub: Any) -> None:
         metavar="S",
         help=f"model samples per start waypoint (GGIK method; default {PATH_DEFAULTS.samples})",
     )
-    add_old_samples_alias(p, positive_int)
     p.add_argument("--chains", type=positive_int, default=32, help="parallel chains of the sequential-LM baseline")
     p.add_argument(
         "--time-limit",

@@ -7,7 +7,7 @@ import math
 import sys
 from typing import Any
 
-from ggik.ik.path_result import ranges
+from ggik.path.result import ranges
 
 __all__ = ["path_summary", "print_path_summary", "ProgressBar"]
 
@@ -113,7 +113,7 @@ def print_path_summary(summary: dict[str, Any], source: str, samples: int, out: 
 
 class ProgressBar:
     """A progress bar of a path search on stderr, over its time limit [s]; shown only once the search has run a
-    second (short searches print nothing). Call it as a :data:`ggik.ik.path.PathProgress`; :meth:`close` at the end."""
+    second (short searches print nothing). Call it as a :data:`ggik.path.PathProgress`; :meth:`close` at the end."""
 
     def __init__(self, time_limit: float) -> None:
         from tqdm import tqdm

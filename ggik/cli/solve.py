@@ -12,7 +12,7 @@ import json
 import math
 from typing import Any
 
-from ggik.cli.arguments import add_old_samples_alias, positive_float, positive_int
+from ggik.cli.arguments import positive_float, positive_int
 from ggik.cli.commands import HELP
 from ggik.cli.obstacles import add_obstacle_args, obstacle_options, refuse_blocking_scene
 from ggik.cli.robots import add_chain_args, add_lock_arg, check_model_chain, robot_from_options
@@ -112,7 +112,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
 def _solve(args: argparse.Namespace) -> int:
     import torch
 
-    from ggik.ik.solver import GGIK
+    from ggik.solver import GGIK
 
     config = _config(args)
     robot = robot_from_options(args.robot, args.urdf, args.base, args.ee, args.lock)
@@ -189,7 +189,6 @@ def add_solve_parser(sub: Any) -> None:
         "base-link frame, roll about it free (rot err = angle between the axes)",
     )
     p.add_argument("-s", "--samples", type=positive_int, metavar="S", help=f"model samples (default {DEFAULT_SAMPLES})")
-    add_old_samples_alias(p, positive_int)
     p.add_argument(
         "--raw",
         action="store_true",

@@ -23,8 +23,8 @@ from ggik.checkpoint import trained_named_robots
 from ggik.errors import GGIKError
 from ggik.ik.metrics import distinct_solutions, success_rate
 from ggik.ik.solve_config import SolveConfig
-from ggik.ik.solver import GGIK, IKResult
 from ggik.kinematics import Robot, random_robot
+from ggik.solver import GGIK, IKResult
 
 __all__ = [
     "DEMO_ROBOTS",

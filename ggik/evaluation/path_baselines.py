@@ -3,7 +3,7 @@
 K chains start from K configurations (uniform random, or all from a given start configuration), and waypoint
 by waypoint every chain runs :func:`ggik.ik.refine.lm_refine_checked` from its value at the previous waypoint. A
 chain is a trajectory; the result is the best chain (valid first, then the fewest failing waypoints, then the
-smallest largest move), judged like :func:`ggik.ik.path.solve_path`'s results (:func:`ggik.ik.path.path_result`).
+smallest largest move), judged like :func:`ggik.path.solve_path`'s results (:func:`ggik.path.result.path_result`).
 Its first valid trajectory is known only at the end, so its time to the first valid one is its total time.
 """
 
@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from ggik.ik.path import PathConfig, PathResult, check_path_inputs, path_result
-from ggik.ik.path_search import joint_scale, unwrap
 from ggik.ik.refine import lm_refine_checked
 from ggik.kinematics.robot import Robot
+from ggik.path.config import PathConfig
+from ggik.path.result import PathResult, path_result
+from ggik.path.search import joint_scale, unwrap
+from ggik.path.solve import check_path_inputs
 
 if TYPE_CHECKING:
     from ggik.collision import Clearance
@@ -41,7 +43,7 @@ def sequential_lm(
     ``q_start`` (dof,): every chain starts from it (then the chains coincide: LM is deterministic). ``clearance``:
     obstacles, kept clear by every LM call (:func:`ggik.ik.refine.lm_refine_checked`) and part of validity (at the
     waypoints and on the motions between them). ValueError for bad poses or ``q_start``
-    (:func:`ggik.ik.path.check_path_inputs`) or ``chains`` < 1."""
+    (:func:`ggik.path.solve.check_path_inputs`) or ``chains`` < 1."""
     t0 = time.perf_counter()
     cfg = cfg or PathConfig()
     poses, qs = check_path_inputs(robot, poses, q_start)

@@ -3,7 +3,7 @@ solved by every method in the same process, each valid trajectory checked by FK.
 
 Methods:
 
-* **GGIK path**: :func:`ggik.ik.path.solve_path` with the model: S samples per start waypoint (plus random starts),
+* **GGIK path**: :func:`ggik.path.solve_path` with the model: S samples per start waypoint (plus random starts),
   continuation, search and trajectory LM (what ``GGIK.solve_path`` does);
 * **random starts + continuation**: the same without the model (random-start LM candidates, the same search and
   refinement);
@@ -35,9 +35,9 @@ from ggik.evaluation.path_baselines import sequential_lm
 from ggik.evaluation.path_suite import PathSuiteError, load_path, read_suite
 from ggik.evaluation.report import Table, model_stamp
 from ggik.graph.robot_graph import RobotGraph
-from ggik.ik.path import PathConfig, PathResult, solve_path
 from ggik.kinematics.robot import Robot
 from ggik.nn.cvae import GGIKModel
+from ggik.path import PathConfig, PathResult, solve_path
 from ggik.rng import step_generator
 
 __all__ = ["METHODS", "PathBenchmark", "run_method", "run_path_benchmark", "COLUMNS"]

@@ -15,8 +15,8 @@ from pathlib import Path
 import torch
 
 from ggik.errors import GGIKError
-from ggik.ik.path_file import read_path_csv
 from ggik.kinematics.robot import Robot
+from ggik.path.files import read_path_csv
 
 __all__ = ["PathSuiteError", "SuitePath", "SUITE_FORMAT", "read_suite", "load_path"]
 

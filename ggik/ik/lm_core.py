@@ -5,8 +5,8 @@ the cost is taken and ``lam`` shrinks by :data:`DAMPING_DOWN`, otherwise ``lam``
 [:data:`DAMPING_MIN`, :data:`DAMPING_MAX`]. A joint on a limit whose gradient component points outward by more than
 :data:`HOLD_GRADIENT` is held out of the step. The solvers that take it: the torch LM (:func:`ggik.ik.refine._lm_flat`,
 large batches and CUDA), its numpy form (:mod:`ggik.ik.lm_numpy`), the compiled kernel (:mod:`ggik.ik.lm_compiled`,
-which reads these constants when it is compiled), the trajectory solver (:mod:`ggik.ik.path_refine`) and the
-continuation sweeps (:func:`ggik.ik.path_candidates.sweep`, fixed damping). Each function takes torch tensors or numpy
+which reads these constants when it is compiled), the trajectory solver (:mod:`ggik.path.trajectory`) and the
+continuation sweeps (:func:`ggik.path.candidates.sweep`, fixed damping). Each function takes torch tensors or numpy
 arrays alike.
 """
 

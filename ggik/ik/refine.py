@@ -152,7 +152,7 @@ def lm_refine_checked(
 ) -> tuple[torch.Tensor, RefineInfo]:
     """:func:`lm_refine` of inputs its caller checked once: canonical goal poses ``T_goal`` (..., 4, 4) of ``kind``
     in the base-link frame (``in_base`` of :class:`ggik.graph.Goals`, :func:`ggik.graph.goal_kinds.goal_poses` or
-    :func:`ggik.ik.path.check_path_inputs`), starts ``q0`` (..., dof), a floating tensor, and the robot's
+    :func:`ggik.path.solve.check_path_inputs`), starts ``q0`` (..., dof), a floating tensor, and the robot's
     :func:`ggik.graph.goal_kinds.tool_axis` (computed when None). Nothing is validated again: the solver's
     strategies and path following call this in their inner loops.
 

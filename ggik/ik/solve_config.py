@@ -1,5 +1,5 @@
-"""One configuration of a solve: :class:`SolveConfig`, taken by :meth:`ggik.GGIK.solve`, :meth:`ggik.GGIK.solve_path`
-and the ``ggik solve`` / ``ggik path`` commands.
+"""One configuration of an IK solve: :class:`SolveConfig`, taken by :meth:`ggik.GGIK.solve` and ``ggik solve`` (path
+following has its own, :class:`ggik.PathConfig`).
 
 Strategies of :meth:`ggik.GGIK.solve` (:data:`STRATEGIES`), all returning an :class:`ggik.IKResult` sorted best first:
 
@@ -15,9 +15,8 @@ A field left at None takes the default of the call: see :class:`SolveConfig`.
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from ggik.ik.path import PathConfig
 from ggik.ik.tolerances import Tolerances, check_tolerance
 
 __all__ = ["SolveConfig", "STRATEGIES", "REFINE_METHODS", "START_REFINERS", "DEFAULT_SAMPLES", "DEFAULT_RANDOM_STARTS"]
@@ -38,31 +37,27 @@ def _count(value: int | None, name: str, minimum: int) -> None:
 
 @dataclass(frozen=True)
 class SolveConfig:
-    """How to solve: samples, refinement, strategy, tolerances, time limit (None: the call's default).
+    """How to solve IK goals: samples, refinement, strategy, tolerances (None: the solver's default).
 
     Attributes:
-        samples: model samples per goal. None: 32 in :meth:`~ggik.GGIK.solve`, ``PathConfig.samples`` (8) in
-            :meth:`~ggik.GGIK.solve_path`, where 0 means random starts only (no model).
+        samples: model samples per goal (None: 32).
         refine: local refinement of every start, one of :data:`REFINE_METHODS`: None (raw model samples), "lm"
             (batched Levenberg-Marquardt), "slsqp" (scipy, slower), "dg" (distance-geometric projection of the
             sampled point sets), "dg+lm" (LM from the "dg" result). The strategies "model-first" and "random"
-            refine with "lm" (also when None) or "slsqp"; path following always with LM (None or "lm").
-        strategy: one of :data:`STRATEGIES` (module docstring); :meth:`~ggik.GGIK.solve_path` takes "samples"
-            (model samples and random starts) and "random" (random starts only: ``samples`` 0).
+            refine with "lm" (also when None) or "slsqp".
+        strategy: one of :data:`STRATEGIES` (module docstring).
         random_starts: uniform random starts per goal of "random" and of the second stage of "model-first"
-            (None: 32). Paths set their start seeds in :class:`ggik.ik.path.PathConfig` (``starts``).
-        pos_tol: [m] success: the position error below this (None: the solver's tolerances, 1 mm, in ``solve``;
-            0.1 mm in ``solve_path``). LM iterates until it is met.
-        rot_tol: [rad] ... and the rotation error below this (None: 0.01 rad in ``solve``; 0.1 deg in ``solve_path``).
-        time_limit: [s] ``solve_path``: no new round of candidates starts after it (None: ``PathConfig.time_limit``,
-            10 s). ``solve`` is one batched pass and takes none.
+            (None: 32).
+        pos_tol: [m] success: the position error below this (None: the solver's tolerances, 1 mm). LM iterates until
+            it is met.
+        rot_tol: [rad] ... and the rotation error below this (None: the solver's, 0.01 rad).
         oversample: K >= 1 (None: 1): ``solve`` draws K x ``samples`` model samples per goal and keeps the
             ``samples`` that best satisfy the problem's known distances
             (:func:`ggik.ik.sampling.known_distance_cost`): about K times the sampling cost, fewer bad samples.
         first_solution: one solution per goal is enough: LM stops a goal's other starts as soon as one of them
             converges (:attr:`ggik.ik.refine.RefineConfig.stop_at_first`: compiled, the starts run in turn; batched in
             torch, in lock-step). The result keeps its S columns, best first; the other starts unconverged. LM only
-            (``refine`` "lm" or "dg+lm", or the strategies "model-first" and "random"); not for paths.
+            (``refine`` "lm" or "dg+lm", or the strategies "model-first" and "random").
 
     Raises ValueError, naming the field, for a value out of range or a combination that means nothing (e.g.
     ``samples`` with the strategy "random", which uses no model).
@@ -74,12 +69,11 @@ class SolveConfig:
     random_starts: int | None = None
     pos_tol: float | None = None
     rot_tol: float | None = None
-    time_limit: float | None = None
     oversample: int | None = None
     first_solution: bool = False
 
     def __post_init__(self) -> None:
-        _count(self.samples, "samples", 0)
+        _count(self.samples, "samples", 1)
         _count(self.oversample, "oversample", 1)
         if self.strategy == "random" and self.oversample is not None:
             raise ValueError("SolveConfig.oversample applies to model samples; the strategy 'random' uses no model")
@@ -88,7 +82,7 @@ class SolveConfig:
             raise ValueError(f"SolveConfig.refine must be one of {REFINE_METHODS}, got {self.refine!r}")
         if self.strategy not in STRATEGIES:
             raise ValueError(f"SolveConfig.strategy must be one of {STRATEGIES}, got {self.strategy!r}")
-        for name in ("pos_tol", "rot_tol", "time_limit"):
+        for name in ("pos_tol", "rot_tol"):
             if getattr(self, name) is not None:
                 check_tolerance(getattr(self, name), f"SolveConfig.{name}")
         if self.strategy == "random" and self.samples is not None:
@@ -124,37 +118,3 @@ class SolveConfig:
             default.pos_tol if self.pos_tol is None else self.pos_tol,
             default.rot_tol if self.rot_tol is None else self.rot_tol,
         )
-
-    def path_config(self, base: PathConfig | None = None) -> PathConfig:
-        """The :class:`PathConfig` of a path solve: ``base`` (default ``PathConfig()``) with the fields set here
-        (``samples``, ``pos_tol``, ``rot_tol``, ``time_limit``; the strategy "random": ``samples`` 0). ValueError for
-        what paths do not take: the strategy "model-first", another refinement than LM, ``random_starts``."""
-        if self.strategy == "model-first":
-            raise ValueError(
-                "SolveConfig.strategy 'model-first' is a strategy of GGIK.solve; paths take 'samples' "
-                "(model samples and random starts) or 'random' (random starts only)"
-            )
-        if self.refine not in (None, "lm"):
-            raise ValueError(
-                f"path following refines with LM; SolveConfig.refine must be None or 'lm', got {self.refine!r}"
-            )
-        if self.oversample is not None or self.first_solution:
-            raise ValueError("SolveConfig.oversample and first_solution apply to GGIK.solve, not to paths")
-        if self.random_starts is not None:
-            raise ValueError(
-                "SolveConfig.random_starts does not apply to paths; set PathConfig.starts (start seeds per "
-                "start waypoint, model samples included)"
-            )
-        cfg = base or PathConfig()
-        changes = {
-            name: getattr(self, name)
-            for name in ("samples", "pos_tol", "rot_tol", "time_limit")
-            if getattr(self, name) is not None
-        }
-        if self.strategy == "random":
-            if cfg.track_samples:
-                raise ValueError(
-                    f"the strategy 'random' uses no model, but PathConfig.track_samples = {cfg.track_samples}"
-                )
-            changes["samples"] = 0
-        return replace(cfg, **changes)

@@ -188,8 +188,8 @@ def test_hard_paths_have_collision_free_witnesses():
     from benchmarks.obstacles.scenes import reach
     from ggik import Robot
     from ggik.collision import Clearance, CollisionModel
-    from ggik.ik.path_collision import motion_clearance
     from ggik.kinematics.geometry import pose_errors
+    from ggik.path.motion import motion_clearance
 
     robot = Robot.from_name("panda")
     model = CollisionModel.from_robot(robot)

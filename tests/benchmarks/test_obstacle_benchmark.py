@@ -11,7 +11,7 @@ from benchmarks.obstacles import bench_obstacles
 from benchmarks.obstacles.scenes import SCENES, build_scene, reach, scene_goals, scene_paths
 from ggik import Robot
 from ggik.collision import Clearance, CollisionModel
-from ggik.ik.path_collision import motion_clearance
+from ggik.path.motion import motion_clearance
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,5 @@
-"""The IK solver users call: a trained GGIK model + angle recovery + optional local refinement.
+"""The solver users call: a trained GGIK model + angle recovery + optional local refinement (:meth:`GGIK.solve`,
+layer :mod:`ggik.ik`), and path following with it (:meth:`GGIK.solve_path`, layer :mod:`ggik.path`).
 
 from ggik import GGIK, Robot, SolveConfig
 solver = GGIK.load("runs/panda/last.pt")        # or GGIK.pretrained()
@@ -24,14 +25,13 @@ from ggik.graph import Goals, RobotGraph
 from ggik.graph.goal_kinds import check_goal_kind, goal_poses, tool_axis
 from ggik.ik import single_goal
 from ggik.ik.dg_refine import DGConfig
-from ggik.ik.legacy_arguments import path_arguments, solve_arguments
-from ggik.ik.path import PathConfig, PathProgress, PathResult, solve_path
 from ggik.ik.refine import RefineConfig
 from ggik.ik.result import IKResult, sort_best_first
 from ggik.ik.solve_config import DEFAULT_SAMPLES, REFINE_METHODS, SolveConfig
 from ggik.ik.strategies import model_first_strategy, random_strategy, samples_strategy
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel
+from ggik.path import PathConfig, PathProgress, PathResult, solve_path
 
 __all__ = ["GGIK", "IKResult", "PathResult", "SolveConfig", "PRETRAINED_CHECKPOINT", "sort_best_first"]
 
@@ -105,13 +105,12 @@ class GGIK:
         robot: Robot,
         T_goal: Any,
         config: SolveConfig | None = None,
-        *legacy: Any,
+        *,
         generator: torch.Generator | None = None,
         goal: str = "pose",
         obstacles: Scene | None = None,
         collision_model: CollisionModel | None = None,
         collision: CollisionConfig | None = None,
-        **deprecated: Any,
     ) -> IKResult:
         """IK solutions for goals ``T_goal`` (4, 4) or (B, 4, 4): EE poses in ``robot``'s base-link frame.
 
@@ -144,20 +143,13 @@ class GGIK:
         ``collision_model`` without ``obstacles`` checks self-collision alone. SLSQP takes the clearances as inequality
         constraints (distance >= margin).
 
-        The goals are checked once here (:meth:`ggik.RobotGraph.goals`) and passed down checked. The keyword
-        arguments ``num_samples``, ``refine``, ``pos_tol`` and ``rot_tol`` (and positional options after
-        ``T_goal``) are the deprecated form of ``config``: they still work, with a DeprecationWarning.
+        The goals are checked once here (:meth:`ggik.RobotGraph.goals`) and passed down checked.
         """
         if not isinstance(robot, Robot):
             raise TypeError(f"robot must be a ggik.Robot, got {type(robot).__name__}")
-        config, generator, goal = solve_arguments(config, legacy, deprecated, generator, goal)
+        config = SolveConfig() if config is None else config
         if not isinstance(config, SolveConfig):
             raise TypeError(f"config must be a ggik.SolveConfig, got {type(config).__name__}")
-        if config.time_limit is not None:
-            raise ValueError(
-                "SolveConfig.time_limit applies to solve_path (an anytime search); solve is one batched "
-                "pass and takes none"
-            )
         cfg = self._refine_config(config)
         clearance = self._clearance(robot, obstacles, collision_model, collision)
         # on a GPU the whole solve stays there (sampling, angle recovery, LM, ranking), the result comes back at the end
@@ -170,10 +162,6 @@ class GGIK:
             result = random_strategy(robot, T.to(where), kind, config.starts, config.method, cfg, generator, clearance)
             return result.result.to("cpu")
         samples = DEFAULT_SAMPLES if config.samples is None else config.samples
-        if samples < 1:
-            raise ValueError(
-                f"SolveConfig.samples must be at least 1 for solve (0, no model, is for solve_path), got {samples}"
-            )
         graph = self._graph(robot)
         goals = self._checked_goals(robot, T_goal, goal, graph)
         assert isinstance(goals, Goals)
@@ -256,47 +244,42 @@ class GGIK:
         self,
         robot: Robot,
         poses: torch.Tensor,
-        config: SolveConfig | None = None,
-        *legacy: Any,
-        path: PathConfig | None = None,
+        config: PathConfig | None = None,
+        *,
         q_start: torch.Tensor | None = None,
         generator: torch.Generator | None = None,
         obstacles: Scene | None = None,
         collision_model: CollisionModel | None = None,
         collision: CollisionConfig | None = None,
         progress: PathProgress | None = None,
-        **deprecated: Any,
     ) -> PathResult:
         """A joint trajectory that follows the EE path ``poses`` (T, 4, 4) (base-link frame), by
-        :func:`ggik.ik.path.solve_path`: start candidates from ``config.samples`` model samples (None: the path
-        config's ``samples``, 8 by default; 0 or the strategy "random": random starts only, no model) and random
-        starts (16 seeds in all), continuation along the path, a dynamic-programming search and LM on the whole
-        trajectory, in rounds until a valid trajectory or ``config.time_limit`` [s] (default 10).
+        :func:`ggik.path.solve_path` with this solver's model: start candidates from ``config.samples`` model samples
+        (0: random starts only, the model is not used) and random starts, continuation along the path, a search over
+        all candidates and LM on the whole trajectory, in rounds until a valid trajectory or ``config.time_limit``.
 
-        Valid: every waypoint within ``pos_tol`` (default 0.1 mm) and ``rot_tol`` (default 0.1 deg, in rad), every
-        configuration within the joint limits, no joint moving more than 7 deg between waypoints. ``path``:
-        :class:`ggik.ik.path.PathConfig`, every other option of path following (the fields ``config`` sets override
-        it, :meth:`SolveConfig.path_config`). ``q_start`` (dof,): the configuration the robot starts from. The poses
-        are checked once, on entry. ``obstacles``, ``collision_model``, ``collision``: as in :meth:`solve`; valid then
-        also means collision-free at every waypoint and on every motion between them (checked every degree), and the
-        result reports ``collision_free``, ``min_clearance`` and ``collisions``. ``progress``: called after every
-        round (:data:`ggik.ik.path.PathProgress`). Returns a :class:`PathResult`.
-
-        The keyword arguments ``num_samples``, ``time_limit``, ``pos_tol``, ``rot_tol`` and a PathConfig given as
-        ``config`` (and positional options after ``poses``) are the deprecated form: they still work, with a
-        DeprecationWarning.
+        ``config``: :class:`ggik.PathConfig` (default ``PathConfig()``), every option of path following, its
+        tolerances and time limit included. Valid: every waypoint within ``config.pos_tol`` and ``config.rot_tol``,
+        every configuration within the joint limits, no joint moving more than ``config.max_jump`` between
+        waypoints. ``q_start`` (dof,): the configuration the robot starts from. The poses are checked once, on entry.
+        ``obstacles``, ``collision_model``, ``collision``: as in :meth:`solve`; valid then also means collision-free
+        at every waypoint and on every motion between them, and the result names the collisions, the waypoints
+        without any valid candidate and the closest obstacle. ``progress``: called after every round
+        (:data:`ggik.path.PathProgress`). Returns a :class:`ggik.PathResult`.
         """
         if not isinstance(robot, Robot):
             raise TypeError(f"robot must be a ggik.Robot, got {type(robot).__name__}")
-        config, path, q_start, generator = path_arguments(config, legacy, deprecated, path, q_start, generator)
-        if not isinstance(config, SolveConfig):
-            raise TypeError(f"config must be a ggik.SolveConfig, got {type(config).__name__}")
-        cfg = config.path_config(path)
+        config = PathConfig() if config is None else config
+        if not isinstance(config, PathConfig):
+            raise TypeError(
+                f"config must be a ggik.PathConfig (paths take their samples, time limit and tolerances there), "
+                f"got {type(config).__name__}"
+            )
         clearance = self._clearance(robot, obstacles, collision_model, collision)
-        use_model = cfg.samples > 0 or cfg.track_samples > 0
+        use_model = config.samples > 0 or config.track_samples > 0
         graph = self._graph(robot) if use_model else None
         model = self.model if use_model else None
-        return solve_path(robot, poses, cfg, model, graph, q_start, generator, clearance, progress)
+        return solve_path(robot, poses, config, model, graph, q_start, generator, clearance, progress)
 
     def with_tolerances(self, pos_tol: float, rot_tol: float) -> GGIK:
         """A solver sharing this model with other success tolerances [m, rad]."""

@@ -1,4 +1,4 @@
-"""The options of path following (:func:`ggik.ik.path.solve_path`): tolerances, budgets and method switches."""
+"""The options of path following (:func:`ggik.path.solve_path`): tolerances, budgets and method switches."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ __all__ = ["PathConfig"]
 
 @dataclass
 class PathConfig:
-    """Tolerances, budgets and method switches of :func:`ggik.ik.path.solve_path` (``ggik eval paths`` measures the
+    """Tolerances, budgets and method switches of :func:`ggik.path.solve_path` (``ggik eval paths`` measures the
     defaults on the path suite in ``eval/paths/``)."""
 
     pos_tol: float = PATH_TOLERANCES.pos_tol  #: [m] a waypoint is reached within this position error (CppFlow: 0.1 mm)

@@ -9,7 +9,7 @@ weight s stays while some move is larger than allowed (for at most half the iter
 geometrically (it shapes the trajectory early and no longer biases the poses late). Joint values are clamped
 into the limits after each step, and a joint sitting on a limit whose descent direction points outward is held
 for that step (projected LM, as :func:`ggik.ik.refine.lm_refine`).
-Continuous joints are unbounded and their values are taken as unwrapped (:func:`ggik.ik.path_search.unwrap`).
+Continuous joints are unbounded and their values are taken as unwrapped (:func:`ggik.path.search.unwrap`).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ import numpy as np
 import torch
 
 from ggik.ik.lm_core import damped, held_joints, next_damping
-from ggik.ik.path_collision import motion_clearance
-from ggik.ik.path_search import JointScale
 from ggik.ik.refine import pose_residual
 from ggik.ik.residuals import pose_weights
 from ggik.ik.tolerances import PATH_TOLERANCES
 from ggik.kinematics.geometry import pose_errors
 from ggik.kinematics.robot import Robot
+from ggik.path.motion import motion_clearance
+from ggik.path.search import JointScale
 
 if TYPE_CHECKING:
     from ggik.collision import Clearance
@@ -61,7 +61,7 @@ class TrajectoryInfo:
         valid: every waypoint reached and within the limits, no move above 1, and (with obstacles) no collision.
         iterations: LM iterations run (0 for a check alone).
         clearance: (T,) [m] with obstacles, the lowest signed distance at each waypoint and on the motion arriving at
-            it (:func:`ggik.ik.path_collision.motion_clearance`); None without.
+            it (:func:`ggik.path.motion.motion_clearance`); None without.
     """
 
     pos_err: torch.Tensor

@@ -6,12 +6,12 @@ small moves between consecutive configurations (the problem of CppFlow, Morgan e
 1. *candidates*: start candidates at a few waypoints (GGIK samples of the model, if any, and uniform random
    starts, refined by batched LM; the ends of the path in the first round, the worst place of the best path so far
    later), then *continuation* from the distinct ones in both directions along the whole path
-   (:func:`ggik.ik.path_candidates.sweep`: one batched Gauss-Newton predictor step per waypoint, then one batched
+   (:func:`ggik.path.candidates.sweep`: one batched Gauss-Newton predictor step per waypoint, then one batched
    LM call corrects every waypoint of every track); optionally also coherent model tracks (the same sampling noise
    at every waypoint) and constant random-start tracks, refined the same way;
-2. *search*: dynamic programming over all candidates so far (:func:`ggik.ik.path_search.search_path`: the path
+2. *search*: dynamic programming over all candidates so far (:func:`ggik.path.search.search_path`: the path
    with the smallest largest joint move, then the smoothest among those, away from the joint limits);
-3. *trajectory refinement*: LM on all waypoints at once (:func:`ggik.ik.path_refine.trajectory_refine`).
+3. *trajectory refinement*: LM on all waypoints at once (:func:`ggik.path.trajectory.trajectory_refine`).
 
 It stops at the first valid trajectory (or keeps improving until the time limit with
 ``stop_at_first_valid=False``), and returns the best trajectory found. Valid (CppFlow's criterion): every
@@ -32,21 +32,21 @@ import torch
 
 from ggik.graph import Goals
 from ggik.graph.robot_graph import RobotGraph
-from ggik.ik.path_candidates import distinct, model_tracks, random_tracks, refine_tracks, sweep
-from ggik.ik.path_config import PathConfig
-from ggik.ik.path_refine import TrajectoryConfig, trajectory_check, trajectory_refine
-from ggik.ik.path_result import PathResult, path_result
-from ggik.ik.path_search import JointScale, SearchResult, joint_scale, jumps, search_path, wrap_difference
 from ggik.ik.refine import RefineConfig
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics.geometry import check_pose, pose_errors
 from ggik.kinematics.robot import Robot
 from ggik.nn.cvae import GGIKModel
+from ggik.path.candidates import distinct, model_tracks, random_tracks, refine_tracks, sweep
+from ggik.path.config import PathConfig
+from ggik.path.result import PathResult, path_result
+from ggik.path.search import JointScale, SearchResult, joint_scale, jumps, search_path, wrap_difference
+from ggik.path.trajectory import TrajectoryConfig, TrajectoryInfo, trajectory_check, trajectory_refine
 
 if TYPE_CHECKING:
     from ggik.collision import Clearance
 
-__all__ = ["PathConfig", "PathResult", "PathProgress", "solve_path", "path_result", "check_path_inputs"]
+__all__ = ["PathProgress", "solve_path", "check_path_inputs"]
 
 #: ``progress(rounds, elapsed, failing, valid)`` after each round of :func:`solve_path`: the rounds run, the seconds
 #: since the call began, the waypoints the round's trajectory fails (out of tolerance or limits, or colliding) and
@@ -154,7 +154,7 @@ def solve_path(
     be allowed too. ``generator``: every random draw (starts, model noise). ``clearance``: obstacles
     (:class:`ggik.collision.Clearance`): every candidate is refined clear of them and counts only when collision-free,
     trajectory LM adds their rows, and a valid trajectory is also collision-free at every waypoint and on every motion
-    between them (:mod:`ggik.ik.path_collision`). ``progress``: called after every round (:data:`PathProgress`).
+    between them (:mod:`ggik.path.motion`). ``progress``: called after every round (:data:`PathProgress`).
     Raises ValueError for bad poses, configurations or options.
     """
     t0 = time.perf_counter()
@@ -166,7 +166,7 @@ def solve_path(
     goals = None
     if model is not None:
         graph = model.check_graph(graph or model.graph(robot))
-        goals = Goals(in_base=poses, in_graph=graph.goal_in_graph(poses), kind="pose")  # graph.goals less its check
+        goals = graph.goals(poses)
     T = poses.shape[0]
     scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
     lm = cfg.lm_config()
@@ -179,7 +179,7 @@ def solve_path(
     )
     timings = dict.fromkeys(("starts", "sweeps", "tracks", "correct", "search", "refine"), 0.0)
     pool, count, rounds, first_valid = _Pool(scale), 0, 0, math.nan
-    best: tuple[tuple, torch.Tensor] | None = None  # (rank key, trajectory)
+    best: tuple[tuple, torch.Tensor, TrajectoryInfo] | None = None  # (rank key, trajectory, its judgement)
     at = [0] if T == 1 else [0, T - 1]
     extra = None if q_start is None else q_start[None]
 
@@ -236,7 +236,7 @@ def solve_path(
         failures = int((~info.reached | ~info.within_limits | collides).sum())
         key = (not info.valid, failures, worst)  # valid first, then the fewest failures, then the smoothest
         if best is None or key < best[0]:
-            best = (key, q_path)
+            best = (key, q_path, info)
         if info.valid and math.isnan(first_valid):
             first_valid = time.perf_counter() - t0
         if progress is not None:
@@ -246,7 +246,18 @@ def solve_path(
         at = _next_starts(found, cand_ok, scale, q_start, generator, collides.nonzero()[:, 0].tolist())
     assert best is not None  # at least one round ran
     result = path_result(
-        robot, poses, best[1], cfg, q_start, first_valid, time.perf_counter() - t0, count, rounds, timings, clearance
+        robot,
+        poses,
+        best[1],
+        cfg,
+        q_start,
+        first_valid,
+        time.perf_counter() - t0,
+        count,
+        rounds,
+        timings,
+        clearance,
+        best[2],
     )
     assert pool.valid is not None  # every round adds candidates
     result.no_candidate = (~pool.valid.any(-1)).nonzero()[:, 0].tolist()

@@ -1,4 +1,4 @@
-"""IK candidates for every waypoint of a path, coherent along it (the layers of :mod:`ggik.ik.path_search`).
+"""IK candidates for every waypoint of a path, coherent along it (the layers of :mod:`ggik.path.search`).
 
 A *track* is one seed per waypoint (T, dof) from which batched LM refines every waypoint at once:
 
@@ -23,12 +23,12 @@ import torch
 from ggik.graph import Goals
 from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.lm_core import damped
-from ggik.ik.path_search import JointScale, jumps, wrap_difference
 from ggik.ik.refine import RefineConfig, lm_refine_checked
 from ggik.ik.residuals import pose_weights
 from ggik.ik.sampling import sample_joint_angles, shared_noise
 from ggik.kinematics.robot import Robot
 from ggik.nn.cvae import GGIKModel
+from ggik.path.search import JointScale, jumps, wrap_difference
 
 if TYPE_CHECKING:
     from ggik.collision import Clearance
@@ -140,7 +140,7 @@ def refine_tracks(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """LM from every seed (T, K, dof) to its waypoint's pose (T, 4, 4), all in one batched call (only the seeds
     where ``mask`` (T, K) is true, when given; the others stay as they are and are invalid). The poses are taken
-    as checked (:func:`ggik.ik.path.check_path_inputs`) and the seeds as joint values this module made:
+    as checked (:func:`ggik.path.solve.check_path_inputs`) and the seeds as joint values this module made:
     :func:`ggik.ik.refine.lm_refine_checked` validates neither again. ``clearance``: obstacles, kept clear by LM.
 
     Returns (q (T, K, dof), valid (T, K) bool: within ``cfg``'s tolerances and the joint limits, and collision-free

@@ -1,5 +1,5 @@
-"""The result of path following (:func:`ggik.ik.path.solve_path`, or any other method): a joint trajectory judged by
-a :class:`ggik.ik.path_config.PathConfig`'s tolerances and allowed moves."""
+"""The result of path following (:func:`ggik.path.solve_path`, or any other method): a joint trajectory judged by
+a :class:`ggik.path.PathConfig`'s tolerances and allowed moves."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ggik.ik.path_config import PathConfig
-from ggik.ik.path_refine import TrajectoryConfig, trajectory_check
-from ggik.ik.path_search import joint_scale
 from ggik.kinematics.robot import Robot
+from ggik.path.config import PathConfig
+from ggik.path.search import joint_scale
+from ggik.path.trajectory import TrajectoryConfig, TrajectoryInfo, trajectory_check
 
 if TYPE_CHECKING:
     from ggik.collision import Clearance
@@ -38,13 +38,13 @@ class PathResult:
         candidates: candidate configurations refined (start candidates, continuation and tracks).
         rounds: rounds run; timings: [s] per part ("starts", "sweeps", "tracks", "correct", "search", "refine").
         collision_free: with obstacles, no collision at any waypoint or on the motions between them (checked every
-            degree, :mod:`ggik.ik.path_collision`); None without obstacles.
+            degree, :mod:`ggik.path.motion`); None without obstacles.
         min_clearance: [m] with obstacles, the lowest signed distance over the trajectory (negative: the deepest
             overlap); None without.
         collisions: waypoints in collision, or whose arriving motion collides (empty without obstacles).
         no_candidate: waypoints where the search found no valid configuration at all (within the tolerances and the
             limits, and collision-free with obstacles) in any round: a path that fails there is likely impossible
-            there, not merely hard (empty when every waypoint had one; :func:`ggik.ik.path.solve_path` fills it).
+            there, not merely hard (empty when every waypoint had one; :func:`ggik.path.solve_path` fills it).
         closest_obstacle: with obstacles, the robot-obstacle pair closest over the returned trajectory's waypoints and
             the waypoint ("panda_link5 - boxes[0] at waypoint 12", numbered from 0); None without obstacles.
     """
@@ -120,12 +120,16 @@ def path_result(
     rounds: int,
     timings: dict[str, float],
     clearance: Clearance | None = None,
+    info: TrajectoryInfo | None = None,
 ) -> PathResult:
     """The :class:`PathResult` of trajectory ``q`` (T, dof) for ``poses`` (T, 4, 4) judged by ``cfg``'s tolerances and
-    allowed moves, and with ``clearance`` its obstacles (for any method: the baselines of the benchmark use it too)."""
-    scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
-    traj = TrajectoryConfig(pos_tol=cfg.pos_tol, rot_tol=cfg.rot_tol)
-    info = trajectory_check(robot, poses, q, scale, traj, q_start, clearance=clearance)
+    allowed moves, and with ``clearance`` its obstacles (for any method: the baselines of the benchmark use it too).
+    ``info``: the judgement of ``q`` by these tolerances, moves and obstacles when the caller has it (the search's
+    last check of its trajectory); None: judged here."""
+    if info is None:
+        scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
+        traj = TrajectoryConfig(pos_tol=cfg.pos_tol, rot_tol=cfg.rot_tol)
+        info = trajectory_check(robot, poses, q, scale, traj, q_start, clearance=clearance)
     clear = info.clearance
     full = q if q_start is None else torch.cat([q_start[None], q])
     steps = full[1:] - full[:-1]
