@@ -12,6 +12,9 @@ inside the tool's distance from the base axis to 0.2 R beyond it, from the table
 each with a horizontal slot as low as the witness's links allow (their crossings of the plate, every degree of the
 motion, plus 5 mm). A problem is kept only when the witness is collision-free at every degree and the first trajectory
 collides: following the first branch leads into a wall.
+
+:func:`slot_problem` makes the same path with tool-sized slots and no witness (the suite does not know whether it can
+be solved): it shows what a failing search reports.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from ggik.kinematics.geometry import matrix_to_rpy
 from ggik.path import PathConfig, solve_path
 from ggik.path.motion import motion_clearance
 
-__all__ = ["flappy_problem"]
+__all__ = ["flappy_problem", "slot_problem"]
 
 _THICK = 0.02  #: [m] wall thickness
 _MARGIN = 0.005  #: [m] free space kept around the witness's links in a slot (beyond their capsule radius)
@@ -78,10 +81,9 @@ def _slot(robot: Robot, model: CollisionModel, witness: torch.Tensor, centre_xy:
     return float((z - grow)[hit].min()), float((z + grow)[hit].max())
 
 
-def flappy_problem(robot: Robot, model: CollisionModel, gen: torch.Generator, waypoints: int, R: float,
-                   inner: float = 0.3) -> tuple[Scene, torch.Tensor, torch.Tensor] | None:  # fmt: skip
-    """(scene, poses (waypoints, 4, 4), witness (waypoints, dof)) of one flappy problem (module docstring), or None
-    when this draw gives none."""
+def _sideways_path(robot: Robot, gen: torch.Generator, waypoints: int, R: float):
+    """(poses (waypoints, 4, 4), travel (3,), radial (3,), rho [m]) of one sideways tool path (module docstring), or
+    None when this draw's tool is not in front of the arm."""
     q0 = robot.sample_q(1, gen)[0]
     T0 = robot.fk(q0)
     p0 = T0[:3, 3]
@@ -91,32 +93,73 @@ def flappy_problem(robot: Robot, model: CollisionModel, gen: torch.Generator, wa
     radial = torch.cat([p0[:2] / rho, torch.zeros(1, dtype=p0.dtype)])
     travel = torch.stack([-radial[1], radial[0], torch.zeros((), dtype=p0.dtype)])
     s = torch.linspace(0, 1, waypoints, dtype=torch.float64)
-    length, amp = 0.6 * R, 0.08 * R
-    pos = p0 + (s[:, None] - 0.5) * length * travel
-    pos[:, 2] = float(p0[2]) + amp * torch.sin(3 * math.pi * s)
+    pos = p0 + (s[:, None] - 0.5) * (0.6 * R) * travel
+    pos[:, 2] = float(p0[2]) + 0.08 * R * torch.sin(3 * math.pi * s)
     poses = T0.expand(waypoints, 4, 4).clone()
     poses[:, :3, 3] = pos
+    return poses, travel, radial, rho
+
+
+def _first_trajectory(robot: Robot, poses: torch.Tensor, gen: torch.Generator) -> torch.Tensor | None:
+    """The trajectory path following finds first without obstacles (random starts), or None when it finds none."""
     seed = int(torch.randint(2**31, (1,), generator=gen))
-    first = solve_path(
+    found = solve_path(
         robot, poses, PathConfig(samples=0, time_limit=2.0), generator=torch.Generator().manual_seed(seed)
     )
-    if not first.valid:  # the path itself (without the walls) must be one an arm can follow
+    return found.q if found.valid else None
+
+
+def flappy_problem(robot: Robot, model: CollisionModel, gen: torch.Generator, waypoints: int, R: float,
+                   inner: float = 0.3) -> tuple[Scene, torch.Tensor, torch.Tensor] | None:  # fmt: skip
+    """(scene, poses (waypoints, 4, 4), witness (waypoints, dof)) of one flappy problem (module docstring), or None
+    when this draw gives none."""
+    path = _sideways_path(robot, gen, waypoints, R)
+    if path is None:
         return None
-    others = decoys(robot, poses, first.q, 3, seed + 1)
+    poses, travel, radial, rho = path
+    first = _first_trajectory(robot, poses, gen)
+    if first is None:  # the path itself (without the walls) must be one an arm can follow
+        return None
+    others = decoys(robot, poses, first, 3, int(torch.randint(2**31, (1,), generator=gen)))
     if not others:  # one branch only: nothing to hide the witness from
         return None
     witness = others[0]
     boxes: list[Box] = []
     for f in (0.25, 0.5, 0.75):
         k = int(round(f * (waypoints - 1)))
-        slot = _slot(robot, model, witness, pos[k, :2], travel, radial, rho - inner * R, rho + 0.2 * R)
+        slot = _slot(robot, model, witness, poses[k, :2, 3], travel, radial, rho - inner * R, rho + 0.2 * R)
         if slot is None:
             return None
-        boxes += _wall(pos[k, :2], travel, radial, rho - inner * R, rho + 0.2 * R, slot, R)
+        boxes += _wall(poses[k, :2, 3], travel, radial, rho - inner * R, rho + 0.2 * R, slot, R)
     scene = Scene(boxes=tuple(boxes))
     check = Clearance(robot, model, scene)
     if not bool((motion_clearance(check, witness) >= 0).all()):
         return None
-    if bool((motion_clearance(check, first.q) >= 0).all()):  # the first branch must lead into a wall
+    if bool((motion_clearance(check, first) >= 0).all()):  # the first branch must lead into a wall
         return None
     return scene, poses, witness
+
+
+def slot_problem(robot: Robot, model: CollisionModel, gen: torch.Generator, waypoints: int, R: float,
+                 gap: float = 0.03, inner: float = 0.1) -> tuple[Scene, torch.Tensor] | None:  # fmt: skip
+    """(scene, poses (waypoints, 4, 4)) of a tool-sized slot problem without a witness: the sideways path of the module
+    docstring, but with the tool's axis along the direction of travel, and plates only ``inner`` R deep (from
+    ``inner`` R inside the tool's distance from the base axis), each with a slot of the tool's capsule radius plus
+    ``gap`` [m] above and below the tool's height there. The tool must thread the slots with its wrist behind it; no
+    witness is built, so the suite does not know whether a valid trajectory exists. None when this draw gives no path
+    that path following solves without the plates."""
+    path = _sideways_path(robot, gen, waypoints, R)
+    if path is None:
+        return None
+    poses, travel, radial, rho = path
+    up = torch.tensor([0.0, 0.0, 1.0], dtype=poses.dtype)
+    poses[:, :3, :3] = torch.stack([up, torch.linalg.cross(travel, up), travel], -1)  # tool axis along the travel
+    if _first_trajectory(robot, poses, gen) is None:
+        return None
+    half = float(model.radius.max()) + gap
+    boxes: list[Box] = []
+    for f in (0.25, 0.5, 0.75):
+        k = int(round(f * (waypoints - 1)))
+        z = float(poses[k, 2, 3])
+        boxes += _wall(poses[k, :2, 3], travel, radial, rho - inner * R, rho + 0.2 * R, (z - half, z + half), R)
+    return Scene(boxes=tuple(boxes)), poses

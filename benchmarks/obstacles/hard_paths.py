@@ -13,10 +13,17 @@ branch a continuation picks can lead into a dead end.
   space); with the wall, only the branches whose wrist and forearm stay clear of it remain.
 * ``gates``: two such walls across a joint motion's turning tool path, at a third and two thirds of the way, each square
   to the tool's direction of travel there, their holes as small as the witness allows.
+* ``flappy``: a sideways tool path at a fixed orientation through three walls with slots fitted to a witness that is
+  not the first trajectory path following finds (:mod:`benchmarks.obstacles.flappy`).
+* ``slots`` (no witness): the same path with the tool's axis along the travel and tool-sized slots; whether it can be
+  solved is not known, so its rows stay apart.
 
-Every scene is accepted only if its witness motion is collision-free at every degree (the default collision model of
-the solver: capsules of 4 cm along the links, self-collision pairs): each path has a valid, collision-free trajectory
-by construction. Lengths are fractions of the arm's reach R (:func:`benchmarks.obstacles.scenes.reach`).
+Every scene with a witness is accepted only if its witness motion is collision-free at every degree (the default
+collision model of the solver: capsules of 4 cm along the links, self-collision pairs): each such path has a valid,
+collision-free trajectory by construction. The first branches are then blocked (``block``, default 2): balls on up to
+two trajectories that path following finds without the obstacles and that leave the witness's branch
+(:mod:`benchmarks.obstacles.decoys`), so that following them leads into a collision. Lengths are fractions of the arm's
+reach R (:func:`benchmarks.obstacles.scenes.reach`).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import torch
 
 from benchmarks.common.scripts import nonnegative_int, positive_int, run_model_study
 from benchmarks.obstacles.decoys import block_decoys, decoys
-from benchmarks.obstacles.flappy import flappy_problem
+from benchmarks.obstacles.flappy import flappy_problem, slot_problem
 from benchmarks.obstacles.scenes import _box, reach
 from ggik import GGIK, Robot, Scene
 from ggik.collision import Box, Clearance, CollisionModel
@@ -41,24 +48,26 @@ from ggik.kinematics.geometry import matrix_to_rpy
 from ggik.path import PathConfig, solve_path
 from ggik.path.motion import motion_clearance
 
-__all__ = ["HARD_SCENES", "HardPath", "hard_paths", "hard_path_table", "main"]
+__all__ = ["HARD_SCENES", "NO_WITNESS_SCENES", "HardPath", "hard_paths", "hard_path_table", "main"]
 
 #: path methods, each solving every hard path with the scene's obstacles, time-limited
 METHODS = ("GGIK candidates (solve_path)", "random candidates (solve_path, -s 0)", "sequential LM (32 chains)")
 
-HARD_SCENES = ("window", "bars", "insert", "gates", "flappy")
+HARD_SCENES = ("window", "bars", "insert", "gates", "flappy")  #: each path with a witness
+NO_WITNESS_SCENES = ("slots",)  #: paths the suite does not know to be solvable, kept apart in every table
 _THICK = 0.02  #: [m] wall and bar thickness
 _MARGIN = 0.005  #: [m] free space kept around the witness's links (beyond their capsule radius)
 
 
 @dataclass
 class HardPath:
-    """One hard problem: its scene, the waypoints (T, 4, 4) and the witness motion (T, dof) that solves it."""
+    """One hard problem: its scene, the waypoints (T, 4, 4) and the witness motion (T, dof) that solves it (None: the
+    suite does not know one)."""
 
     scene_name: str
     scene: Scene
     poses: torch.Tensor
-    witness: torch.Tensor
+    witness: torch.Tensor | None
 
 
 def _motion(robot: Robot, gen: torch.Generator, waypoints: int, span: float) -> torch.Tensor:
@@ -216,6 +225,9 @@ def _witness_paths(robot: Robot, model: CollisionModel, scene_name: str, R: floa
     if scene_name == "flappy":
         flappy = flappy_problem(robot, model, gen, waypoints, R)
         return None if flappy is None else HardPath(scene_name, flappy[0], flappy[1], flappy[2])
+    if scene_name == "slots":
+        slots = slot_problem(robot, model, gen, waypoints, R)
+        return None if slots is None else HardPath(scene_name, slots[0], slots[1], None)
     motion = _motion(robot, gen, waypoints, 2.0)
     if scene_name == "window":
         scene = _window(robot, model, motion, R)
@@ -232,22 +244,23 @@ def hard_paths(
     robot: Robot, model: CollisionModel, scene_name: str, R: float, n: int, waypoints: int, seed: int,
     tries: int = 4000, block: int = 2,
 ) -> list[HardPath]:  # fmt: skip
-    """Up to ``n`` hard paths of ``scene_name`` (:data:`HARD_SCENES`) for ``robot``, each with its own scene around a
-    collision-free witness of ``waypoints`` configurations (module docstring); ``tries`` draws at most (a twentieth
-    of them for "insert" and "flappy", whose draws run a path search). ``block`` > 0: the first branches are blocked
-    too (:func:`benchmarks.obstacles.decoys.block_decoys` on up to ``block`` obstacle-free trajectories off the
-    witness's branch), and a path is kept only when at least one was blocked."""
-    if scene_name not in HARD_SCENES:
-        raise ValueError(f"unknown hard scene {scene_name!r}; scenes: {HARD_SCENES}")
+    """Up to ``n`` hard paths of ``scene_name`` (:data:`HARD_SCENES`, or :data:`NO_WITNESS_SCENES`) for ``robot``, each
+    with its own scene around a collision-free witness of ``waypoints`` configurations (module docstring); ``tries``
+    draws at most (a twentieth of them for "insert", "flappy" and "slots", whose draws run a path search). ``block``
+    > 0: the first branches are blocked too (:func:`benchmarks.obstacles.decoys.block_decoys` on up to ``block``
+    obstacle-free trajectories off the witness's branch), and a path is kept only when at least one was blocked (paths
+    without a witness are not blocked)."""
+    if scene_name not in HARD_SCENES + NO_WITNESS_SCENES:
+        raise ValueError(f"unknown hard scene {scene_name!r}; scenes: {HARD_SCENES + NO_WITNESS_SCENES}")
     gen = torch.Generator().manual_seed(seed)
     out: list[HardPath] = []
-    for k in range(tries if scene_name not in ("insert", "flappy") else max(1, tries // 20)):
+    for k in range(tries if scene_name not in ("insert", "flappy", "slots") else max(1, tries // 20)):
         if len(out) == n:
             break
         hp = _witness_paths(robot, model, scene_name, R, gen, waypoints)
         if hp is None:
             continue
-        if block:
+        if block and hp.witness is not None:
             first = decoys(robot, hp.poses, hp.witness, block, seed + k)
             scene = block_decoys(robot, model, hp.scene, hp.witness, first) if first else None
             if scene is None:
@@ -265,7 +278,7 @@ def hard_path_table(args: argparse.Namespace) -> Table:
         "Hard obstacle paths (scenes around a witness, first branches blocked)",
         ["robot", "scene", "method", "paths", "valid [%]", "mean s per path", "median s", "max s", "rounds, mean"],
     )
-    every: dict[str, tuple[list[bool], list[float], list[int]]] = {m: ([], [], []) for m in METHODS}
+    every = {(group, m): ([], [], []) for group in ("all with a witness", "all without") for m in METHODS}
     for name in args.robots:
         robot = Robot.from_name(name)
         model = solver.collision_model(robot)
@@ -290,21 +303,26 @@ def hard_path_table(args: argparse.Namespace) -> Table:
                     rounds.append(result.rounds)
                 if found:
                     _row(table, name, scene_name, method, valid, seconds, rounds)
-                    for store, new in zip(every[method], (valid, seconds, rounds)):
+                    group = "all without" if scene_name in NO_WITNESS_SCENES else "all with a witness"
+                    for store, new in zip(every[group, method], (valid, seconds, rounds)):
                         store.extend(new)  # type: ignore[arg-type]
-    for method, (valid, seconds, rounds) in every.items():
+    for (group, method), (valid, seconds, rounds) in every.items():
         if valid:
-            _row(table, "all", "all", method, valid, seconds, rounds)
+            _row(table, "all", group, method, valid, seconds, rounds)
     table.notes.append(
         f"{args.waypoints} waypoints per path, time limit {args.time_limit:g} s; valid: 0.1 mm / 0.1 deg, limits, "
         "moves <= 7 deg, collision-free at the waypoints and on the motions between them (every degree); each path "
-        "has a collision-free witness by construction"
+        "of the scenes window, bars, insert, gates and flappy has a collision-free witness by construction"
         + (
             f", and up to {args.block} obstacle-free trajectories off the witness's branch (the first branches a "
             "continuation finds) collide in its scene (benchmarks/obstacles/decoys.py)."
             if args.block
             else "."
         )
+    )
+    table.notes.append(
+        "slots: tool-sized slots and no witness (the suite does not know whether they can be solved); kept apart, "
+        "in their own summary rows."
     )
     return table
 
@@ -320,7 +338,8 @@ def _row(table: Table, robot: str, scene: str, method: str, valid: list[bool], s
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--robots", nargs="+", default=["panda", "ur10", "lbr_iiwa", "kr16_2"])
-    ap.add_argument("--scenes", nargs="+", default=list(HARD_SCENES), choices=HARD_SCENES)
+    scenes = HARD_SCENES + NO_WITNESS_SCENES
+    ap.add_argument("--scenes", nargs="+", default=list(scenes), choices=scenes)
     ap.add_argument("--paths", type=positive_int, default=4, help="paths per robot and scene (at most)")
     ap.add_argument("--waypoints", type=positive_int, default=60)
     ap.add_argument("--time-limit", type=float, default=4.0, help="[s] per path and method")

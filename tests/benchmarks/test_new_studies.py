@@ -201,3 +201,7 @@ def test_hard_paths_have_collision_free_witnesses():
             assert float(pos.max()) < 1e-4 and float(rot.max()) < math.radians(0.1)
             assert float((hp.witness[1:] - hp.witness[:-1]).abs().max()) <= torch.pi / 180 * 7
             assert float(motion_clearance(Clearance(robot, model, hp.scene), hp.witness).min()) >= 0
+    (slots,) = hard_paths(robot, model, "slots", reach(robot), 1, 30, 0)  # no witness: a scene and its waypoints
+    assert slots.witness is None and len(slots.scene.boxes) == 6 and slots.poses.shape == (30, 4, 4)
+    with pytest.raises(ValueError, match="unknown hard scene 'maze'"):
+        hard_paths(robot, model, "maze", 1.0, 1, 30, 0)
