@@ -39,6 +39,7 @@ NOT_RUN = {
     "torchrun": "DDP on CUDA GPUs",
     "bash train/gpu/train_on_gpu.sh": "a GPU machine's time-boxed training",
     "bash eval/ship_default.sh": "the whole suite, 10 minutes alone on the machine; its commands run below, smaller",
+    "ggik view": "a server that runs until Ctrl-C (tests/test_view.py starts it on a free port and drives it)",
 }
 
 

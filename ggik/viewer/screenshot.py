@@ -15,6 +15,7 @@ from ggik.errors import GGIKError
 
 __all__ = ["find_browser", "screenshot", "BROWSERS"]
 
+ATTEMPTS = 2  #: tries of a screenshot whose browser hangs
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")  #: looked up on PATH, in order
 
 
@@ -47,10 +48,13 @@ def screenshot(url: str, out: str | Path, width: int = 1280, height: int = 800, 
             f"--user-data-dir={profile}", f"--window-size={width},{height}", f"--virtual-time-budget={wait_ms}",
             f"--screenshot={shot}", url,
         ]  # fmt: skip
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=120 + wait_ms / 1e3)
-        except subprocess.TimeoutExpired:
-            raise GGIKError(f"{browser} did not finish a screenshot of {url} in time") from None
+        for attempt in range(ATTEMPTS):  # a software-rendered page now and then never ends its virtual time
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, timeout=60 + wait_ms / 1e3)
+                break
+            except subprocess.TimeoutExpired:
+                if attempt == ATTEMPTS - 1:
+                    raise GGIKError(f"{browser} did not finish a screenshot of {url} in time") from None
         if not shot.is_file():
             tail = "\n".join(done.stderr.strip().splitlines()[-5:])
             raise GGIKError(f"{browser} wrote no screenshot of {url} (exit status {done.returncode}):\n{tail}")

@@ -1,0 +1,1 @@
+"""The viewer's latency study (``python -m benchmarks.viewer.latency``)."""
