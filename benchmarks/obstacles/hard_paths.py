@@ -40,7 +40,7 @@ from benchmarks.common.scripts import nonnegative_int, positive_int, run_model_s
 from benchmarks.obstacles.decoys import block_decoys, decoys
 from benchmarks.obstacles.flappy import flappy_problem, slot_problem
 from benchmarks.obstacles.scenes import _box, reach
-from ggik import GGIK, Robot, Scene
+from ggik import GGIK, Robot, Scene, SolveConfig
 from ggik.collision import Box, Clearance, CollisionModel
 from ggik.evaluation.path_baselines import sequential_lm
 from ggik.evaluation.report import Table
@@ -271,12 +271,24 @@ def hard_paths(
 
 
 def hard_path_table(args: argparse.Namespace) -> Table:
-    """One row per robot, hard scene and method: valid (collision-free) paths, mean, median and max seconds per path;
-    then one row per method over all of them."""
+    """One row per robot, hard scene and method: valid (collision-free) paths, mean, median and max seconds per path,
+    and the waypoints where a probe finds no valid configuration at all (:func:`_unsolvable_waypoints`); then one row
+    per method over all of them, paths with and without a witness apart."""
     solver = GGIK.load_or_pretrained(args.ckpt)
     table = Table(
         "Hard obstacle paths (scenes around a witness, first branches blocked)",
-        ["robot", "scene", "method", "paths", "valid [%]", "mean s per path", "median s", "max s", "rounds, mean"],
+        [
+            "robot",
+            "scene",
+            "method",
+            "paths",
+            "valid [%]",
+            "mean s per path",
+            "median s",
+            "max s",
+            "rounds, mean",
+            "waypoints without any valid IK, mean",
+        ],  # fmt: skip
     )
     every = {(group, m): ([], [], []) for group in ("all with a witness", "all without") for m in METHODS}
     for name in args.robots:
@@ -285,6 +297,7 @@ def hard_path_table(args: argparse.Namespace) -> Table:
         R = reach(robot, seed=args.seed)
         for scene_name in args.scenes:
             found = hard_paths(robot, model, scene_name, R, args.paths, args.waypoints, args.seed, block=args.block)
+            probe = [_unsolvable_waypoints(solver, robot, hp, args.seed) for hp in found]
             for method in METHODS:
                 valid, seconds, rounds = [], [], []
                 for k, hp in enumerate(found):
@@ -302,13 +315,13 @@ def hard_path_table(args: argparse.Namespace) -> Table:
                     valid.append(result.valid and float(motion_clearance(check, result.q).min()) >= 0)
                     rounds.append(result.rounds)
                 if found:
-                    _row(table, name, scene_name, method, valid, seconds, rounds)
+                    _row(table, name, scene_name, method, valid, seconds, rounds, sum(probe) / len(probe))
                     group = "all without" if scene_name in NO_WITNESS_SCENES else "all with a witness"
                     for store, new in zip(every[group, method], (valid, seconds, rounds)):
                         store.extend(new)  # type: ignore[arg-type]
     for (group, method), (valid, seconds, rounds) in every.items():
         if valid:
-            _row(table, "all", group, method, valid, seconds, rounds)
+            _row(table, "all", group, method, valid, seconds, rounds, None)
     table.notes.append(
         f"{args.waypoints} waypoints per path, time limit {args.time_limit:g} s; valid: 0.1 mm / 0.1 deg, limits, "
         "moves <= 7 deg, collision-free at the waypoints and on the motions between them (every degree); each path "
@@ -327,11 +340,23 @@ def hard_path_table(args: argparse.Namespace) -> Table:
     return table
 
 
+def _unsolvable_waypoints(solver: GGIK, robot: Robot, hp: HardPath, seed: int, starts: int = 256) -> int:
+    """How many waypoints of ``hp`` have no valid configuration (within the path tolerances and the limits, collision-
+    free) that LM with clearance finds from ``starts`` random starts each: above 0, the path is likely impossible
+    there (0 for every path with a witness, up to the probe's luck)."""
+    tol = PathConfig()
+    config = SolveConfig(strategy="random", random_starts=starts, pos_tol=tol.pos_tol, rot_tol=tol.rot_tol)
+    gen = torch.Generator().manual_seed(seed)
+    result = solver.solve(robot, hp.poses, config, generator=gen, obstacles=hp.scene)
+    return int((~result.success.any(-1)).sum())
+
+
 def _row(table: Table, robot: str, scene: str, method: str, valid: list[bool], seconds: list[float],
-         rounds: list[int]) -> None:  # fmt: skip
+         rounds: list[int], unsolvable: float | None) -> None:  # fmt: skip
     n = len(valid)
     table.add(robot, scene, method, n, round(100 * sum(valid) / n, 1), round(sum(seconds) / n, 2),
-              round(statistics.median(seconds), 2), round(max(seconds), 2), round(sum(rounds) / n, 1))  # fmt: skip
+              round(statistics.median(seconds), 2), round(max(seconds), 2), round(sum(rounds) / n, 1),
+              "" if unsolvable is None else round(unsolvable, 1))  # fmt: skip
     print(table.rows[-1], flush=True)
 
 
