@@ -183,6 +183,8 @@ class Viewer:
     def _solve(self, request: SolveRequest) -> SolveOutcome:
         if self.solver is None:
             self.solver = GGIK.load_or_pretrained(self.ckpt)
+            # warm-up, discarded: the robot's graph, the compiled LM's first load; the timings shown are warm ones
+            run_request(self.solver, self.robot, request, self.obstacles, self.collision, self.config.max_distinct)
         return run_request(self.solver, self.robot, request, self.obstacles, self.collision, self.config.max_distinct)
 
     def _solved(self, outcome: SolveOutcome) -> None:
