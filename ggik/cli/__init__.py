@@ -1,4 +1,4 @@
-"""Layer 8, the ``ggik`` command line: one module per command group, each thin (parse, call the library, print).
+"""Layer 14, the ``ggik`` command line: one module per command group, each thin (parse, call the library, print).
 
 :func:`build_parser` assembles the groups (:data:`ggik.cli.commands.COMMANDS`); :func:`main` is the console script
 ``ggik`` (and ``python -m ggik.cli``). Start-up is kept short: ``ggik --help`` imports no command module (so no

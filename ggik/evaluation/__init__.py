@@ -1,2 +1,2 @@
-"""Layer 7, evaluation: the measurement suite (accuracy, seeding, limits, generalisation), result tables
+"""Layer 12, evaluation: the measurement suite (accuracy, seeding, limits, generalisation), result tables
 written as Markdown + CSV, and figures."""

@@ -1,4 +1,4 @@
-"""Layer 2, the GGIK graph: a robot's distance-geometric point set (:class:`RobotGraph`), goals checked once
+"""Layer 3, the GGIK graph: a robot's distance-geometric point set (:class:`RobotGraph`), goals checked once
 and mapped into the graph frame (:class:`Goals`), IK problems as partial graphs (:class:`PartialGraph`),
 and dense padded batches for the model (:class:`GraphBatch`)."""
 

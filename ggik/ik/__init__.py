@@ -1,4 +1,4 @@
-"""Layer 5, inverse kinematics: sampling joint angles from a model, local refinement (LM, SLSQP, DG), strategies,
+"""Layer 7, inverse kinematics: sampling joint angles from a model, local refinement (LM, SLSQP, DG), strategies,
 success metrics, the result :class:`IKResult` and the one configuration of an IK solve :class:`SolveConfig`
 (tolerances defined once: :mod:`ggik.ik.tolerances`). The user-facing solver :class:`ggik.GGIK` (:mod:`ggik.solver`)
 sits above this layer and the path layer (:mod:`ggik.path`)."""

@@ -1,4 +1,4 @@
-"""Layer 6, path following: joint trajectories that reach every waypoint of an end-effector path (the problem of
+"""Layer 8, path following: joint trajectories that reach every waypoint of an end-effector path (the problem of
 CppFlow, Morgan et al. 2024), built on the IK layer (:mod:`ggik.ik`: LM, model sampling, tolerances).
 
 :func:`solve_path` (:mod:`ggik.path.solve`) with its one configuration :class:`PathConfig` (:mod:`ggik.path.config`),

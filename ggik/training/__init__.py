@@ -1,2 +1,2 @@
-"""Layer 6, training: typed training configuration, learning-rate and KL schedules, the resumable
+"""Layer 11, training: typed training configuration, learning-rate and KL schedules, the resumable
 (DDP-capable) :class:`Trainer`."""

@@ -1,4 +1,4 @@
-"""Layer 8, the interactive viewer (the optional extra ``ggik[view]``): a robot, its obstacles and the IK solutions
+"""Layer 13, the interactive viewer (the optional extra ``ggik[view]``): a robot, its obstacles and the IK solutions
 of a goal you drag, in the browser (viser), re-solved on a worker thread as the goal moves; or an
 :class:`ggik.IKResult` or a :class:`ggik.PathResult` shown in the same viewer.
 
