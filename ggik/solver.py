@@ -255,13 +255,15 @@ class GGIK:
     ) -> PathResult:
         """A joint trajectory that follows the EE path ``poses`` (T, 4, 4) (base-link frame), by
         :func:`ggik.path.solve_path` with this solver's model: start candidates from ``config.samples`` model samples
-        (0: random starts only, the model is not used) and random starts, continuation along the path, a search over
-        all candidates and LM on the whole trajectory, in rounds until a valid trajectory or ``config.time_limit``.
+        (0: random starts only; the model is not used unless ``config.track_samples`` > 0) and random starts,
+        continuation along the path, a search over all candidates and LM on the whole trajectory, in rounds until a
+        valid trajectory or ``config.time_limit``.
 
         ``config``: :class:`ggik.PathConfig` (default ``PathConfig()``), every option of path following, its
         tolerances and time limit included. Valid: every waypoint within ``config.pos_tol`` and ``config.rot_tol``,
         every configuration within the joint limits, no joint moving more than ``config.max_jump`` between
-        waypoints. ``q_start`` (dof,): the configuration the robot starts from. The poses are checked once, on entry.
+        waypoints. ``q_start`` (dof,): the configuration the robot starts from. The poses are checked on entry (as a
+        path, and with the model as its graph's goals), and nothing after that checks them again.
         ``obstacles``, ``collision_model``, ``collision``: as in :meth:`solve`; valid then also means collision-free
         at every waypoint and on every motion between them, and the result names the collisions, the waypoints
         without any valid candidate and the closest obstacle. ``progress``: called after every round
@@ -275,6 +277,7 @@ class GGIK:
                 f"config must be a ggik.PathConfig (paths take their samples, time limit and tolerances there), "
                 f"got {type(config).__name__}"
             )
+        config.check()  # ValueError naming the field, before the config is read here
         clearance = self._clearance(robot, obstacles, collision_model, collision)
         use_model = config.samples > 0 or config.track_samples > 0
         graph = self._graph(robot) if use_model else None

@@ -352,6 +352,36 @@ def test_ggik_solve_path_takes_one_path_config_and_nothing_else():
         solver.solve_path(robot, poses, cfg, None)  # type: ignore[misc]
 
 
+@pytest.mark.parametrize("refine_bottleneck", [2.0, 1e-9])  # trajectory LM on the searched path, or a check alone
+def test_solve_path_result_is_the_judgement_path_result_would_make(refine_bottleneck):
+    """solve_path hands its last judgement of the trajectory to path_result; judged again from scratch (same
+    tolerances, start configuration and obstacles), the result is the same."""
+    from ggik.collision import Clearance, CollisionModel, Scene, Sphere
+
+    robot = Robot.from_name("panda")
+    q_true = smooth_trajectory(robot, 16, seed=11)
+    poses = robot.fk(q_true)
+    model = CollisionModel.from_robot(robot)
+    a, _ = model.capsules_at(robot.link_poses(q_true[8]))
+    ball = Sphere(0.05, tuple((a[3] + torch.tensor([0.0, 0.15, 0.0], dtype=F64)).tolist()))
+    clearance = Clearance(robot, model, Scene(spheres=(ball,)))
+    cfg = PathConfig(samples=0, max_rounds=2, refine_bottleneck=refine_bottleneck)
+    res = solve_path(robot, poses, cfg, q_start=q_true[0], generator=torch.Generator().manual_seed(3),
+                     clearance=clearance)  # fmt: skip
+    again = path_result(robot, poses, res.q, cfg, q_true[0], res.time_to_valid, res.total_time, res.candidates,
+                        res.rounds, res.timings, clearance)  # fmt: skip
+    for name in ("pos_err", "rot_err", "steps"):
+        torch.testing.assert_close(getattr(res, name), getattr(again, name), rtol=0, atol=0)
+    for name in ("valid", "within_limits", "unreached", "large_moves", "collisions", "collision_free",
+                 "min_clearance", "closest_obstacle", "mjac"):  # fmt: skip
+        assert getattr(res, name) == getattr(again, name), name
+    with pytest.raises(ValueError, match="info judges"):
+        from ggik.path.trajectory import trajectory_check as judge
+
+        info = judge(robot, poses[:4], res.q[:4], joint_scale(robot, 0.1, 0.02), TrajectoryConfig())
+        path_result(robot, poses, res.q, cfg, None, 0.0, 0.0, 1, 1, {}, None, info)
+
+
 def test_solve_path_checks_the_poses_on_entry_only(monkeypatch):
     """Poses are checked on entry: as a path (check_path_inputs, naming the waypoint) and, with a model, as the graph's
     goals (RobotGraph.goals, the one place goals are made); the model samples, LM and trajectory refinement of every

@@ -40,10 +40,10 @@ def _wall(centre_xy: torch.Tensor, travel: torch.Tensor, radial: torch.Tensor, i
           slot: tuple[float, float], R: float) -> list[Box]:  # fmt: skip
     """Two boxes: a plate square to ``travel`` through ``centre_xy`` (on the tool's path), spanning ``radial``
     offsets [inner, outer] from the base axis, from the table to 1.2 R, less the slot (z_low, z_high)."""
-    rpy = tuple(
-        matrix_to_rpy(torch.stack([travel, radial, torch.tensor([0.0, 0.0, 1.0], dtype=travel.dtype)], -1)).tolist()
-    )
-    # the plate's frame: x along travel, y radial, z up; its centre on the line through the base along ``radial``
+    up = torch.tensor([0.0, 0.0, 1.0], dtype=travel.dtype)
+    rpy = tuple(matrix_to_rpy(torch.stack([travel, torch.linalg.cross(up, travel), up], -1)).tolist())
+    # the plate's frame (a rotation): x along travel, y = z x x (along -radial), z up; its centre on the line through
+    # the base along ``radial``
     along = float(centre_xy @ travel[:2])
     mid = along * travel + (inner + outer) / 2 * radial
     width = outer - inner

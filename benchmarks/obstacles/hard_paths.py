@@ -29,6 +29,7 @@ reach R (:func:`benchmarks.obstacles.scenes.reach`).
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
@@ -72,7 +73,8 @@ class HardPath:
 
 def _motion(robot: Robot, gen: torch.Generator, waypoints: int, span: float) -> torch.Tensor:
     """A straight joint motion (waypoints, dof) between two uniform configurations at most ``span`` rad apart per
-    joint."""
+    joint, and at most 6 deg per joint between waypoints (``span`` is cut to that for few waypoints)."""
+    span = min(span, math.radians(6.0) * (waypoints - 1))
     qa = robot.sample_q(1, gen)[0]
     step = span * (torch.rand(robot.dof, generator=gen, dtype=torch.float64) * 2 - 1)
     qb = torch.minimum(torch.maximum(qa + step, robot.lower), robot.upper)
@@ -122,17 +124,12 @@ def _bars(robot: Robot, motion: torch.Tensor, R: float) -> Scene | None:
     d = ee[-1] - ee[0]
     if float(torch.linalg.vector_norm(d[:2])) < 0.25 * R or abs(float(d[2])) > 0.5 * float(torch.linalg.vector_norm(d)):
         return None
-    side = torch.stack([-d[1], d[0], torch.zeros((), dtype=d.dtype)])
-    side = side / torch.linalg.vector_norm(side)  # horizontal, across the path
+    yaw = math.atan2(float(d[0]), -float(d[1]))  # the bar's long axis: horizontal, square to the path's direction
     n = motion.shape[0]
     bars = []
     for where, sign in ((n // 3, 1.0), ((2 * n) // 3, -1.0)):
         c = ee[where] + sign * (0.04 + _THICK / 2 + _MARGIN + 0.02) * torch.tensor([0.0, 0.0, 1.0], dtype=d.dtype)
-        half = 0.4 * R * side
-        lo = torch.minimum(c - half, c + half) - _THICK / 2
-        hi = torch.maximum(c - half, c + half) + _THICK / 2
-        lo[2], hi[2] = float(c[2]) - _THICK / 2, float(c[2]) + _THICK / 2
-        bars.append(_box(lo.tolist(), hi.tolist()))
+        bars.append(Box((0.8 * R + _THICK, _THICK, _THICK), tuple(c.tolist()), (0.0, 0.0, yaw)))
     return Scene(boxes=tuple(bars))
 
 
@@ -155,7 +152,10 @@ def _insert(robot: Robot, model: CollisionModel, gen: torch.Generator, waypoints
     poses[:, :3, 3] = Tb[:3, 3] - (1 - s)[:, None] * L * d  # from outside, along the axis, into the hole
     if float(poses[:, 2, 3].min()) < 0.05:
         return None
-    free = solve_path(robot, poses, PathConfig(samples=0, time_limit=2.0), generator=gen)
+    seed = int(torch.randint(2**31, (1,), generator=gen))  # its own generator: the draws here do not hang on its rounds
+    free = solve_path(
+        robot, poses, PathConfig(samples=0, time_limit=2.0), generator=torch.Generator().manual_seed(seed)
+    )
     if not free.valid:
         return None
     witness = free.q

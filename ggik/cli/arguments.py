@@ -1,8 +1,8 @@
 """The one vocabulary of the ``ggik`` commands: shared argparse types for counts, times and tolerances.
 
-Every command spells a count of goals ``-n`` and a count of samples per goal ``-s``/``--samples``. A bad value (a
-sample count below 1, ``--threads 0``, a tolerance or time limit that is not positive) is an argparse error naming
-the option, before anything is loaded.
+A command that counts goals spells it ``-n``/``--goals``, and a count of samples per goal ``-s``/``--samples``
+(0.2.0 removed ``-n`` for samples). A bad value (a sample count below 1, ``--threads 0``, a tolerance or time limit
+that is not positive) is an argparse error naming the option, before anything is loaded.
 """
 
 from __future__ import annotations

@@ -31,7 +31,8 @@ class PathResult:
             from it first.
         mjac: the largest move of a revolute or continuous joint [deg] (CppFlow's mjac); mjac_m: of a prismatic one [m].
         within_limits: every configuration within the joint limits.
-        valid: every waypoint within the tolerances, within the limits, and no move above the allowed one.
+        valid: every waypoint within the tolerances, within the limits, no move above the allowed one, and (with
+            obstacles) no collision at a waypoint or on a motion between them.
         unreached: waypoints outside the tolerances or the limits; large_moves: waypoints whose arriving move
             exceeds the allowed one (0: the move from the start configuration).
         time_to_valid: [s] until the first valid trajectory (NaN: none); total_time: [s] of the whole call.
@@ -126,6 +127,8 @@ def path_result(
     allowed moves, and with ``clearance`` its obstacles (for any method: the baselines of the benchmark use it too).
     ``info``: the judgement of ``q`` by these tolerances, moves and obstacles when the caller has it (the search's
     last check of its trajectory); None: judged here."""
+    if info is not None and info.pos_err.shape != (q.shape[0],):
+        raise ValueError(f"info judges {tuple(info.pos_err.shape)} waypoints, the trajectory has {q.shape[0]}")
     if info is None:
         scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
         traj = TrajectoryConfig(pos_tol=cfg.pos_tol, rot_tol=cfg.rot_tol)

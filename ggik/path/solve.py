@@ -162,11 +162,11 @@ def solve_path(
     cfg.check()
     if not cfg.continuation and not cfg.random_tracks and model is None:
         raise ValueError("PathConfig: without continuation and random_tracks, track_samples needs a model")
-    poses, q_start = check_path_inputs(robot, poses, q_start)  # the one check of the poses: nothing below repeats it
+    poses, q_start = check_path_inputs(robot, poses, q_start)  # checked as a path here, naming the waypoint
     goals = None
     if model is not None:
         graph = model.check_graph(graph or model.graph(robot))
-        goals = graph.goals(poses)
+        goals = graph.goals(poses)  # ... and as the graph's goals (the one place goals are made); nothing below checks
     T = poses.shape[0]
     scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
     lm = cfg.lm_config()

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import time
 from pathlib import Path
@@ -403,6 +404,10 @@ class Trainer:
         """Tear down the process group this trainer created (DDP), after every rank got here (else a rank can exit
         while gloo's threads run, and the C++ runtime aborts). Safe to call more than once."""
         if self._owns_process_group and dist.is_initialized():
+            # DDP's reducer holds the process group and its last work objects: release them while the interpreter is
+            # fully alive, not during its finalization (where gloo's threads can abort the process)
+            self.ddp = None
+            gc.collect()
             dist.barrier()
             dist.destroy_process_group()
         self._owns_process_group = False
