@@ -352,16 +352,9 @@ class Trainer:
                 window_ex += cfg.data.batch_size * self.world
                 bar.update(1)
                 if logging:
-                    last = {
-                        "kind": "train",
-                        "step": self.step,
-                        "examples": self.examples,
-                        **stats,
-                        "examples_per_s": window_ex / window_t,
-                        "wall_s": self.wall_s,
-                        "cpu_s": self.cpu_s,
-                        "device": self.device.type,  # a run's budget per device: differences of wall_s, cpu_s
-                    }
+                    last = {"kind": "train", "step": self.step, "examples": self.examples, **stats,
+                            "examples_per_s": window_ex / window_t, "wall_s": self.wall_s, "cpu_s": self.cpu_s,
+                            "device": self.device.type}  # fmt: skip  # a run's budget per device: wall_s, cpu_s
                     self.metrics.log(last)
                     bar.set_postfix(
                         loss=f"{stats['loss']:.3g}", kl=f"{stats['kl']:.3g}", ex_s=f"{last['examples_per_s']:.0f}"
@@ -401,11 +394,9 @@ class Trainer:
         return last
 
     def close(self) -> None:
-        """Tear down the process group this trainer created (DDP), after every rank got here (else a rank can exit
-        while gloo's threads run, and the C++ runtime aborts). Safe to call more than once."""
+        """Tear down the process group this trainer created (DDP): the DDP wrapper (which holds the group's last work)
+        freed first, then after every rank got here (else gloo's threads can abort a rank at exit). Idempotent."""
         if self._owns_process_group and dist.is_initialized():
-            # DDP's reducer holds the process group and its last work objects: release them while the interpreter is
-            # fully alive, not during its finalization (where gloo's threads can abort the process)
             self.ddp = None
             gc.collect()
             dist.barrier()
