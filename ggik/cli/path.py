@@ -103,9 +103,10 @@ def add_path_parser(sub: Any) -> None:
     p = sub.add_parser(
         "path",
         help=HELP["path"],
-        description="Follow an end-effector path: every waypoint within 0.1 mm and 0.1 deg, within the "
-        "joint limits, no joint moving more than 7 deg between waypoints. Exit status 0: "
-        "valid; 1: no valid trajectory found (the best one is written, failing waypoints named).",
+        description="Follow an end-effector path: every waypoint within --pos-tol and --rot-tol (default "
+        f"{1e3 * PATH_DEFAULTS.pos_tol:g} mm and {math.degrees(PATH_DEFAULTS.rot_tol):g} deg), within the joint "
+        f"limits, no joint moving more than {math.degrees(PATH_DEFAULTS.max_jump):g} deg between waypoints. Exit "
+        "status 0: valid; 1: no valid trajectory found (the best one is written, failing waypoints named).",
     )
     p.add_argument("--robot", help="shipped robot name")
     p.add_argument("--urdf", help="URDF file")
