@@ -1,6 +1,6 @@
 """Dead ends for the first branch: obstacles that block the trajectories path following finds without them.
 
-A hard path of :mod:`benchmarks.obstacles.hard_paths` has waypoints, a scene and a witness W (T, dof) that is
+A hard path of :mod:`benchmarks.obstacles.hard_group` has waypoints, a scene and a witness W (T, dof) that is
 collision-free in it. Its *decoys* are the valid trajectories that :func:`ggik.path.solve_path` finds for the same
 waypoints without obstacles (random starts only, one per seed): the branches a continuation follows first. A decoy
 that stays within one allowed move of W everywhere is W's own branch and is not blocked.

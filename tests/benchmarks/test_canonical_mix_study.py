@@ -9,7 +9,8 @@ import pytest
 import torch
 import yaml
 
-from benchmarks.canonical_mix.mix_curves import FAMILY_COLUMNS, checkpoint_points, main, metrics_points
+from benchmarks.canonical_mix.curves import FAMILY_COLUMNS, checkpoint_points, metrics_points
+from benchmarks.canonical_mix.mix_curves import main
 from ggik.training.config import TrainConfig
 from ggik.training.trainer import Trainer
 from ggik.typed_config import from_dict, load_yaml, to_dict

@@ -171,12 +171,12 @@ def test_cli_startup_study_rows(tmp_path):
 
 def test_device_solve_study_rows(tmp_path):
     """The whole-solve study on the CPU (its CUDA rows come from a GPU machine): every strategy and sampling alone."""
-    from benchmarks.solvers import device_solve
+    from benchmarks.solvers import device_solve, device_study
 
     out = tmp_path / "device"
     assert device_solve.main(["--robots", "panda", "--goals", "2", "--repeats", "1", "--out", str(out)]) == 0
     rows = [line for line in (tmp_path / "device.md").read_text().splitlines() if line.startswith("| panda")]
-    assert len(rows) == len(device_solve.CONFIGS) + 1
+    assert len(rows) == len(device_study.CONFIGS) + 1
     assert all(float(r.split("|")[4]) > 0 for r in rows)
 
 
@@ -184,7 +184,7 @@ def test_hard_paths_have_collision_free_witnesses():
     """Every hard path comes with a witness motion that reaches its waypoints (exactly, or within the path tolerances
     of 0.1 mm and 0.1 deg for an insertion, whose witness is a solved trajectory), moves at most 7 deg between them and
     is collision-free in its scene at every degree."""
-    from benchmarks.obstacles.hard_paths import HARD_SCENES, hard_paths
+    from benchmarks.obstacles.hard_group import HARD_SCENES, hard_paths
     from benchmarks.obstacles.scenes import reach
     from ggik import Robot
     from ggik.collision import Clearance, CollisionModel
