@@ -81,9 +81,10 @@ def test_changing_samples_and_settings_resolves(viewer):
     viewer.panel.samples.value = 4  # as the slider in the browser sets it
     assert viewer.wait_idle(TIMEOUT)
     assert viewer.summary()["samples"] == 4 and viewer.summary()["arms"] == 8
-    viewer.panel.raw.value = False
+    solved = viewer.worker.finished
+    viewer.panel.raw.value = False  # drawing only: redrawn without the raw samples, no new solve
     assert viewer.wait_idle(TIMEOUT)
-    assert viewer.outcome.raw is None and viewer.summary()["arms"] == 4
+    assert viewer.worker.finished == solved and viewer.summary()["arms"] == 4
     viewer.panel.refine.value = False  # raw samples alone: the distinct samples highlighted
     assert viewer.wait_idle(TIMEOUT)
     assert viewer.outcome.refined is None and viewer.outcome.raw is not None
@@ -95,6 +96,63 @@ def test_changing_samples_and_settings_resolves(viewer):
     assert viewer.wait_idle(TIMEOUT)
     offsets = viewer.arms.shown.offsets
     assert len(offsets) == viewer.summary()["distinct"] and len(np.unique(offsets, axis=0)) == len(offsets)
+
+
+def test_a_drag_that_leaves_the_goal_where_it_is_solves_nothing_and_the_typed_fields_follow(viewer, panda):
+    submitted = viewer.worker.submitted
+    viewer.gizmo_moved()  # the pose of the last update again (a grab or a release of the gizmo)
+    assert viewer.worker.submitted == submitted
+    T = reachable_goal(panda, 7)
+    viewer.gizmo.position = tuple(float(v) for v in T[:3, 3])
+    viewer.gizmo_moved()
+    assert viewer.worker.submitted == submitted + 1
+    assert np.allclose(viewer.panel.position.value, T[:3, 3].numpy(), atol=1e-4)
+    assert viewer.wait_idle(TIMEOUT)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(samples=300), "samples must be in 1-256"),
+        (dict(strategy="cascade"), "strategy must be one of"),
+        (dict(playback_fps=0.0), "playback_fps must be positive"),
+    ],
+)
+def test_viewer_config_names_a_bad_value(options, message):
+    with pytest.raises(GGIKError, match=message):
+        ViewerConfig(**options)
+
+
+def test_a_viewer_that_fails_to_start_leaves_nothing_listening(panda, solver, monkeypatch):
+    import socket
+
+    import ggik.viewer.app as app
+
+    ur10 = Robot.from_name("ur10")
+    bad = solver.solve(ur10, reachable_goal(ur10, 1))  # another robot's result: refused before a server starts
+    with pytest.raises(ValueError, match=r"result.q must have shape \(B, S, 7\) for panda"):
+        Viewer(panda, solver, result=bad, config=ViewerConfig(port=0))
+    with pytest.raises(ValueError, match="a goal is a finite"):
+        Viewer(panda, solver, goal=torch.full((4, 4), float("nan")), config=ViewerConfig(port=0))
+
+    def broken_panel(*args, **kwargs):
+        raise RuntimeError("the panel failed")
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(app, "Panel", broken_panel)  # a failure after the server started listening
+    with pytest.raises(RuntimeError, match="the panel failed"):
+        Viewer(panda, solver, config=ViewerConfig(port=port))
+    deadline = time.monotonic() + 10.0
+    while True:  # the server was stopped: its port can be bound again
+        try:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", port))
+            break
+        except OSError:
+            assert time.monotonic() < deadline, f"port {port} still in use after the failed start"
+            time.sleep(0.05)
 
 
 def test_a_typed_goal_is_checked_and_solved(viewer):

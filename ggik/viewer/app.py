@@ -84,10 +84,25 @@ class Viewer:
         self.outcome: SolveOutcome | None = None
         self.lock = threading.Lock()  #: one scene update at a time (worker, playback, GUI threads)
         self.reach = _reach(robot)
+        if result is not None and (result.q.ndim != 3 or result.q.shape[-1] != robot.dof):
+            shape = tuple(result.q.shape)
+            raise ValueError(f"result.q must have shape (B, S, {robot.dof}) for {robot.name}, got {shape}")
+        start = self._checked_goal(goal) if goal is not None else self._first_goal(result)
         try:
             self.server = viser.ViserServer(host=config.host, port=config.port, verbose=False)
         except OSError as exc:
             raise GGIKError(f"--port {config.port}: cannot listen on {config.host}:{config.port} ({exc})") from None
+        try:
+            self._start(robot, config, scene_meshes, start, result)
+        except BaseException:  # nothing left listening or running after a failed start
+            if hasattr(self, "worker"):
+                self.worker.stop()
+            self.server.stop()
+            raise
+
+    def _start(self, robot: Robot, config: ViewerConfig, scene_meshes: list, start: torch.Tensor,
+               result: IKResult | None) -> None:  # fmt: skip
+        """The scene, the panel, the gizmo and the worker of a started server (``__init__``)."""
         self.server.scene.set_up_direction("+z")
         self.server.initial_camera.position = (1.1 * self.reach, -1.0 * self.reach, 0.75 * self.reach)
         # the robot left of the centre, clear of the control panel on the right: look at a point right of the base
@@ -99,13 +114,17 @@ class Viewer:
         for node, (_, vertices, faces) in zip(self.obstacle_nodes, scene_meshes):
             self.server.scene.add_mesh_simple(node, vertices, faces, color=config.obstacle_color)
         self.arms = ArmLayer(self.server.scene, robot, self.meshes, "/arms")
-        self.panel = Panel(self.server.gui, config, self.settings_changed, self.set_goal, live=self.live)
-        start = goal if goal is not None else self._first_goal(result)
+        self.panel = Panel(self.server.gui, config, self.settings_changed, self.set_goal, self.live, self.redraw)
         self.goal = start.to(torch.float64)
         self.gizmo = self.server.scene.add_transform_controls(
             "/goal", scale=0.35 * self.reach / 1.5, position=self._position(self.goal), wxyz=self._wxyz(self.goal)
         )
-        self.gizmo.on_update(lambda _event: self.gizmo_moved())
+
+        async def on_gizmo(event: Any) -> None:  # on viser's event loop, in order; submit never blocks
+            if event.phase == "update":  # grab and release repeat the pose of the last update
+                self.gizmo_moved()
+
+        self.gizmo.on_update(on_gizmo)
         self.panel.show_goal(self.goal)
         self.warm = False  #: the worker has solved (and discarded) a first request
         self.worker: SolveWorker[SolveRequest, SolveOutcome] = SolveWorker(self._solve, self._solved)
@@ -157,37 +176,57 @@ class Viewer:
         self.live = True
         return self.worker.submit(self.request())
 
-    def set_goal(self, T: Any) -> int:
-        """Move the goal to the pose ``T`` (4, 4) [m] (base-link frame), as a drag of the gizmo does, and solve it."""
+    @staticmethod
+    def _checked_goal(T: Any) -> torch.Tensor:
         T = torch.as_tensor(T, dtype=torch.float64)
         if T.shape != (4, 4) or not torch.isfinite(T).all():
             raise ValueError(f"a goal is a finite (4, 4) pose, got shape {tuple(T.shape)}")
+        return T
+
+    def set_goal(self, T: Any) -> int:
+        """Move the goal to the pose ``T`` (4, 4) [m] (base-link frame), as a drag of the gizmo does, and solve it."""
+        T = self._checked_goal(T)
         self.goal = T
         self.gizmo.position = self._position(T)
         self.gizmo.wxyz = self._wxyz(T)
+        self.panel.show_goal(T)
         return self.submit()
 
     def gizmo_moved(self) -> None:
-        """The gizmo was dragged in a browser: its pose is the goal."""
+        """The gizmo was dragged in a browser: its pose is the goal (solved unless it is the goal already)."""
         wxyz = torch.tensor(self.gizmo.wxyz, dtype=torch.float64)
-        self.goal = make_transform(quat_to_matrix(wxyz), torch.tensor(self.gizmo.position, dtype=torch.float64))
+        T = make_transform(quat_to_matrix(wxyz), torch.tensor(self.gizmo.position, dtype=torch.float64))
+        if torch.allclose(T, self.goal, rtol=0.0, atol=1e-9):  # the goal already (up to the quaternion round trip)
+            return
+        self.goal = T
+        self.panel.show_goal(T)
         self.submit()
 
     def settings_changed(self) -> None:
-        """A panel setting changed: re-solve (live) or redraw (a shown result)."""
+        """A panel setting of the solve changed: re-solve (live) or redraw (a shown result)."""
         if self.live:
             self.submit()
-        elif self.outcome is not None:
+        else:
+            self.redraw()
+
+    def redraw(self) -> None:
+        """A setting of the drawing changed (layout, refined shown, raw hidden): the last outcome drawn again."""
+        if self.outcome is not None:
             self.draw(self.outcome)
 
     # ------------------------------------------------------------------ solving and drawing
     def _solve(self, request: SolveRequest) -> SolveOutcome:
         if self.solver is None:
             self.solver = GGIK.load_or_pretrained(self.ckpt)
-        if not self.warm:  # a first solve, discarded: the robot's graph, LM's first load; the timings shown are warm
-            run_request(self.solver, self.robot, request, self.obstacles, self.collision, self.config.max_distinct)
-            self.warm = True
-        return run_request(self.solver, self.robot, request, self.obstacles, self.collision, self.config.max_distinct)
+        try:
+            if not self.warm:  # a first solve, discarded: the graph, LM's first load; the timings shown are warm
+                run_request(self.solver, self.robot, request, self.obstacles, self.collision, self.config.max_distinct)
+                self.warm = True
+            return run_request(
+                self.solver, self.robot, request, self.obstacles, self.collision, self.config.max_distinct
+            )
+        except Exception as exc:  # shown in the panel (run_request already turns a bad goal into its message)
+            return SolveOutcome(request, error=f"{type(exc).__name__}: {exc}")
 
     def _solved(self, outcome: SolveOutcome) -> None:
         self.outcome = outcome

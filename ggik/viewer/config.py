@@ -14,6 +14,7 @@ from ggik.errors import GGIKError
 __all__ = ["ViewerConfig", "GOAL_KINDS", "LAYOUTS", "INSTALL_HINT", "require_viser"]
 
 GOAL_KINDS = ("pose", "position", "position+axis")  #: the goal kinds of the panel (as ``ggik solve``)
+MAX_SAMPLES = 256  #: the most samples per goal the panel's slider offers
 LAYOUTS = ("overlay", "side by side")  #: every arm at the base, or each distinct solution in its own slot
 INSTALL_HINT = "pip install 'ggik[view]'"  #: what installs the viewer's dependency
 
@@ -76,8 +77,16 @@ class ViewerConfig:
             raise GGIKError(f"goal kind must be one of {GOAL_KINDS}, got {self.goal_kind!r}")
         if self.layout not in LAYOUTS:
             raise GGIKError(f"layout must be one of {LAYOUTS}, got {self.layout!r}")
-        if self.samples < 1 or self.max_distinct < 1:
-            raise GGIKError(f"samples and max_distinct must be >= 1, got {self.samples} and {self.max_distinct}")
+        if not 1 <= self.samples <= MAX_SAMPLES or self.max_distinct < 1:
+            raise GGIKError(
+                f"samples must be in 1-{MAX_SAMPLES} and max_distinct >= 1, got {self.samples} and {self.max_distinct}"
+            )
+        from ggik.ik.solve_config import STRATEGIES
+
+        if self.strategy not in STRATEGIES:
+            raise GGIKError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        if not self.playback_fps > 0:
+            raise GGIKError(f"playback_fps must be positive, got {self.playback_fps!r}")
         if not self.palette:
             raise GGIKError("palette needs at least one colour")
 

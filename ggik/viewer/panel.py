@@ -15,12 +15,10 @@ import torch
 
 from ggik.ik.solve_config import STRATEGIES
 from ggik.kinematics.geometry import make_transform, matrix_to_quat, quat_to_matrix
-from ggik.viewer.config import GOAL_KINDS, LAYOUTS, ViewerConfig
+from ggik.viewer.config import GOAL_KINDS, LAYOUTS, MAX_SAMPLES, ViewerConfig
 from ggik.viewer.solving import SolveOutcome
 
 __all__ = ["Panel", "parse_goal", "outcome_markdown", "MAX_SAMPLES"]
-
-MAX_SAMPLES = 256  #: the samples slider's upper end
 
 
 def parse_goal(position: tuple[float, ...], quaternion: str) -> torch.Tensor:
@@ -75,8 +73,10 @@ class Panel:
         changed: Callable[[], None],
         goal_typed: Callable[[torch.Tensor], object],
         live: bool = True,
+        redraw: Callable[[], None] | None = None,
     ) -> None:
         self.gui, self.changed, self.goal_typed = gui, changed, goal_typed
+        self.redraw = redraw or changed  #: what a setting that changes only the drawing calls
         with gui.add_folder("Solve"):
             self.strategy = gui.add_dropdown("strategy", STRATEGIES, initial_value=config.strategy)
             self.samples = gui.add_slider("samples", min=1, max=MAX_SAMPLES, step=1, initial_value=config.samples)
@@ -92,8 +92,12 @@ class Panel:
             self.set_goal = gui.add_button("set goal")
             self.goal_error = gui.add_markdown("")
         self.table = gui.add_markdown("" if live else "a result, no live solver")
-        for handle in (self.strategy, self.samples, self.refine, self.kind, self.layout, self.raw, self.refined):
+        for handle in (self.strategy, self.samples, self.refine, self.kind):
             handle.on_update(lambda _event: self.changed())
+        for handle in (self.layout, self.refined):  # drawing only: no new solve
+            handle.on_update(lambda _event: self.redraw())
+        # raw samples on need a solve that draws them; off, only a redraw
+        self.raw.on_update(lambda _event: self.changed() if self.raw.value else self.redraw())
         self.set_goal.on_click(lambda _event: self.type_goal())
 
     def type_goal(self) -> None:
