@@ -305,7 +305,9 @@ def trained_randomize_fraction(training: dict) -> float | None:
 MAX_EXPORT_BYTES = 20 * 1024 * 1024  #: 20 MB (MiB): the budget of the model shipped inside the package
 
 
-def export_checkpoint(src: str | Path, dst: str | Path, max_bytes: int = MAX_EXPORT_BYTES) -> dict:
+def export_checkpoint(
+    src: str | Path, dst: str | Path, max_bytes: int = MAX_EXPORT_BYTES, adaptation: dict | None = None
+) -> dict:
     """Write the weights-only form of checkpoint ``src`` to ``dst`` (atomically); returns what was written.
 
     ``src`` must be a checkpoint the current ggik can load (the model is rebuilt as a check), full or
@@ -313,7 +315,8 @@ def export_checkpoint(src: str | Path, dst: str | Path, max_bytes: int = MAX_EXP
     complete it as :func:`load_checkpoint` does), so an export of an unchanged run is the same file, byte for byte,
     whichever ggik wrote it, as long as the ggik and torch versions are the same. Raises ``FileNotFoundError`` for
     a missing ``src``, ``GGIKError`` for a corrupt or incompatible one, and ``GGIKError`` if the export would exceed
-    ``max_bytes`` (nothing is written).
+    ``max_bytes`` (nothing is written). ``adaptation``: the record of ``ggik adapt`` (the arm, its file's sha256,
+    its raw success before and after), kept as ``adaptation`` (a re-export keeps the source's).
     """
     src, dst = Path(src), Path(dst)
     ckpt = read_checkpoint(src)  # the export keeps the config as the run recorded it
@@ -344,6 +347,8 @@ def export_checkpoint(src: str | Path, dst: str | Path, max_bytes: int = MAX_EXP
             payload[key] = float(ckpt[key])
     if ckpt.get("init_from") is not None:
         payload["init_from"] = ckpt["init_from"]
+    if adaptation is not None or ckpt.get("adaptation") is not None:
+        payload["adaptation"] = adaptation if adaptation is not None else ckpt["adaptation"]
     buffer = io.BytesIO()
     torch.save(payload, buffer)
     data = buffer.getvalue()

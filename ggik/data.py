@@ -26,6 +26,7 @@ from ggik.graph.robot_graph import RobotGraph
 from ggik.graph.stacked import StackedGraphs
 from ggik.kinematics.random_robots import random_robot, randomize_links
 from ggik.kinematics.robot import Robot, available_robots
+from ggik.robot_files import RobotFile, training_robots
 from ggik.rng import PROBLEM_GOALS, STACKED_RANDOM_ROBOTS, step_generator
 
 __all__ = ["DataConfig", "TrainingData", "ProblemSet", "robot_from_entry", "robot_entry", "merge_training_sets"]
@@ -53,8 +54,11 @@ class DataConfig:
     model's mix: the nine robots of ``urdfs/`` alike, no random robots, goal kinds pose 0.5, position + tool axis
     0.2, position 0.3."""
 
-    #: urdfs/ robot -> weight
-    robots: dict[str, float] = field(default_factory=lambda: {name: 1.0 for name in SHIPPED_RECIPE_ROBOTS})
+    #: robot -> weight: a urdfs/ robot's name -> its weight, or any name -> :class:`ggik.robot_files.RobotFile` (a URDF
+    #: file or folder with its chain, locks and weight: ``{urdf: FILE, base_link: L, ee_link: L, lock: {J: V}, weight: W}``)
+    robots: dict[str, float | RobotFile] = field(
+        default_factory=lambda: {name: 1.0 for name in SHIPPED_RECIPE_ROBOTS}
+    )
     random_weight: float = 0.0  #: weight of random DH robots
     random_dofs: list[int] = field(default_factory=lambda: [6, 7])  #: DOFs of random robots
     #: random robots of each kind (random, randomised) drawn for each batch (the stacked sampler: exactly so many of
@@ -99,13 +103,14 @@ def _categorical(weights: list[float], n: int, g: torch.Generator) -> torch.Tens
 
 class TrainingData:
     """Batches of solved examples, drawn on the fly from :class:`DataConfig`, on graphs of ``convention``
-    (:mod:`ggik.graph.conventions`; the model's ``cfg.graph``)."""
+    (:mod:`ggik.graph.conventions`; the model's ``cfg.graph``). ``stored_files``: the robot files a checkpoint kept
+    ({name: record}, :func:`ggik.robot_files.file_record`): those robots are rebuilt from the kept text."""
 
-    def __init__(self, cfg: DataConfig, convention: str = "frames") -> None:
-        unknown = [n for n in cfg.robots if n not in available_robots()]
-        if unknown:
-            raise GGIKError(f"unknown training robots {unknown}; shipped robots: {available_robots()}")
-        weights = list(cfg.robots.values()) + [cfg.random_weight, cfg.randomized_weight]
+    def __init__(self, cfg: DataConfig, convention: str = "frames", stored_files: dict | None = None) -> None:
+        #: the named robots (shipped and from files), in the order of ``cfg.robots``
+        self.robots = training_robots(cfg.robots, stored_files)
+        self._named_weights = [tr.weight for tr in self.robots]
+        weights = self._named_weights + [cfg.random_weight, cfg.randomized_weight]
         if any(w < 0 for w in weights) or sum(weights) <= 0:
             raise GGIKError(f"data weights must be >= 0 with a positive sum, got {weights}")
         if cfg.randomized_weight > 0 and not cfg.robots:
@@ -132,7 +137,7 @@ class TrainingData:
         self.sampler = "stacked" if cfg.sampler == "auto" and named_only else cfg.sampler.replace("auto", "per-robot")
         self._kinds = {k: float(w) for k, w in cfg.goal_kinds.items() if w > 0}
         self.convention = check_convention(convention)
-        self.graphs = {name: RobotGraph.from_robot(Robot.from_name(name), convention) for name in cfg.robots}
+        self.graphs = {tr.name: RobotGraph.from_robot(tr.robot, convention) for tr in self.robots}
         self._weights = weights
         self._stacks: dict[tuple, tuple[StackedGraphs, torch.Tensor, torch.Tensor]] = {}
         if cfg.tool_offset > 0 and self.sampler != "stacked":
@@ -144,7 +149,8 @@ class TrainingData:
         """What the model is trained on (stored in checkpoints): decides what counts as unseen."""
         c = self.cfg
         return {
-            "named": dict(c.robots),
+            "named": {tr.name: tr.weight for tr in self.robots if tr.record is None},
+            "files": {tr.name: tr.record for tr in self.robots if tr.record is not None},
             "random": {"weight": c.random_weight, "dofs": list(c.random_dofs)},
             "randomized": {"weight": c.randomized_weight, "fraction": c.randomize_fraction},
             "goal_kinds": dict(self._kinds),
@@ -158,7 +164,7 @@ class TrainingData:
         B = batch_size or c.batch_size
         g = step_generator(c.seed, step, rank)
         counts = _categorical(self._weights, B, g).tolist()
-        names = list(c.robots)
+        names = list(self.graphs)
         graphs: list[RobotGraph] = []
         sizes: list[int] = []
         for name, k in zip(names, counts[: len(names)]):
@@ -176,7 +182,7 @@ class TrainingData:
         if n_randomized:
             R = min(c.random_robots_per_batch, n_randomized)
             split = [n_randomized // R + (1 if i < n_randomized % R else 0) for i in range(R)]
-            base_w = list(c.robots.values())
+            base_w = self._named_weights
             for k in split:
                 base = names[int(torch.multinomial(torch.tensor(base_w, dtype=torch.float64), 1, generator=g))]
                 robot = randomize_links(self.graphs[base].robot, c.randomize_fraction, g)
@@ -210,7 +216,7 @@ class TrainingData:
         for i in range(R if c.random_weight > 0 else 0):
             dof = c.random_dofs[int(torch.randint(len(c.random_dofs), (), generator=g))]
             graphs.append(RobotGraph.from_robot(random_robot(dof, g, name=f"random{i}"), self.convention))
-        named, base_w = list(self.graphs.values()), torch.tensor(list(self.cfg.robots.values()), dtype=torch.float64)
+        named, base_w = list(self.graphs.values()), torch.tensor(self._named_weights, dtype=torch.float64)
         for _ in range(R if c.randomized_weight > 0 else 0):
             base = named[int(torch.multinomial(base_w, 1, generator=g))].robot
             graphs.append(RobotGraph.from_robot(randomize_links(base, c.randomize_fraction, g), self.convention))
@@ -231,7 +237,7 @@ class TrainingData:
         if key not in self._stacks:
             if not fixed:  # only the current block's stack is kept
                 self._stacks.clear()
-            graphs, weights = list(self.graphs.values()), list(self.cfg.robots.values())
+            graphs, weights = list(self.graphs.values()), list(self._named_weights)
             if not fixed:
                 extra, extra_w = self.random_graphs(step, rank)
                 graphs, weights = graphs + extra, weights + extra_w
@@ -310,7 +316,7 @@ def merge_training_sets(before: dict, now: dict) -> dict:
     A run resumed with another data mix, or fine-tuned from another model, has seen both sets: a named robot
     counts with its largest weight, random DH robots with the union of the DOFs of the stages that drew them
     (weight > 0), randomised robots with the largest fraction of such stages, goal kinds with their largest weight
-    (a stage that names none trained on poses). Weights are kept as the largest
+    (a stage that names none trained on poses), robots from files with the record of the later stage. Weights are kept as the largest
     of the two, so a weight > 0 means "seen" exactly as in one stage.
     """
 
@@ -327,6 +333,7 @@ def merge_training_sets(before: dict, now: dict) -> dict:
     now_random, now_randomized = now.get("random") or {}, now.get("randomized") or {}
     return {
         "named": largest("named", {}),
+        "files": {**(before.get("files") or {}), **(now.get("files") or {})},  # a file's latest record
         "goal_kinds": largest("goal_kinds", {"pose": 1.0}),  # runs from before goal kinds were trained on poses
         "random": {
             "weight": max([float(r["weight"]) for r in rnd], default=float(now_random.get("weight", 0.0))),

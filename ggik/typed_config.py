@@ -43,13 +43,17 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
         args = typing.get_args(tp)
         if value is None and type(None) in args:
             return None
+        errors = []
         for a in args:
             if a is type(None):
                 continue
             try:
                 return _coerce(value, a, where)
-            except ConfigError:
-                continue
+            except ConfigError as exc:
+                errors.append((a, exc))
+        sections = [exc for a, exc in errors if isinstance(a, type) and dataclasses.is_dataclass(a)]
+        if isinstance(value, dict) and len(sections) == 1:  # a mapping meant as the one section type: its own error
+            raise sections[0]
         raise ConfigError(f"{where}: {value!r} does not fit {tp}")
     if origin is list:
         if not isinstance(value, (list, tuple)):

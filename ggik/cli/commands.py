@@ -26,6 +26,7 @@ COMMANDS = (
     Command("robot", "ggik.cli.inspect", "add_robot_parser", "inspect robots"),
     Command("graph", "ggik.cli.inspect", "add_graph_parser", "GGIK graphs"),
     Command("train", "ggik.cli.train", "add_train_parser", "train a GGIK model (resumable; DDP under torchrun)"),
+    Command("adapt", "ggik.cli.adapt", "add_adapt_parser", "adapt a model to one arm (a URDF file) in minutes"),
     Command("data", "ggik.cli.data", "add_data_parser", "fixed problem sets"),
     Command("solve", "ggik.cli.solve", "add_solve_parser", "IK solutions of one goal (a pose or a partial goal)"),
     Command("path", "ggik.cli.path", "add_path_parser", "a valid joint trajectory along an end-effector path (CSV)"),

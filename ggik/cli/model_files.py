@@ -9,7 +9,7 @@ from typing import Any
 
 from ggik.cli.commands import HELP
 
-__all__ = ["add_info_parser", "add_export_parser", "cmd_info", "cmd_export", "provenance_lines"]
+__all__ = ["add_info_parser", "add_export_parser", "cmd_info", "cmd_export", "provenance_lines", "robot_file_lines"]
 
 
 def _config_value(config: dict, key: str) -> Any:
@@ -37,6 +37,21 @@ def provenance_lines(init_from: dict | None) -> list[str]:
     return lines
 
 
+def robot_file_lines(files: dict) -> list[str]:
+    """The robots a model was trained on from URDF files (``training_robots["files"]``), one line each: name, the
+    file as it was given, its sha256 (the text is kept in the model file), chain, locks and weight."""
+    lines = ["  robots from URDF files (their text is kept in this file):"] if files else []
+    for name, rec in files.items():
+        chain = f"{rec.get('base_link') or 'root'} -> {rec.get('ee_link') or 'leaf'}"
+        locks = ", ".join(f"{j}={v:g}" for j, v in (rec.get("lock") or {}).items())
+        lines.append(
+            f"    {name}: {rec.get('path')} sha256 {rec.get('sha256')}, {chain}"
+            + (f", locked {locks}" if locks else "")
+            + f", weight {float(rec.get('weight', 0.0)):g}"
+        )
+    return lines
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     from ggik.checkpoint import complete_config, model_from_checkpoint, read_checkpoint, training_budget
 
@@ -49,7 +64,18 @@ def cmd_info(args: argparse.Namespace) -> int:
     print(f"  step {ckpt['step']}, examples {ckpt['examples']:,}, processes {ckpt.get('world_size', 1)}")
     print(f"  training budget: {training_budget(ckpt)}")
     print(f"  parameters {model.num_parameters():,}")
-    print(f"  training robots: {json.dumps(ckpt['training_robots'])}")
+    training = dict(ckpt["training_robots"])
+    files = training.pop("files", None) or {}
+    print(f"  training robots: {json.dumps(training)}")
+    for line in robot_file_lines(files):
+        print(line)
+    adapted = ckpt.get("adaptation")
+    if adapted:
+        print(
+            f"  adapted to {adapted['robot']} ({adapted['urdf']}, sha256 {adapted['sha256']}) by ggik adapt: raw success "
+            f"{adapted['base_success']:.1%} -> {adapted['success']:.1%} after {adapted['elapsed_s'] / 60:.1f} min, "
+            f"from {adapted['base']}"
+        )
     for line in provenance_lines(ckpt.get("init_from")):
         print(line)
     print(f"  model config: {json.dumps(ckpt['config']['model'])}")

@@ -67,10 +67,18 @@ class Trainer:
         device: "cpu", "cuda", "cuda:1", ...; under torchrun with CUDA each process takes its LOCAL_RANK.
         wandb: "disabled" (default), "offline" or "online"; wandb is imported only when enabled.
         progress: show a tqdm progress bar (rank 0).
+        stored_files: robots from files as a checkpoint kept them ({name: record}, :mod:`ggik.robot_files`): rebuilt
+            from the kept URDF text (:meth:`resume` passes the run's own).
     """
 
     def __init__(
-        self, cfg: TrainConfig, run_dir: str | Path, device: str = "cpu", wandb: str = "disabled", progress: bool = True
+        self,
+        cfg: TrainConfig,
+        run_dir: str | Path,
+        device: str = "cpu",
+        wandb: str = "disabled",
+        progress: bool = True,
+        stored_files: dict | None = None,
     ) -> None:
         if not [check_goal_kind(k) for k in cfg.val.goal_kinds]:  # GoalError for a kind that does not exist
             raise GGIKError("val.goal_kinds must name at least one goal kind")
@@ -105,7 +113,7 @@ class Trainer:
             fused=True if self.device.type == "cuda" else None,
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: lr_factor(s, cfg))
-        self.data = TrainingData(cfg.data, cfg.model.graph)
+        self.data = TrainingData(cfg.data, cfg.model.graph, stored_files)
         self.step = 0
         self.examples = 0
         self.wall_s = 0.0
@@ -222,7 +230,8 @@ class Trainer:
                 "cannot change the model architecture (or graph convention) when resuming; start a new run from the "
                 "checkpoint with --init instead"
             )
-        trainer = cls(from_dict(TrainConfig, data), run_dir, **kwargs)
+        stored = (ckpt.get("training_robots") or {}).get("files")  # this run's robots from files, as it began
+        trainer = cls(from_dict(TrainConfig, data), run_dir, stored_files=stored, **kwargs)
         trainer.load_state(ckpt)
         trainer.metrics.truncate(trainer.step)
         return trainer
@@ -301,7 +310,7 @@ class Trainer:
             if path.is_file():
                 self._val_set = ProblemSet.load(path)
             else:
-                self._val_set = validation_problems(self.cfg)
+                self._val_set = validation_problems(self.cfg, [tr.robot for tr in self.data.robots])
                 if self.rank == 0:
                     self._val_set.save(path)
         return self._val_set

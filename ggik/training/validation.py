@@ -19,6 +19,7 @@ from ggik.kinematics.random_robots import randomize_links
 from ggik.kinematics.reframe import random_reframing, reframe
 from ggik.nn.cvae import GGIKModel
 from ggik.rng import VALIDATION_ROBOTS, step_generator
+from ggik.robot_files import training_robots
 from ggik.training.config import TrainConfig
 
 __all__ = [
@@ -45,12 +46,13 @@ def family(robot_name: str) -> str:
     return found[0] if found else "named"
 
 
-def validation_problems(cfg: TrainConfig) -> ProblemSet:
+def validation_problems(cfg: TrainConfig, named: list[Robot] | None = None) -> ProblemSet:
     """The validation problems of a run: ``val.problems_per_robot`` per training robot (``data.robots``), per random
     robot (``val.random_robots``, DOFs from ``data.random_dofs``), per link-randomised training robot
     (``val.randomized_robots``, the training robots in turn) and per reframed training robot (``val.reframed_robots``),
     all drawn from ``val.seed`` (the random robots first: the set of a run made before the other families is
-    unchanged)."""
+    unchanged). ``named``: the training robots, resolved (default: those of ``data.robots``,
+    :func:`ggik.robot_files.training_robots`)."""
     v = cfg.val
     counts = {"random_robots": v.random_robots, "randomized_robots": v.randomized_robots}
     counts["reframed_robots"] = v.reframed_robots
@@ -59,7 +61,8 @@ def validation_problems(cfg: TrainConfig) -> ProblemSet:
         raise GGIKError(
             f"val: robot counts must be >= 0 and randomize_fraction in [0, 1), got {counts}, {v.randomize_fraction}"
         )
-    named = [Robot.from_name(n) for n in cfg.data.robots]
+    if named is None:
+        named = [tr.robot for tr in training_robots(cfg.data.robots)]
     if (v.randomized_robots or v.reframed_robots) and not named:
         raise GGIKError("val.randomized_robots and val.reframed_robots need training robots (data.robots)")
     g = step_generator(v.seed, VALIDATION_ROBOTS)

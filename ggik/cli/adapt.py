@@ -1,0 +1,55 @@
+"""``ggik adapt``: a model for one arm (a URDF file) in minutes, fine-tuned from the shipped model or ``--ckpt``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ggik.cli.arguments import add_threads_arg, positive_float
+from ggik.cli.commands import HELP
+from ggik.cli.robots import add_chain_args, add_lock_arg, parse_locks
+from ggik.errors import GGIKError
+
+__all__ = ["add_adapt_parser", "cmd_adapt"]
+
+
+def cmd_adapt(args: argparse.Namespace) -> int:
+    from ggik.robot_files import RobotFile, training_robots
+    from ggik.training.adapt import AdaptConfig, adapt
+
+    if not Path(args.urdf).is_file():
+        raise GGIKError(f"--urdf {args.urdf}: file not found")
+    arm = RobotFile(args.urdf, args.base, args.ee, parse_locks(args.lock or []))
+    training_robots({Path(args.urdf).stem: arm})  # every fault of the file named before the model is loaded
+    cfg = AdaptConfig(minutes=args.minutes, threads=args.threads or 0)
+    result = adapt(arm, args.out, cfg, args.ckpt, args.run_dir, args.device, progress=not args.no_progress)
+    print(
+        f"{result.arm}: raw success (best of {cfg.val_samples} within 1 cm and 1 deg, {cfg.val_problems} goals) "
+        f"{result.base_success:.1%} before, {result.best_success:.1%} best (step {result.best_step:,}), after "
+        f"{result.elapsed_s / 60:.1f} min, {result.steps:,} steps, {result.examples:,} examples"
+    )
+    if result.replay_before and result.replay_after:
+        before = sum(result.replay_before.values()) / len(result.replay_before)
+        after = sum(result.replay_after.values()) / len(result.replay_after)
+        print(f"the base model's training robots (mean raw success, {cfg.replay_problems} goals each): "
+              f"{before:.1%} before, {after:.1%} after")  # fmt: skip
+    print(f"model: {result.out} (weights only); resumable run: {args.run_dir or str(result.out) + '.adapt'}")
+    print(f"use it: ggik solve --ckpt {result.out} --urdf {args.urdf} --pose X Y Z QW QX QY QZ")
+    return 0
+
+
+def add_adapt_parser(sub: Any) -> None:
+    """``ggik adapt`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
+    p = sub.add_parser("adapt", help=HELP["adapt"])
+    p.add_argument("--urdf", required=True, help="the arm's URDF file")
+    add_chain_args(p)
+    add_lock_arg(p)
+    p.add_argument("--minutes", type=positive_float, required=True, help="wall-clock budget [min] over all sittings")
+    p.add_argument("--out", required=True, help="the adapted model file (weights only; the best model measured)")
+    p.add_argument("--ckpt", help="the model to adapt (default: the shipped model)")
+    p.add_argument("--run-dir", help="the resumable run (default OUT.adapt); the same command continues it")
+    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_threads_arg(p)
+    p.set_defaults(func=cmd_adapt)

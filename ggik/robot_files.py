@@ -1,0 +1,178 @@
+"""Training robots from URDF files: the entries of ``data.robots`` that name a file (or a folder of files) instead of a
+robot shipped in ``urdfs/``.
+
+A ``data.robots`` entry is either ``NAME: WEIGHT`` (a shipped robot) or
+``NAME: {urdf: FILE, base_link: L, ee_link: L, lock: {JOINT: VALUE}, weight: W}`` (:class:`RobotFile`). A FILE that
+is a folder stands for every ``*.urdf`` in it (sorted), each one robot ``NAME.STEM`` of weight W, its chain found as
+:meth:`ggik.kinematics.Robot.from_urdf` finds it (``base_link``/``ee_link`` apply to every file).
+
+A model stays self-contained: the checkpoint keeps each file's text and sha256 (:func:`file_record`), and a resumed
+run or a model file rebuilds the robot from that text (:func:`robot_from_record`), not from the path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ggik.errors import ChainError, GGIKError
+from ggik.kinematics.robot import Robot, available_robots
+
+__all__ = [
+    "RobotFile",
+    "TrainingRobot",
+    "training_robots",
+    "file_record",
+    "robot_from_record",
+    "kinematic_signature",
+]
+
+
+@dataclass
+class RobotFile:
+    """A training robot from a URDF file (a ``data.robots`` entry given as a mapping)."""
+
+    urdf: str  #: the URDF file, or a folder of ``*.urdf`` files (a path; relative paths from the working directory)
+    base_link: str | None = None  #: the chain's first link (default: the URDF root)
+    ee_link: str | None = None  #: the end-effector link (default: the one leaf below the base, if unambiguous)
+    #: joints fixed at a value [rad or m]: prismatic and mimic joints, which the graph cannot take, must be locked
+    lock: dict[str, float] = field(default_factory=dict)
+    weight: float = 1.0  #: share of the batch, as a shipped robot's weight (each file of a folder weighs this)
+
+
+@dataclass(frozen=True)
+class TrainingRobot:
+    """One resolved training robot: the :class:`Robot`, its weight, and (robots from files) its :func:`file_record`."""
+
+    name: str
+    robot: Robot
+    weight: float
+    record: dict | None = None  #: None for a shipped robot
+
+
+def file_record(path: str, text: str, entry: RobotFile, weight: float) -> dict:
+    """What a checkpoint keeps of a robot from a file: the path as given, the file's text and its sha256, the chain
+    (``base_link``, ``ee_link``, ``lock``) and the weight."""
+    return {
+        "path": path,
+        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "urdf": text,
+        "base_link": entry.base_link,
+        "ee_link": entry.ee_link,
+        "lock": {k: float(v) for k, v in entry.lock.items()},
+        "weight": float(weight),
+    }
+
+
+def robot_from_record(name: str, record: dict) -> Robot:
+    """The robot ``name`` of a :func:`file_record` (from the kept text, not the path)."""
+    entry = RobotFile(record["path"], record.get("base_link"), record.get("ee_link"), dict(record.get("lock") or {}))
+    return _chain(name, record["path"], record["urdf"], entry)
+
+
+def _chain(name: str, path: str, text: str, entry: RobotFile) -> Robot:
+    """The chain of one file's text; GGIKError naming the entry and the file for any fault."""
+    where = f"data.robots.{name} ({path})"
+    try:
+        robot = Robot.from_urdf(text, base_link=entry.base_link, ee_link=entry.ee_link)
+    except GGIKError as exc:
+        raise GGIKError(f"{where}: {exc}") from None
+    if entry.lock:
+        try:
+            robot = robot.lock(entry.lock)
+        except ChainError as exc:
+            raise GGIKError(f"{where}: lock: {exc}") from None
+    for joint in robot.joints:  # what the GGIK graph cannot take (the graph's own error names no entry)
+        if joint.type == "prismatic" or (joint.mimic is not None and joint.type != "fixed"):
+            what = "prismatic" if joint.type == "prismatic" else "a mimic joint"
+            source = joint.mimic[0] if joint.mimic else joint.name
+            raise GGIKError(
+                f"{where}: joint {joint.name!r} is {what}; the model takes revolute joints only: add "
+                f"lock: {{{source}: VALUE}} to the entry"
+            )
+    robot.name = name
+    robot.source = path
+    return robot
+
+
+def _files(name: str, entry: RobotFile) -> list[tuple[str, str]]:
+    """(robot name, path) of an entry: the file, or each ``*.urdf`` of a folder as ``NAME.STEM``."""
+    path = Path(entry.urdf)
+    if path.is_dir():
+        files = sorted(path.glob("*.urdf"))
+        if not files:
+            raise GGIKError(f"data.robots.{name}: folder {entry.urdf} holds no *.urdf file")
+        return [(f"{name}.{f.stem}", str(f)) for f in files]
+    if not path.is_file():
+        raise GGIKError(f"data.robots.{name}: URDF file {entry.urdf} not found (a path from {Path.cwd().name}/)")
+    return [(name, entry.urdf)]
+
+
+def kinematic_signature(robot: Robot) -> tuple:
+    """What makes two chains the same arm, names aside: joint types, origins, axes, limits and mimic rules (rounded
+    to 1e-9) of every joint, fixed ones merged into the next moving joint's origin."""
+    out: list = []
+    pending = np.eye(4)
+    for j in robot.joints:
+        if j.type == "fixed":
+            pending = pending @ np.asarray(j.origin)
+            continue
+        T = pending @ np.asarray(j.origin)
+        pending = np.eye(4)
+        limits = (j.lower, j.upper) if j.type != "continuous" else (None, None)
+        out.append((j.type, tuple(np.round(T, 9).ravel()), tuple(np.round(j.axis, 9)), limits, j.mimic is not None))
+    out.append(tuple(np.round(pending, 9).ravel()))
+    return tuple(out)
+
+
+def training_robots(robots: dict, stored: dict | None = None) -> list[TrainingRobot]:
+    """The robots of a ``data.robots`` mapping (NAME -> weight, or -> :class:`RobotFile` or its dict form), in order.
+
+    ``stored``: {name: :func:`file_record`} kept in a checkpoint; a robot from a file whose record is stored is
+    rebuilt from the kept text (a resumed run trains on the file it started with, wherever it resumes). Raises
+    GGIKError naming the entry: an unknown shipped name, a missing file or folder, an unknown link, a joint the graph
+    cannot take without ``lock``, a negative weight, or the same arm twice (equal :func:`kinematic_signature`).
+    """
+    stored = stored or {}
+    shipped = available_robots()
+    out: list[TrainingRobot] = []
+    for name, value in robots.items():
+        if isinstance(value, dict):
+            value = RobotFile(**value)
+        if not isinstance(value, RobotFile):
+            if name not in shipped:
+                raise GGIKError(
+                    f"data.robots.{name}: unknown shipped robot; shipped robots: {shipped}; a robot from a file is "
+                    f"given as {name}: {{urdf: FILE, base_link: L, ee_link: L, lock: {{JOINT: VALUE}}, weight: W}}"
+                )
+            out.append(TrainingRobot(name, Robot.from_name(name), float(value)))
+            continue
+        if not value.weight >= 0:
+            raise GGIKError(f"data.robots.{name}: weight must be >= 0, got {value.weight}")
+        if name in stored and not Path(value.urdf).is_dir():
+            out.append(TrainingRobot(name, robot_from_record(name, stored[name]), value.weight, stored[name]))
+            continue
+        prefix = f"{name}."
+        kept = {k: r for k, r in stored.items() if k.startswith(prefix)}
+        members = [(k, kept[k]["path"]) for k in sorted(kept)] if kept else _files(name, value)
+        for robot_name, path in members:
+            if robot_name in kept:
+                record = kept[robot_name]
+            else:
+                text = Path(path).read_text(encoding="utf-8")
+                record = file_record(path, text, value, value.weight)
+            robot = _chain(robot_name, path, record["urdf"], value)
+            out.append(TrainingRobot(robot_name, robot, value.weight, record))
+    seen: dict[tuple, str] = {}
+    for tr in out:
+        sig = kinematic_signature(tr.robot)
+        if sig in seen:
+            raise GGIKError(
+                f"data.robots: {tr.name} and {seen[sig]} are the same arm (equal joints, axes and limits); "
+                "give it once, with the sum of their weights"
+            )
+        seen[sig] = tr.name
+    return out

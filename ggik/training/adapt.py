@@ -1,0 +1,332 @@
+"""Adapting a trained model to one arm in minutes (``ggik adapt``, :meth:`ggik.GGIK.adapt`).
+
+The model (by default the shipped one) is fine-tuned on the arm, a URDF file's chain, with a share of every batch
+replaying the model's own training robots (its shipped ``urdfs/`` robots), for a wall-clock budget. The arm's raw
+success (best of ``val_samples`` within 1 cm and 1 deg, on ``val_problems`` fixed pose goals) is measured every
+``val_every_s`` seconds; the best model so far is written as a weights-only model file at once, so a stop (the budget,
+Ctrl-C, SIGTERM) always leaves the best one. The run folder holds the resumable state (``last.pt`` of
+:class:`ggik.training.Trainer`, ``adapt_state.json``, ``metrics.jsonl``): the same command continues a stopped run
+until the budget, counted over all sittings, is spent.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from ggik.checkpoint import export_checkpoint, load_checkpoint, trained_named_robots, training_set
+from ggik.data import ProblemSet
+from ggik.errors import GGIKError
+from ggik.fileio import atomic_write
+from ggik.kinematics.robot import Robot
+from ggik.robot_files import RobotFile
+from ggik.training.config import TrainConfig
+from ggik.training.signals import install_stop_handlers, restore_handlers
+from ggik.training.trainer import Trainer
+from ggik.training.validation import validate, validation_groups
+from ggik.typed_config import from_dict, to_dict
+
+__all__ = ["AdaptConfig", "AdaptResult", "adapt", "adapt_config"]
+
+STATE_FILE = "adapt_state.json"  #: the run's adaptation state (budget spent, best success), next to ``last.pt``
+ARM_PROBLEMS = "arm_problems.pt"  #: the arm's fixed validation goals
+REPLAY_PROBLEMS = "replay_problems.pt"  #: the replayed robots' fixed validation goals
+FREEZABLE = ("embed", "enc_partial", "enc_full", "posterior", "prior", "dec_in", "decoder", "gn_follow")
+
+
+@dataclass
+class AdaptConfig:
+    """The recipe of ``ggik adapt``: one source of its defaults (benchmarks/adapt measured them)."""
+
+    minutes: float = 15.0  #: wall-clock budget [min], training and validation together, over all sittings
+    lr: float = 1e-3  #: peak learning rate of AdamW
+    schedule: str = "cosine"  #: "constant", or "cosine" over the time budget (to ``min_lr_ratio`` x ``lr``)
+    min_lr_ratio: float = 0.1
+    warmup_steps: int = 20  #: linear warm-up of the learning rate
+    batch_size: int = 64  #: examples per step
+    replay: float = 0.25  #: share of each batch drawn from the model's own training robots (0: the arm alone)
+    #: goal kind -> weight of the arm's examples and the replay's; None: the base model's mix
+    goal_kinds: dict[str, float] | None = None
+    freeze: list[str] = field(default_factory=list)  #: parts of the model not trained (names of :data:`FREEZABLE`)
+    val_problems: int = 100  #: the arm's fixed pose goals
+    val_samples: int = 32  #: samples per goal (raw success: best of them within 1 cm and 1 deg)
+    val_every_s: float = 60.0  #: seconds of adaptation between measurements of the arm
+    replay_problems: int = 30  #: pose goals per replayed robot, measured before and after (0: not measured)
+    seed: int = 0
+    threads: int = 0  #: torch CPU threads (0: torch's default)
+
+    def __post_init__(self) -> None:
+        checks = {
+            "minutes": self.minutes > 0 and math.isfinite(self.minutes),
+            "lr": self.lr > 0,
+            "schedule": self.schedule in ("constant", "cosine"),
+            "min_lr_ratio": 0 <= self.min_lr_ratio <= 1,
+            "warmup_steps": self.warmup_steps >= 0,
+            "batch_size": self.batch_size >= 1,
+            "replay": 0 <= self.replay < 1,
+            "val_problems": self.val_problems >= 1,
+            "val_samples": self.val_samples >= 1,
+            "val_every_s": self.val_every_s > 0,
+            "replay_problems": self.replay_problems >= 0,
+            "threads": self.threads >= 0,
+        }
+        bad = [k for k, ok in checks.items() if not ok]
+        if bad:
+            raise GGIKError(f"AdaptConfig: bad {', '.join(f'{k}={getattr(self, k)!r}' for k in bad)}")
+        unknown = [p for p in self.freeze if p not in FREEZABLE]
+        if unknown:
+            raise GGIKError(f"AdaptConfig.freeze: unknown parts {unknown}; parts: {list(FREEZABLE)}")
+
+
+@dataclass
+class AdaptResult:
+    """What an adaptation did. Success values are raw (best of ``val_samples`` within 1 cm and 1 deg)."""
+
+    out: Path  #: the weights-only model file (the best model measured)
+    arm: str
+    base_success: float  #: the arm, before adaptation
+    best_success: float  #: the arm, best measured (the model in ``out``)
+    best_step: int
+    elapsed_s: float  #: wall time spent over all sittings [s]
+    steps: int
+    examples: int
+    replay_before: dict[str, float]  #: the replayed robots' success before (robot -> success; {} when not measured)
+    replay_after: dict[str, float]  #: the same, of the model in ``out``
+    curve: list[dict]  #: every measurement: elapsed_s, cpu_s, step, examples, success
+
+
+def adapt_config(base: dict, arm: RobotFile, cfg: AdaptConfig) -> TrainConfig:
+    """The training config of an adaptation: the base checkpoint's (``base``, completed by
+    :func:`ggik.checkpoint.load_checkpoint`) with the arm and the replayed robots as data, the recipe's optimiser, no
+    KL warm-up (the model is trained), no validation of the trainer's own (the adaptation measures the arm)."""
+    data = dict(base["config"])
+    replayed = trained_named_robots(training_set(base))
+    if cfg.replay > 0 and not replayed:
+        raise GGIKError("the base model records no shipped training robots to replay; set replay=0")
+    share = cfg.replay / len(replayed) if cfg.replay > 0 else 0.0
+    robots: dict = {name: share for name in replayed if share > 0}
+    arm_entry = asdict(arm)
+    arm_entry["weight"] = 1.0 - cfg.replay
+    robots[_arm_name(arm, robots)] = arm_entry
+    data["data"] = {
+        **data["data"],
+        "robots": robots,
+        "random_weight": 0.0,
+        "randomized_weight": 0.0,
+        "batch_size": cfg.batch_size,
+        "seed": cfg.seed,
+        "sampler": "stacked",
+        "random_refresh": 1,
+    }
+    if cfg.goal_kinds is not None:
+        data["data"]["goal_kinds"] = dict(cfg.goal_kinds)
+    data["optim"] = {
+        **data["optim"],
+        "lr": cfg.lr,
+        "schedule": "constant",  # the time-based schedule is applied by the adaptation loop
+        "warmup_steps": cfg.warmup_steps,
+    }
+    data["loss"] = {**data["loss"], "beta_warmup_steps": 0}
+    data["val"] = {**data["val"], "every": 0, "goal_kinds": ["pose"], "samples": cfg.val_samples, "seed": cfg.seed}
+    data.update(steps=2**62, checkpoint_every=2**62, threads=cfg.threads, seed=cfg.seed, compile="eager")
+    return from_dict(TrainConfig, data)
+
+
+def _arm_name(arm: RobotFile, taken: dict) -> str:
+    name = Path(arm.urdf).stem
+    return name if name not in taken else f"{name}_file"
+
+
+def _lr_factor(elapsed_s: float, budget_s: float, cfg: AdaptConfig) -> float:
+    if cfg.schedule == "constant":
+        return 1.0
+    t = min(1.0, elapsed_s / budget_s)
+    return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * t))
+
+
+def _problems(run_dir: Path, name: str, robots: list[Robot], per_robot: int, seed: int) -> ProblemSet:
+    path = run_dir / name
+    if path.is_file():
+        return ProblemSet.load(path)
+    problems = ProblemSet.generate(robots, per_robot, seed)
+    problems.save(path)
+    return problems
+
+
+def _success(trainer: Trainer, groups: list) -> dict[str, float]:
+    record = validate(trainer.model, groups, trainer.cfg, trainer.device)
+    trainer.model.train()
+    return {robot.name: float(record[f"val/{robot.name}/success"]) for robot, *_ in groups}
+
+
+def _write_state(run_dir: Path, state: dict) -> None:
+    atomic_write(run_dir / STATE_FILE, lambda f: f.write(json.dumps(state, indent=1).encode("utf-8")))
+
+
+def adapt(
+    arm: RobotFile | Robot,
+    out: str | Path,
+    cfg: AdaptConfig | None = None,
+    base: str | Path | None = None,
+    run_dir: str | Path | None = None,
+    device: str = "cpu",
+    progress: bool = True,
+) -> AdaptResult:
+    """Adapt model ``base`` (a checkpoint; None: the shipped model) to ``arm`` (a :class:`RobotFile`, or a
+    :class:`Robot`, kept as its URDF text) and write the best model measured to ``out`` (weights only, atomic).
+
+    ``run_dir`` (default ``OUT.adapt/``) holds the resumable run: if it holds one, it is continued until
+    ``cfg.minutes`` are spent over all sittings (``cfg`` must then equal the run's). A stop request (Ctrl-C, SIGTERM)
+    ends the run after the current step, leaving ``out`` as the best model so far and the run resumable.
+    """
+    cfg = cfg or AdaptConfig()
+    out = Path(out)
+    run_dir = Path(run_dir) if run_dir is not None else out.with_name(out.name + ".adapt")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if cfg.threads > 0:
+        torch.set_num_threads(cfg.threads)
+    if isinstance(arm, Robot):
+        path = run_dir / "arm.urdf"
+        atomic_write(path, lambda f: f.write(arm.to_urdf().encode("utf-8")))
+        arm = RobotFile(str(path))
+    state_path = run_dir / STATE_FILE
+    if (run_dir / "last.pt").is_file() and state_path.is_file():
+        state = json.loads(state_path.read_text(encoding="utf-8"))
+        if state["config"] != to_dict(cfg) or state["arm"]["urdf"] != arm.urdf:
+            raise GGIKError(
+                f"{run_dir} holds an adaptation with another recipe or arm ({state['arm']['urdf']}); continue it with "
+                "the same options, or give another --run-dir"
+            )
+        trainer = Trainer.resume(run_dir, {"threads": cfg.threads}, device=device, progress=False)
+    else:
+        from ggik.checkpoint import shipped_model_path
+
+        if base is None:
+            with shipped_model_path() as shipped:
+                return adapt(arm, out, cfg, shipped, run_dir, device, progress)
+        base_ckpt = load_checkpoint(base)
+        train_cfg = adapt_config(base_ckpt, arm, cfg)
+        trainer = Trainer(train_cfg, run_dir, device=device, progress=False)
+        trainer.init_from(base)
+        state = {"config": to_dict(cfg), "arm": asdict(arm), "base": str(base), "elapsed_s": 0.0, "best": None}
+        state["curve"] = []
+    for name in cfg.freeze:
+        getattr(trainer.model, name).requires_grad_(False)
+    arm_tr, replayed = trainer.data.robots[-1], [tr.robot for tr in trainer.data.robots[:-1]]
+    graph = trainer.cfg.model.graph
+    arm_groups = validation_groups(_problems(run_dir, ARM_PROBLEMS, [arm_tr.robot], cfg.val_problems, cfg.seed), graph)
+    replay_groups = []
+    if cfg.replay_problems and replayed:
+        replay_set = _problems(run_dir, REPLAY_PROBLEMS, replayed, cfg.replay_problems, cfg.seed)
+        replay_groups = validation_groups(replay_set, graph)
+    if state["best"] is None:  # the base model, measured: the first best
+        state["base_success"] = _success(trainer, arm_groups)[arm_tr.name]
+        state["replay_before"] = _success(trainer, replay_groups) if replay_groups else {}
+        state["best"] = {"success": state["base_success"], "step": 0}
+        state["curve"].append({"elapsed_s": 0.0, "cpu_s": 0.0, "step": 0, "examples": 0, "success": state["base_success"]})
+        _save_best(trainer, out, arm_tr, state)
+        _write_state(run_dir, state)
+    return _run(trainer, out, run_dir, cfg, state, arm_groups, replay_groups, progress)
+
+
+def _save_best(trainer: Trainer, out: Path, arm_tr, state: dict) -> None:
+    """Write the trainer's current model to ``out`` (weights only, naming the arm), through the run's ``last.pt``."""
+    trainer.save()
+    adaptation = {
+        "robot": arm_tr.name,
+        "urdf": arm_tr.record["path"],
+        "sha256": arm_tr.record["sha256"],
+        "success": state["best"]["success"],
+        "base_success": state["base_success"],
+        "elapsed_s": state["elapsed_s"],
+        "base": state["base"],
+    }
+    export_checkpoint(trainer.run_dir / "last.pt", out, adaptation=adaptation)
+
+
+def _run(
+    trainer: Trainer,
+    out: Path,
+    run_dir: Path,
+    cfg: AdaptConfig,
+    state: dict,
+    arm_groups: list,
+    replay_groups: list,
+    progress: bool,
+) -> AdaptResult:
+    from tqdm import tqdm
+
+    arm_tr = trainer.data.robots[-1]
+    budget = 60.0 * cfg.minutes
+    stop = {"now": False}
+    previous = install_stop_handlers(lambda: stop.__setitem__("now", True))
+    bar = tqdm(total=round(budget), initial=round(min(state["elapsed_s"], budget)), unit="s", disable=not progress)
+    bar.set_description(f"adapt {arm_tr.name}")
+    bar.set_postfix(raw=f"{state['curve'][-1]['success']:.0%}", best=f"{state['best']['success']:.0%}")
+    trainer.model.train()
+    peak = cfg.lr
+    since_val = 0.0
+    try:
+        while state["elapsed_s"] < budget and not stop["now"]:
+            t0, c0 = time.perf_counter(), time.process_time()
+            trainer.train_step()
+            if trainer.step >= cfg.warmup_steps:  # warm-up by step (the trainer's schedule), then decay by time
+                for group in trainer.optimizer.param_groups:
+                    group["lr"] = peak * _lr_factor(state["elapsed_s"], budget, cfg)
+            dt = time.perf_counter() - t0
+            trainer.wall_s += dt
+            trainer.cpu_s += time.process_time() - c0
+            state["elapsed_s"] += dt
+            since_val += dt
+            bar.update(round(state["elapsed_s"]) - bar.n)
+            if since_val >= cfg.val_every_s or state["elapsed_s"] >= budget or stop["now"]:
+                since_val = 0.0
+                t1, c1 = time.perf_counter(), time.process_time()
+                success = _success(trainer, arm_groups)[arm_tr.name]
+                point = {"elapsed_s": 0.0, "cpu_s": 0.0, "step": trainer.step, "examples": trainer.examples}
+                state["elapsed_s"] += time.perf_counter() - t1
+                trainer.cpu_s += time.process_time() - c1
+                point.update(elapsed_s=state["elapsed_s"], cpu_s=trainer.cpu_s, success=success)
+                state["curve"].append(point)
+                trainer.metrics.log({"kind": "val", **point, f"val/{arm_tr.name}/success": success})
+                if success > state["best"]["success"]:
+                    state["best"] = {"success": success, "step": trainer.step}
+                    _save_best(trainer, out, arm_tr, state)
+                else:
+                    trainer.save()
+                _write_state(run_dir, state)
+                bar.update(round(min(state["elapsed_s"], budget)) - bar.n)
+                bar.set_postfix(raw=f"{success:.0%}", best=f"{state['best']['success']:.0%}", step=trainer.step)
+    finally:
+        bar.close()
+        restore_handlers(previous)
+        trainer.save()
+        _write_state(run_dir, state)
+        trainer.metrics.finish()
+    replay_after: dict[str, float] = {}
+    if replay_groups:
+        from ggik.checkpoint import load_model
+
+        best_model, _ = load_model(out, trainer.device)
+        record = validate(best_model, replay_groups, trainer.cfg, trainer.device)
+        replay_after = {robot.name: float(record[f"val/{robot.name}/success"]) for robot, *_ in replay_groups}
+        state["replay_after"] = replay_after
+        _write_state(run_dir, state)
+    return AdaptResult(
+        out=out,
+        arm=arm_tr.name,
+        base_success=state["base_success"],
+        best_success=state["best"]["success"],
+        best_step=state["best"]["step"],
+        elapsed_s=state["elapsed_s"],
+        steps=trainer.step,
+        examples=trainer.examples,
+        replay_before=state.get("replay_before", {}),
+        replay_after=replay_after,
+        curve=list(state["curve"]),
+    )
