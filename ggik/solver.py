@@ -89,6 +89,36 @@ class GGIK:
         model, ckpt = load_model_or_shipped(path, device)
         return cls(model, ckpt, device)
 
+    @classmethod
+    def adapt(
+        cls,
+        robot: Robot | str | Path,
+        minutes: float = 15.0,
+        *,
+        out: str | Path | None = None,
+        base: str | Path | None = None,
+        config: Any = None,
+        device: str = "cpu",
+        progress: bool = True,
+    ) -> GGIK:
+        """A solver adapted to ``robot`` (a :class:`Robot`, kept as its URDF text, or a URDF file's path, its chain
+        found as :meth:`Robot.from_urdf` finds it) in ``minutes`` of fine-tuning of model ``base`` (default: the
+        shipped model), replaying the model's own training robots (:func:`ggik.training.adapt.adapt`).
+
+        ``out``: the adapted model file (default ``ggik-adapted/ROBOT.pt`` in the working directory; its resumable
+        run in ``OUT.adapt/``: calling again with the same arguments continues it). ``config``: an
+        :class:`ggik.training.adapt.AdaptConfig` (its ``minutes`` replaced by ``minutes``). Returns the solver of the
+        best model measured on the arm."""
+        from ggik.robot_files import RobotFile
+        from ggik.training.adapt import AdaptConfig
+        from ggik.training.adapt import adapt as run_adapt
+
+        arm = robot if isinstance(robot, Robot) else RobotFile(str(robot))
+        name = robot.name if isinstance(robot, Robot) else Path(str(robot)).stem
+        cfg = replace(config or AdaptConfig(), minutes=minutes)
+        result = run_adapt(arm, out or Path("ggik-adapted") / f"{name}.pt", cfg, base, device=device, progress=progress)
+        return cls.load(result.out, device)
+
     @property
     def training_robots(self) -> dict:
         """What the model was trained on (:func:`ggik.checkpoint.training_set`; {} for a model without a checkpoint)."""

@@ -8,20 +8,21 @@ from typing import Any
 
 from ggik.cli.arguments import add_threads_arg, positive_float
 from ggik.cli.commands import HELP
-from ggik.cli.robots import add_chain_args, add_lock_arg, parse_locks
+from ggik.cli.robots import add_chain_args, add_lock_arg, check_model_chain, parse_locks, robot_from_options
 from ggik.errors import GGIKError
 
 __all__ = ["add_adapt_parser", "cmd_adapt"]
 
 
 def cmd_adapt(args: argparse.Namespace) -> int:
-    from ggik.robot_files import RobotFile, training_robots
+    from ggik.robot_files import RobotFile
     from ggik.training.adapt import AdaptConfig, adapt
 
     if not Path(args.urdf).is_file():
         raise GGIKError(f"--urdf {args.urdf}: file not found")
+    robot = robot_from_options(None, args.urdf, args.base, args.ee, args.lock)  # the file's faults, named by option
+    check_model_chain(robot, f"--urdf {args.urdf}")
     arm = RobotFile(args.urdf, args.base, args.ee, parse_locks(args.lock or []))
-    training_robots({Path(args.urdf).stem: arm})  # every fault of the file named before the model is loaded
     cfg = AdaptConfig(minutes=args.minutes, threads=args.threads or 0)
     result = adapt(arm, args.out, cfg, args.ckpt, args.run_dir, args.device, progress=not args.no_progress)
     print(

@@ -1,0 +1,169 @@
+"""The adaptation study: ``ggik adapt`` on public arms outside the shipped model's training set, per recipe, and the
+curves of the arm's raw success against minutes of adaptation.
+
+Every (arm, recipe) runs :func:`ggik.training.adapt.adapt` from the same base model for the same wall-clock budget,
+one after another on this machine (nothing else should run beside it). The arm's raw success (best of 32 within 1 cm
+and 1 deg, 100 fixed pose goals) is measured every ``val_every_s`` seconds; the training robots that are replayed are
+measured before and after (30 pose goals each). Results: ``OUT/results.json`` (every curve), ``OUT/README.md`` (the
+tables) and ``OUT/curves.png``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from ggik.checkpoint import shipped_model_path
+from ggik.errors import GGIKError
+from ggik.fileio import atomic_write
+from ggik.robot_files import RobotFile
+from ggik.training.adapt import AdaptConfig, adapt
+
+__all__ = ["ARMS", "RECIPES", "run_study", "write_report"]
+
+URDFS = Path(__file__).resolve().parent / "urdfs"
+
+#: the study's arms: public files of arms outside the shipped model's training set (urdfs/SOURCE.md)
+ARMS = {
+    "ur5": RobotFile(str(URDFS / "ur5_formatted.urdf")),
+    "rizon4": RobotFile(str(URDFS / "flexiv_rizon4_kinematics.urdf")),
+    "baxter": RobotFile(str(URDFS / "baxter.urdf"), "base", "left_hand"),
+    "fetch": RobotFile(str(URDFS / "fetch_formatted.urdf"), "base_link", "gripper_link", {"torso_lift_joint": 0.0}),
+}
+
+#: recipe name -> the AdaptConfig fields it changes from the defaults
+RECIPES: dict[str, dict] = {
+    "default": {},
+    "lr3e-4": {"lr": 3e-4},
+    "replay0.5": {"replay": 0.5},
+    "lr3e-4_replay0.5": {"lr": 3e-4, "replay": 0.5},
+    "constant": {"schedule": "constant"},
+    "batch128": {"batch_size": 128},
+    "batch32": {"batch_size": 32},
+    "pose_only": {"goal_kinds": {"pose": 1.0}},
+    "freeze_encoders": {"freeze": ["embed", "enc_partial", "enc_full", "posterior"]},
+}
+
+
+@dataclass
+class StudyOptions:
+    arms: list[str]
+    recipes: list[str]
+    minutes: float
+    out: Path
+    threads: int = 2
+    val_every_s: float = 60.0
+    base: str | None = None  #: None: the shipped model
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
+def _code_version() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "?"
+
+
+def run_study(opts: StudyOptions) -> dict:
+    """Run every (arm, recipe) of ``opts`` in turn; returns (and writes) the results."""
+    unknown = [a for a in opts.arms if a not in ARMS] + [r for r in opts.recipes if r not in RECIPES]
+    if unknown:
+        raise GGIKError(f"unknown arms or recipes {unknown}; arms {list(ARMS)}, recipes {list(RECIPES)}")
+    opts.out.mkdir(parents=True, exist_ok=True)
+    results_path = opts.out / "results.json"
+    results = json.loads(results_path.read_text()) if results_path.is_file() else {"runs": {}}
+    with shipped_model_path() as shipped:
+        base = Path(opts.base) if opts.base else shipped
+        results["base"] = {"path": str(opts.base or "ggik/weights/ggik_default.pt"), "sha256": _sha(base)}
+        results["code"] = _code_version()
+        results["machine"] = f"{platform.processor() or platform.machine()}, {opts.threads} torch threads"
+        for arm in opts.arms:
+            for recipe in opts.recipes:
+                cfg = replace(AdaptConfig(), **RECIPES[recipe], minutes=opts.minutes, threads=opts.threads)
+                cfg = replace(cfg, val_every_s=opts.val_every_s)
+                key = f"{arm}/{recipe}"
+                run = opts.out / "runs" / arm / recipe
+                result = adapt(ARMS[arm], run / "model.pt", cfg, base, run / "run", progress=True)
+                results["runs"][key] = {
+                    "arm": arm,
+                    "recipe": recipe,
+                    "config": asdict(cfg),
+                    "base_success": result.base_success,
+                    "best_success": result.best_success,
+                    "elapsed_s": result.elapsed_s,
+                    "steps": result.steps,
+                    "examples": result.examples,
+                    "replay_before": result.replay_before,
+                    "replay_after": result.replay_after,
+                    "curve": result.curve,
+                    "model_sha256": _sha(run / "model.pt"),
+                }
+                atomic_write(results_path, lambda f: f.write(json.dumps(results, indent=1).encode()))
+                print(f"{key}: {result.base_success:.0%} -> {result.best_success:.0%}", flush=True)
+    write_report(results, opts.out)
+    return results
+
+
+def _at(curve: list[dict], minutes: float) -> float:
+    """The best success measured within ``minutes`` of adaptation (the model ``ggik adapt`` would have kept)."""
+    return max((p["success"] for p in curve if p["elapsed_s"] <= 60 * minutes + 1e-9), default=float("nan"))
+
+
+def _mean(d: dict) -> float:
+    return sum(d.values()) / len(d) if d else float("nan")
+
+
+def write_report(results: dict, out: Path) -> None:
+    """``OUT/README.md`` (per run: success at 1/2/5/10/15 min, the replayed robots before and after) and
+    ``OUT/curves.png`` (success against minutes, one panel per arm)."""
+    runs = results["runs"]
+    lines = [
+        "# Adaptation study: raw success of `ggik adapt` against minutes",
+        "",
+        f"Base model {results['base']['path']} (sha256 {results['base']['sha256']}), code {results['code']}, "
+        f"{results['machine']}. Raw success: best of 32 samples within 1 cm and 1 deg on the arm's 100 fixed pose "
+        "goals, the best measured so far (the model `ggik adapt` keeps). Replayed robots: the base model's nine "
+        "training robots, mean raw success on 30 pose goals each, before and after (the kept model).",
+        "",
+        "| arm | recipe | before | 1 min | 2 min | 5 min | 10 min | 15 min | steps | replayed before -> after (ratio) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for key, r in runs.items():
+        at = " | ".join(f"{_at(r['curve'], m):.0%}" for m in (1, 2, 5, 10, 15))
+        b, a = _mean(r["replay_before"]), _mean(r["replay_after"])
+        lines.append(
+            f"| {r['arm']} | {r['recipe']} | {r['base_success']:.0%} | {at} | {r['steps']:,} | "
+            f"{b:.1%} -> {a:.1%} ({a / b:.2f}) |"
+        )
+    lines += ["", "Recipes (AdaptConfig fields changed from the defaults):", ""]
+    for name in sorted({r["recipe"] for r in runs.values()}):
+        lines.append(f"- `{name}`: {json.dumps(RECIPES.get(name, {}))}")
+    (out / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    arms = sorted({r["arm"] for r in runs.values()})
+    fig, axes = plt.subplots(1, len(arms), figsize=(4 * len(arms), 3.2), squeeze=False)
+    for ax, arm in zip(axes[0], arms):
+        for r in runs.values():
+            if r["arm"] == arm:
+                c = r["curve"]
+                ax.plot([p["elapsed_s"] / 60 for p in c], [100 * p["success"] for p in c], marker=".", label=r["recipe"])
+        ax.set(title=arm, xlabel="minutes of adaptation (2 CPU cores)", ylabel="raw success [%]", ylim=(0, 100))
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "curves.png", dpi=110)
+    plt.close(fig)
+

@@ -1,0 +1,127 @@
+"""``ggik adapt`` / :func:`ggik.training.adapt.adapt`: the best model kept, its provenance, the budget over sittings,
+a stop request, replay, and the command line's errors. A tiny model for a few seconds: mechanics, not accuracy
+(benchmarks/adapt measures that)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+
+from ggik import GGIK
+from ggik.checkpoint import WEIGHTS_FORMAT, read_checkpoint
+from ggik.cli import main as cli_main
+from ggik.errors import GGIKError
+from ggik.kinematics import Robot, random_robot
+from ggik.robot_files import RobotFile
+from ggik.training.adapt import STATE_FILE, AdaptConfig, adapt, adapt_config
+
+REPO = Path(__file__).resolve().parents[1]
+FETCH = REPO / "benchmarks/adapt/urdfs/fetch_formatted.urdf"
+QUICK = AdaptConfig(minutes=0.03, val_every_s=0.5, val_problems=6, val_samples=4, replay_problems=3, batch_size=8)
+
+
+@pytest.fixture
+def arm_file(tmp_path) -> Path:
+    path = tmp_path / "arm.urdf"
+    path.write_text(random_robot(6, torch.Generator().manual_seed(5), name="arm").to_urdf())
+    return path
+
+
+def test_adapt_keeps_the_best_model_names_the_arm_and_replays(tiny_ckpt, arm_file, tmp_path, capsys):
+    out = tmp_path / "adapted.pt"
+    result = adapt(RobotFile(str(arm_file)), out, QUICK, tiny_ckpt, progress=False)
+    curve = result.curve
+    assert curve[0]["step"] == 0 and curve[0]["success"] == result.base_success and len(curve) >= 2
+    assert result.best_success == max(p["success"] for p in curve)
+    assert result.elapsed_s >= 60 * QUICK.minutes and result.steps > 0
+    assert set(result.replay_before) == set(result.replay_after) == {"panda"}
+    ckpt = read_checkpoint(out)
+    assert ckpt["format"] == WEIGHTS_FORMAT
+    assert ckpt["adaptation"]["robot"] == "arm" and ckpt["adaptation"]["success"] == result.best_success
+    assert ckpt["training_robots"]["files"]["arm"]["urdf"] == arm_file.read_text()
+    assert ckpt["config"]["data"]["robots"]["panda"] == pytest.approx(QUICK.replay)
+    state = json.loads((tmp_path / "adapted.pt.adapt" / STATE_FILE).read_text())
+    assert state["best"]["success"] == result.best_success
+    assert cli_main(["info", str(out)]) == 0
+    assert "adapted to arm" in capsys.readouterr().out
+    robot = Robot.from_urdf(arm_file)
+    T = robot.fk(robot.sample_q(2, torch.Generator().manual_seed(0)))
+    solved = GGIK.load(out).solve(robot, T)
+    assert solved.q.shape[:2] == (2, 32)
+
+
+def test_a_run_continues_to_its_budget_and_refuses_another_recipe(tiny_ckpt, arm_file, tmp_path):
+    out, run = tmp_path / "m.pt", tmp_path / "run"
+    first = adapt(RobotFile(str(arm_file)), out, QUICK, tiny_ckpt, run, progress=False)
+    with pytest.raises(GGIKError, match="another recipe or arm"):
+        adapt(RobotFile(str(arm_file)), out, replace(QUICK, lr=1e-4), tiny_ckpt, run, progress=False)
+    done = adapt(RobotFile(str(arm_file)), out, QUICK, tiny_ckpt, run, progress=False)  # budget spent: no step
+    assert done.steps == first.steps
+    longer = replace(QUICK, minutes=0.06)
+    state = json.loads((run / STATE_FILE).read_text())
+    state["config"]["minutes"] = longer.minutes  # the same recipe with a larger budget continues
+    (run / STATE_FILE).write_text(json.dumps(state))
+    more = adapt(RobotFile(str(arm_file)), out, longer, tiny_ckpt, run, progress=False)
+    assert more.steps > first.steps and more.elapsed_s >= 60 * longer.minutes
+    assert more.curve[: len(first.curve)] == first.curve
+
+
+def test_a_stop_request_keeps_the_best_model_and_the_run(tiny_ckpt, arm_file, tmp_path):
+    out, run = tmp_path / "m.pt", tmp_path / "run"
+    timer = threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        result = adapt(RobotFile(str(arm_file)), out, replace(QUICK, minutes=5.0), tiny_ckpt, run, progress=False)
+    finally:
+        timer.cancel()
+    assert result.elapsed_s < 60.0 and out.is_file() and (run / "last.pt").is_file()
+    assert read_checkpoint(out)["adaptation"]["success"] == result.best_success
+
+
+def test_the_adaptation_config_mixes_the_arm_with_the_replayed_robots(tiny_ckpt):
+    from ggik.checkpoint import load_checkpoint
+
+    cfg = adapt_config(load_checkpoint(tiny_ckpt), RobotFile(str(FETCH)), replace(QUICK, replay=0.4))
+    robots = cfg.data.robots
+    assert robots["panda"] == pytest.approx(0.4) and robots["fetch_formatted"].weight == pytest.approx(0.6)
+    assert cfg.loss.beta_warmup_steps == 0 and cfg.val.every == 0 and cfg.data.random_weight == 0
+    with pytest.raises(GGIKError, match="replay=0"):
+        adapt_config({"config": load_checkpoint(tiny_ckpt)["config"], "training_robots": {"named": {}}},
+                     RobotFile(str(FETCH)), QUICK)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [({"minutes": 0.0}, "minutes"), ({"replay": 1.0}, "replay"), ({"freeze": ["wheels"]}, "unknown parts")],
+)
+def test_adapt_config_refuses_bad_values(change, match):
+    with pytest.raises(GGIKError, match=match):
+        AdaptConfig(**change)
+
+
+def test_the_command_line_names_the_option(tmp_path, capsys):
+    out = str(tmp_path / "m.pt")
+    assert cli_main(["adapt", "--urdf", str(tmp_path / "nope.urdf"), "--minutes", "1", "--out", out]) == 2
+    assert "--urdf" in capsys.readouterr().err
+    fetch = ["adapt", "--urdf", str(FETCH), "--ee", "gripper_link", "--minutes", "1", "--out", out]
+    assert cli_main(fetch) == 2
+    assert "--lock torso_lift_joint=VALUE" in capsys.readouterr().err
+    assert cli_main([*fetch, "--lock", "nope=0"]) == 2
+    assert "--lock" in capsys.readouterr().err
+    assert not Path(out).exists()
+
+
+def test_ggik_adapt_runs_from_the_command_line(tiny_ckpt, arm_file, tmp_path, capsys):
+    out = tmp_path / "m.pt"
+    argv = ["adapt", "--urdf", str(arm_file), "--minutes", "0.02", "--out", str(out), "--ckpt", tiny_ckpt]
+    assert cli_main([*argv, "--no-progress", "--threads", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "arm: raw success" in text and f"ggik solve --ckpt {out}" in text
+    assert read_checkpoint(out)["adaptation"]["urdf"] == str(arm_file)
