@@ -39,6 +39,7 @@ from ggik.data import DataConfig, TrainingData
 from ggik.errors import GGIKError
 from ggik.fileio import atomic_write, load_torch_file
 from ggik.nn.cvae import GGIKModel, ModelConfig
+from ggik.robot_files import robot_from_record
 from ggik.typed_config import from_dict, merge
 from ggik.version import __version__
 
@@ -63,6 +64,7 @@ __all__ = [
     "training_set",
     "recorded_training_set",
     "trained_named_robots",
+    "trained_file_robots",
     "trained_random_dofs",
     "trained_randomize_fraction",
 ]
@@ -285,6 +287,13 @@ def recorded_training_set(ckpt: dict) -> dict | None:
 def trained_named_robots(training: dict) -> list[str]:
     """Names of the ``urdfs/`` robots a training set (:func:`training_set`) gave weight > 0 (0 = left out)."""
     return [name for name, w in (training.get("named") or {}).items() if w > 0]
+
+
+def trained_file_robots(training: dict) -> dict:
+    """{name: Robot} of the robots from URDF files a training set (:func:`training_set`) gave weight > 0, rebuilt from
+    the texts the checkpoint keeps (:func:`ggik.robot_files.robot_from_record`)."""
+    files = training.get("files") or {}
+    return {name: robot_from_record(name, rec) for name, rec in files.items() if float(rec.get("weight", 0.0)) > 0}
 
 
 def trained_random_dofs(training: dict) -> list[int]:

@@ -26,8 +26,8 @@ from ggik.graph.robot_graph import RobotGraph
 from ggik.graph.stacked import StackedGraphs
 from ggik.kinematics.random_robots import random_robot, randomize_links
 from ggik.kinematics.robot import Robot, available_robots
-from ggik.robot_files import RobotFile, training_robots
 from ggik.rng import PROBLEM_GOALS, STACKED_RANDOM_ROBOTS, step_generator
+from ggik.robot_files import RobotFile, training_robots
 
 __all__ = ["DataConfig", "TrainingData", "ProblemSet", "robot_from_entry", "robot_entry", "merge_training_sets"]
 
@@ -54,11 +54,10 @@ class DataConfig:
     model's mix: the nine robots of ``urdfs/`` alike, no random robots, goal kinds pose 0.5, position + tool axis
     0.2, position 0.3."""
 
-    #: robot -> weight: a urdfs/ robot's name -> its weight, or any name -> :class:`ggik.robot_files.RobotFile` (a URDF
-    #: file or folder with its chain, locks and weight: ``{urdf: FILE, base_link: L, ee_link: L, lock: {J: V}, weight: W}``)
-    robots: dict[str, float | RobotFile] = field(
-        default_factory=lambda: {name: 1.0 for name in SHIPPED_RECIPE_ROBOTS}
-    )
+    #: robot -> weight: a urdfs/ robot's name -> its weight, or any name -> :class:`ggik.robot_files.RobotFile` (a
+    #: URDF file or folder with its chain, locks and weight: ``{urdf: FILE, base_link: L, ee_link: L, lock: {J: V},
+    #: weight: W}``)
+    robots: dict[str, float | RobotFile] = field(default_factory=lambda: {name: 1.0 for name in SHIPPED_RECIPE_ROBOTS})
     random_weight: float = 0.0  #: weight of random DH robots
     random_dofs: list[int] = field(default_factory=lambda: [6, 7])  #: DOFs of random robots
     #: random robots of each kind (random, randomised) drawn for each batch (the stacked sampler: exactly so many of
@@ -316,8 +315,8 @@ def merge_training_sets(before: dict, now: dict) -> dict:
     A run resumed with another data mix, or fine-tuned from another model, has seen both sets: a named robot
     counts with its largest weight, random DH robots with the union of the DOFs of the stages that drew them
     (weight > 0), randomised robots with the largest fraction of such stages, goal kinds with their largest weight
-    (a stage that names none trained on poses), robots from files with the record of the later stage. Weights are kept as the largest
-    of the two, so a weight > 0 means "seen" exactly as in one stage.
+    (a stage that names none trained on poses), robots from files with the record of the later stage. Weights are
+    kept as the largest of the two, so a weight > 0 means "seen" exactly as in one stage.
     """
 
     def largest(key: str, default: dict) -> dict:

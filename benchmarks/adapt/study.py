@@ -132,15 +132,15 @@ def write_report(results: dict, out: Path) -> None:
         "goals, the best measured so far (the model `ggik adapt` keeps). Replayed robots: the base model's nine "
         "training robots, mean raw success on 30 pose goals each, before and after (the kept model).",
         "",
-        "| arm | recipe | before | 1 min | 2 min | 5 min | 10 min | 15 min | steps | replayed before -> after (ratio) |",
+        "| arm | recipe | before | 1 min | 2 min | 5 min | 10 min | 15 min | steps | replayed: before, after (ratio) |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for key, r in runs.items():
+    for r in runs.values():
         at = " | ".join(f"{_at(r['curve'], m):.0%}" for m in (1, 2, 5, 10, 15))
         b, a = _mean(r["replay_before"]), _mean(r["replay_after"])
         lines.append(
             f"| {r['arm']} | {r['recipe']} | {r['base_success']:.0%} | {at} | {r['steps']:,} | "
-            f"{b:.1%} -> {a:.1%} ({a / b:.2f}) |"
+            f"{b:.1%}, {a:.1%} ({a / b:.2f}) |"
         )
     lines += ["", "Recipes (AdaptConfig fields changed from the defaults):", ""]
     for name in sorted({r["recipe"] for r in runs.values()}):
@@ -158,12 +158,11 @@ def write_report(results: dict, out: Path) -> None:
     for ax, arm in zip(axes[0], arms):
         for r in runs.values():
             if r["arm"] == arm:
-                c = r["curve"]
-                ax.plot([p["elapsed_s"] / 60 for p in c], [100 * p["success"] for p in c], marker=".", label=r["recipe"])
+                minutes, success = [p["elapsed_s"] / 60 for p in r["curve"]], [100 * p["success"] for p in r["curve"]]
+                ax.plot(minutes, success, marker=".", label=r["recipe"])
         ax.set(title=arm, xlabel="minutes of adaptation (2 CPU cores)", ylabel="raw success [%]", ylim=(0, 100))
         ax.grid(alpha=0.3)
     axes[0][-1].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out / "curves.png", dpi=110)
     plt.close(fig)
-

@@ -45,7 +45,9 @@ def add_data_parser(sub: Any) -> None:
     """``ggik data make|show`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
     data = sub.add_parser("data", help=HELP["data"]).add_subparsers(dest="action", required=True)
     p = data.add_parser("make", help="write a seeded problem set (goal poses with known solutions)")
-    p.add_argument("--robots", nargs="*", help="URDF files or shipped robot names")
+    p.add_argument(
+        "--robots", nargs="*", help="URDF files, shipped robot names, or YAML files of robots (the form of data.robots)"
+    )
     add_chain_args(p, of="every URDF file among --robots")
     p.add_argument("--random", nargs="*", type=positive_int, metavar="DOF", help="DOFs of random robots to add")
     p.add_argument("-n", "--goals", dest="n", type=positive_int, default=200, help="problems (goals) per robot")

@@ -174,7 +174,12 @@ def add_eval_parser(sub: Any) -> None:
     ):
         p = ev_sub.add_parser(name, help=text)
         p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
-        p.add_argument("--robots", nargs="*", help="shipped robot names or URDF files (default: all shipped robots)")
+        p.add_argument(
+            "--robots",
+            nargs="*",
+            help="shipped robot names, URDF files or YAML files of robots (the form of data.robots; default: all "
+            "shipped robots)",
+        )
         add_chain_args(p, of=URDF_FILES)
         p.add_argument("-n", "--goals", dest="n", type=positive_int, default=2000, help="goals per robot")
         p.add_argument("-s", "--samples", type=positive_int, default=32, help="samples (and random starts) per goal")
@@ -212,7 +217,7 @@ def add_eval_parser(sub: Any) -> None:
     p.add_argument(
         "--robots",
         nargs="*",
-        help="unseen robots: shipped names or URDF files (default: every urdfs/ robot "
+        help="unseen robots: shipped names, URDF files or YAML files of robots (default: every urdfs/ robot "
         "not in the training set; none if given without names)",
     )
     add_chain_args(p, of=URDF_FILES)
@@ -239,7 +244,12 @@ def add_eval_parser(sub: Any) -> None:
         "goals", help="raw and refined IK per goal kind (pose, position+axis, position), IKNet protocol, diversity"
     )
     p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
-    p.add_argument("--robots", nargs="*", help="shipped robot names or URDF files (default: all shipped robots)")
+    p.add_argument(
+        "--robots",
+        nargs="*",
+        help="shipped robot names, URDF files or YAML files of robots (the form of data.robots; default: all "
+        "shipped robots)",
+    )
     add_chain_args(p, of=URDF_FILES)
     p.add_argument(
         "--kinds",
@@ -274,7 +284,12 @@ def add_eval_parser(sub: Any) -> None:
         "on graphs of each convention",
     )
     p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
-    p.add_argument("--robots", nargs="*", help="shipped robot names or URDF files (default: all shipped robots)")
+    p.add_argument(
+        "--robots",
+        nargs="*",
+        help="shipped robot names, URDF files or YAML files of robots (the form of data.robots; default: all "
+        "shipped robots)",
+    )
     add_chain_args(p, of=URDF_FILES)
     p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS), metavar="VARIANT",
                    help=f"file variants, of {', '.join(repr(v) for v in VARIANTS)} (default: all)")  # fmt: skip

@@ -71,10 +71,10 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(line)
     adapted = ckpt.get("adaptation")
     if adapted:
+        before, after, minutes = adapted["base_success"], adapted["success"], adapted["elapsed_s"] / 60
         print(
-            f"  adapted to {adapted['robot']} ({adapted['urdf']}, sha256 {adapted['sha256']}) by ggik adapt: raw success "
-            f"{adapted['base_success']:.1%} -> {adapted['success']:.1%} after {adapted['elapsed_s'] / 60:.1f} min, "
-            f"from {adapted['base']}"
+            f"  adapted to {adapted['robot']} ({adapted['urdf']}, sha256 {adapted['sha256']}) by ggik adapt: raw "
+            f"success {before:.1%} -> {after:.1%} after {minutes:.1f} min, from {adapted['base']}"
         )
     for line in provenance_lines(ckpt.get("init_from")):
         print(line)

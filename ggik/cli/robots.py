@@ -26,6 +26,7 @@ __all__ = [
     "is_urdf_spec",
     "resolve_robot",
     "resolve_robots",
+    "robots_from_yaml",
     "robot_from_options",
     "add_chain_args",
     "add_lock_arg",
@@ -63,12 +64,42 @@ def resolve_robot(spec: str, base: str | None = None, ee: str | None = None) -> 
     raise GGIKError(f"{spec!r} is neither a URDF file nor a shipped robot ({', '.join(available_robots())})")
 
 
+def is_robots_file(spec: str) -> bool:
+    """Whether a robot spec names a YAML file of robots (the form of a training config's ``data.robots``)."""
+    return spec.endswith((".yaml", ".yml"))
+
+
+def robots_from_yaml(spec: str) -> list[Robot]:
+    """The robots of a YAML file in the form of ``data.robots`` (a mapping NAME -> weight for a shipped robot, or
+    NAME -> {urdf: FILE or FOLDER, base_link, ee_link, lock: {JOINT: VALUE}, weight}; optionally under a top-level
+    ``robots:`` or ``data: {robots: ...}``; paths from the working directory), as training takes them."""
+    from ggik.robot_files import RobotFile, training_robots
+    from ggik.typed_config import from_dict, load_yaml
+
+    data = load_yaml(spec)
+    data = (data.get("data") or {}).get("robots", data) if "data" in data else data.get("robots", data)
+    if not isinstance(data, dict) or not data:
+        raise GGIKError(f"{spec}: expected a mapping of robots (NAME: WEIGHT or NAME: {{urdf: FILE, ...}})")
+    entries = {k: from_dict(RobotFile, v, f"{spec}: {k}") if isinstance(v, dict) else v for k, v in data.items()}
+    try:
+        return [tr.robot for tr in training_robots(entries)]
+    except GGIKError as exc:
+        raise GGIKError(f"{spec}: {exc}") from None
+
+
 def resolve_robots(specs: Sequence[str], base: str | None = None, ee: str | None = None) -> list[Robot]:
     """:func:`resolve_robot` of every spec; ``base``/``ee`` apply to every URDF file among them (shipped names keep
-    their chains). :class:`GGIKError` when ``base`` or ``ee`` is given and no spec is a URDF file."""
+    their chains); a YAML file stands for its robots (:func:`robots_from_yaml`). :class:`GGIKError` when ``base`` or
+    ``ee`` is given and no spec is a URDF file."""
     if (base or ee) and not any(is_urdf_spec(s) for s in specs):
         raise GGIKError("--base/--ee apply to the URDF files among --robots, and none was named")
-    return [resolve_robot(s, base, ee) if is_urdf_spec(s) else resolve_robot(s) for s in specs]
+    out: list[Robot] = []
+    for s in specs:
+        if is_robots_file(s):
+            out += robots_from_yaml(s)
+        else:
+            out.append(resolve_robot(s, base, ee) if is_urdf_spec(s) else resolve_robot(s))
+    return out
 
 
 def robot_from_options(

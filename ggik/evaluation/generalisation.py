@@ -15,7 +15,12 @@ from typing import Any
 import torch
 
 from ggik import rng
-from ggik.checkpoint import trained_named_robots, trained_random_dofs, trained_randomize_fraction
+from ggik.checkpoint import (
+    trained_file_robots,
+    trained_named_robots,
+    trained_random_dofs,
+    trained_randomize_fraction,
+)
 from ggik.errors import GGIKError
 from ggik.evaluation.report import Table
 from ggik.evaluation.tables import EvalConfig, raw_stats, refined_stats
@@ -25,6 +30,7 @@ from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot, available_robots, random_robot, randomize_links
 from ggik.nn.cvae import GGIKModel
 from ggik.rng import step_generator
+from ggik.robot_files import kinematic_signature
 
 __all__ = ["generalisation_table", "generalisation_points", "structure_lengths", "FAMILY_MEAN", "RANDOM_FAMILY_KEY"]
 
@@ -96,7 +102,10 @@ def _generalisation_families(
 ) -> tuple[list[_Family], list[str]]:
     trained = trained_named_robots(training)
     random_dofs = trained_random_dofs(training)
+    files = trained_file_robots(training)
     references = {n: structure_lengths(RobotGraph.from_robot(Robot.from_name(n), convention)) for n in trained}
+    references.update({n: structure_lengths(RobotGraph.from_robot(r, convention)) for n, r in files.items()})
+    file_signatures = {kinematic_signature(r): n for n, r in files.items()}
     families: list[_Family] = []
     notes: list[str] = []
 
@@ -116,6 +125,8 @@ def _generalisation_families(
             )
     elif robots:
         seen = [r.name for r in robots if r.name in trained]
+        seen += [f"{r.name} (= {file_signatures[kinematic_signature(r)]}, a file)" for r in robots
+                 if kinematic_signature(r) in file_signatures]  # fmt: skip
         if seen:
             raise GGIKError(
                 f"{seen} in the checkpoint's training set ({trained}): generalisation evaluates unseen robots "

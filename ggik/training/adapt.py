@@ -191,8 +191,8 @@ def adapt(
     if cfg.threads > 0:
         torch.set_num_threads(cfg.threads)
     if isinstance(arm, Robot):
-        path = run_dir / "arm.urdf"
-        atomic_write(path, lambda f: f.write(arm.to_urdf().encode("utf-8")))
+        path, text = run_dir / "arm.urdf", arm.to_urdf()
+        atomic_write(path, lambda f: f.write(text.encode("utf-8")))
         arm = RobotFile(str(path))
     state_path = run_dir / STATE_FILE
     if (run_dir / "last.pt").is_file() and state_path.is_file():
@@ -228,7 +228,8 @@ def adapt(
         state["base_success"] = _success(trainer, arm_groups)[arm_tr.name]
         state["replay_before"] = _success(trainer, replay_groups) if replay_groups else {}
         state["best"] = {"success": state["base_success"], "step": 0}
-        state["curve"].append({"elapsed_s": 0.0, "cpu_s": 0.0, "step": 0, "examples": 0, "success": state["base_success"]})
+        first = {"elapsed_s": 0.0, "cpu_s": 0.0, "step": 0, "examples": 0, "success": state["base_success"]}
+        state["curve"].append(first)
         _save_best(trainer, out, arm_tr, state)
         _write_state(run_dir, state)
     return _run(trainer, out, run_dir, cfg, state, arm_groups, replay_groups, progress)
