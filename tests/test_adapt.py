@@ -125,3 +125,14 @@ def test_ggik_adapt_runs_from_the_command_line(tiny_ckpt, arm_file, tmp_path, ca
     text = capsys.readouterr().out
     assert "arm: raw success" in text and f"ggik solve --ckpt {out}" in text
     assert read_checkpoint(out)["adaptation"]["urdf"] == str(arm_file)
+
+
+def test_a_full_anchor_keeps_the_base_weights(tiny_ckpt, arm_file, tmp_path):
+    """anchor = 1 / lr at a constant rate pulls every weight back onto the base model's after each step."""
+    cfg = replace(QUICK, schedule="constant", warmup_steps=0, lr=1e-3, anchor=1e3)
+    adapt(RobotFile(str(arm_file)), tmp_path / "m.pt", cfg, tiny_ckpt, tmp_path / "run", progress=False)
+    after = read_checkpoint(tmp_path / "run" / "last.pt")["model"]
+    base = read_checkpoint(tiny_ckpt)["model"]
+    assert read_checkpoint(tmp_path / "run" / "last.pt")["step"] > 0
+    for name, value in base.items():
+        torch.testing.assert_close(after[name], value, atol=1e-6, rtol=0)

@@ -136,3 +136,19 @@ def test_a_run_with_a_file_robot_trains_validates_resumes_and_names_the_file(tmp
     )
     trainer.train()
     assert trainer.step == 3
+
+
+def test_a_yaml_file_of_robots_is_taken_wherever_robots_are_named(tmp_path, capsys):
+    from ggik.cli.robots import resolve_robots
+
+    path = _random_file(tmp_path, 6, 31)
+    spec = tmp_path / "robots.yaml"
+    spec.write_text(f"robots:\n  panda: 1.0\n  mine: {{urdf: {path}}}\n")
+    robots = resolve_robots([str(spec), "ur10"])
+    assert [r.name for r in robots] == ["panda", "mine", "ur10"]
+    out = tmp_path / "problems.pt"
+    assert cli_main(["data", "make", "--robots", str(spec), "-n", "2", "-o", str(out)]) == 0
+    assert "robots ['panda', 'mine']" in capsys.readouterr().out
+    spec.write_text(f"robots:\n  mine: {{urdf: {path}, ee_link: nowhere}}\n")
+    assert cli_main(["data", "make", "--robots", str(spec), "-n", "2", "-o", str(out)]) == 2
+    assert f"{spec}: data.robots.mine" in capsys.readouterr().err

@@ -46,6 +46,10 @@ RECIPES: dict[str, dict] = {
     "batch32": {"batch_size": 32},
     "pose_only": {"goal_kinds": {"pose": 1.0}},
     "freeze_encoders": {"freeze": ["embed", "enc_partial", "enc_full", "posterior"]},
+    "lr3e-4_r0.5_anneal": {"lr": 3e-4, "replay": 0.5, "min_lr_ratio": 0.03},
+    "lr1e-4_r0.5": {"lr": 1e-4, "replay": 0.5},
+    "lr3e-4_r0.5_anchor": {"lr": 3e-4, "replay": 0.5, "min_lr_ratio": 0.03, "anchor": 3.0},
+    "lr1e-3_r0.5_anneal": {"lr": 1e-3, "replay": 0.5, "min_lr_ratio": 0.01},
 }
 
 

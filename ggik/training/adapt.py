@@ -53,6 +53,9 @@ class AdaptConfig:
     #: goal kind -> weight of the arm's examples and the replay's; None: the base model's mix
     goal_kinds: dict[str, float] | None = None
     freeze: list[str] = field(default_factory=list)  #: parts of the model not trained (names of :data:`FREEZABLE`)
+    #: pull of the weights toward the base model's after every step, per unit learning rate (decoupled, as AdamW's
+    #: weight decay pulls toward 0; 0: off): w -= lr * anchor * (w - w_base)
+    anchor: float = 0.0
     val_problems: int = 100  #: the arm's fixed pose goals
     val_samples: int = 32  #: samples per goal (raw success: best of them within 1 cm and 1 deg)
     val_every_s: float = 60.0  #: seconds of adaptation between measurements of the arm
@@ -74,6 +77,7 @@ class AdaptConfig:
             "val_every_s": self.val_every_s > 0,
             "replay_problems": self.replay_problems >= 0,
             "threads": self.threads >= 0,
+            "anchor": self.anchor >= 0,
         }
         bad = [k for k, ok in checks.items() if not ok]
         if bad:
@@ -97,7 +101,9 @@ class AdaptResult:
     examples: int
     replay_before: dict[str, float]  #: the replayed robots' success before (robot -> success; {} when not measured)
     replay_after: dict[str, float]  #: the same, of the model in ``out``
-    curve: list[dict]  #: every measurement: elapsed_s, cpu_s, step, examples, success
+    #: every measurement: elapsed_s (wall) and cpu_s (CPU time of the process) [s], step, examples, success, and
+    #: best_m (the mean over goals of the best sample's position error [m])
+    curve: list[dict]
 
 
 def adapt_config(base: dict, arm: RobotFile, cfg: AdaptConfig) -> TrainConfig:
@@ -158,10 +164,16 @@ def _problems(run_dir: Path, name: str, robots: list[Robot], per_robot: int, see
     return problems
 
 
-def _success(trainer: Trainer, groups: list) -> dict[str, float]:
+def _measure(trainer: Trainer, groups: list) -> dict[str, tuple[float, float]]:
+    """Per robot of ``groups``: (raw success, the mean over goals of the best sample's position error [m])."""
     record = validate(trainer.model, groups, trainer.cfg, trainer.device)
     trainer.model.train()
-    return {robot.name: float(record[f"val/{robot.name}/success"]) for robot, *_ in groups}
+    names = [robot.name for robot, *_ in groups]
+    return {n: (float(record[f"val/{n}/success"]), float(record[f"val/{n}/pos_err_best_m"])) for n in names}
+
+
+def _success(trainer: Trainer, groups: list) -> dict[str, float]:
+    return {name: success for name, (success, _) in _measure(trainer, groups).items()}
 
 
 def _write_state(run_dir: Path, state: dict) -> None:
@@ -217,6 +229,11 @@ def adapt(
         state["curve"] = []
     for name in cfg.freeze:
         getattr(trainer.model, name).requires_grad_(False)
+    if cfg.anchor > 0:
+        from ggik.checkpoint import load_model
+
+        base_model, _ = load_model(state["base"], trainer.device)
+        trainer.anchor_weights = [p.detach() for p in base_model.parameters()]  # type: ignore[attr-defined]
     arm_tr, replayed = trainer.data.robots[-1], [tr.robot for tr in trainer.data.robots[:-1]]
     graph = trainer.cfg.model.graph
     arm_groups = validation_groups(_problems(run_dir, ARM_PROBLEMS, [arm_tr.robot], cfg.val_problems, cfg.seed), graph)
@@ -225,10 +242,11 @@ def adapt(
         replay_set = _problems(run_dir, REPLAY_PROBLEMS, replayed, cfg.replay_problems, cfg.seed)
         replay_groups = validation_groups(replay_set, graph)
     if state["best"] is None:  # the base model, measured: the first best
-        state["base_success"] = _success(trainer, arm_groups)[arm_tr.name]
+        state["base_success"], best_m = _measure(trainer, arm_groups)[arm_tr.name]
         state["replay_before"] = _success(trainer, replay_groups) if replay_groups else {}
         state["best"] = {"success": state["base_success"], "step": 0}
         first = {"elapsed_s": 0.0, "cpu_s": 0.0, "step": 0, "examples": 0, "success": state["base_success"]}
+        first["best_m"] = best_m
         state["curve"].append(first)
         _save_best(trainer, out, arm_tr, state)
         _write_state(run_dir, state)
@@ -248,6 +266,15 @@ def _save_best(trainer: Trainer, out: Path, arm_tr, state: dict) -> None:
         "base": state["base"],
     }
     export_checkpoint(trainer.run_dir / "last.pt", out, adaptation=adaptation)
+
+
+@torch.no_grad()
+def _pull_to_base(trainer: Trainer, anchor: float) -> None:
+    """w -= lr * anchor * (w - w_base) for every trained weight (the learning rate of the step just taken)."""
+    lr = trainer.optimizer.param_groups[0]["lr"]
+    for p, p0 in zip(trainer.model.parameters(), trainer.anchor_weights):  # type: ignore[attr-defined]
+        if p.requires_grad:
+            p.sub_(lr * anchor * (p - p0))
 
 
 def _run(
@@ -276,6 +303,8 @@ def _run(
         while state["elapsed_s"] < budget and not stop["now"]:
             t0, c0 = time.perf_counter(), time.process_time()
             trainer.train_step()
+            if cfg.anchor > 0:
+                _pull_to_base(trainer, cfg.anchor)
             if trainer.step >= cfg.warmup_steps:  # warm-up by step (the trainer's schedule), then decay by time
                 for group in trainer.optimizer.param_groups:
                     group["lr"] = peak * _lr_factor(state["elapsed_s"], budget, cfg)
@@ -288,11 +317,12 @@ def _run(
             if since_val >= cfg.val_every_s or state["elapsed_s"] >= budget or stop["now"]:
                 since_val = 0.0
                 t1, c1 = time.perf_counter(), time.process_time()
-                success = _success(trainer, arm_groups)[arm_tr.name]
+                success, best_m = _measure(trainer, arm_groups)[arm_tr.name]
                 point = {"elapsed_s": 0.0, "cpu_s": 0.0, "step": trainer.step, "examples": trainer.examples}
                 state["elapsed_s"] += time.perf_counter() - t1
                 trainer.cpu_s += time.process_time() - c1
                 point.update(elapsed_s=state["elapsed_s"], cpu_s=trainer.cpu_s, success=success)
+                point["best_m"] = best_m
                 state["curve"].append(point)
                 trainer.metrics.log({"kind": "val", **point, f"val/{arm_tr.name}/success": success})
                 if success > state["best"]["success"]:
