@@ -24,7 +24,9 @@ from ggik.training.adapt import STATE_FILE, AdaptConfig, adapt, adapt_config
 
 REPO = Path(__file__).resolve().parents[1]
 FETCH = REPO / "benchmarks/adapt/urdfs/fetch_formatted.urdf"
-QUICK = AdaptConfig(minutes=0.03, val_every_s=0.5, val_problems=6, val_samples=4, replay_problems=3, batch_size=8)
+QUICK = AdaptConfig(
+    minutes=0.03, val_every_s=0.5, val_problems=6, val_samples=4, replay_problems=3, batch_size=8, retain=0.0
+)
 
 
 @pytest.fixture
@@ -136,3 +138,17 @@ def test_a_full_anchor_keeps_the_base_weights(tiny_ckpt, arm_file, tmp_path):
     assert read_checkpoint(tmp_path / "run" / "last.pt")["step"] > 0
     for name, value in base.items():
         torch.testing.assert_close(after[name], value, atol=1e-6, rtol=0)
+
+
+def test_a_model_that_forgets_is_blended_back_until_the_replayed_robots_keep_their_success(tiny_ckpt, arm_file, tmp_path):
+    cfg = replace(QUICK, lr=1e-2, retain=1.0, replay_problems=8, val_samples=8)  # a high rate: it forgets
+    result = adapt(RobotFile(str(arm_file)), tmp_path / "m.pt", cfg, tiny_ckpt, tmp_path / "run", progress=False)
+    before, after = (sum(d.values()) / len(d) for d in (result.replay_before, result.replay_after))
+    assert after >= before or result.blend == 0.0
+    kept = read_checkpoint(tmp_path / "m.pt")
+    assert kept["adaptation"].get("blend", 1.0) == result.blend
+    if result.blend == 0.0:  # the base model itself
+        base = read_checkpoint(tiny_ckpt)["model"]
+        for name, value in base.items():
+            torch.testing.assert_close(kept["model"][name], value, atol=1e-6, rtol=0)
+    assert result.blend in (1.0, 0.75, 0.5, 0.25, 0.0)

@@ -50,6 +50,8 @@ RECIPES: dict[str, dict] = {
     "lr1e-4_r0.5": {"lr": 1e-4, "replay": 0.5},
     "lr3e-4_r0.5_anchor": {"lr": 3e-4, "replay": 0.5, "min_lr_ratio": 0.03, "anchor": 3.0},
     "lr1e-3_r0.5_anneal": {"lr": 1e-3, "replay": 0.5, "min_lr_ratio": 0.01},
+    "replay_only": {"lr": 3e-4, "replay": 0.99, "min_lr_ratio": 0.03},
+    "batch256_lr3e-4_r0.5": {"lr": 3e-4, "replay": 0.5, "min_lr_ratio": 0.03, "batch_size": 256},
 }
 
 

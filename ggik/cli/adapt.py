@@ -27,9 +27,14 @@ def cmd_adapt(args: argparse.Namespace) -> int:
     result = adapt(arm, args.out, cfg, args.ckpt, args.run_dir, args.device, progress=not args.no_progress)
     print(
         f"{result.arm}: raw success (best of {cfg.val_samples} within 1 cm and 1 deg, {cfg.val_problems} goals) "
-        f"{result.base_success:.1%} before, {result.best_success:.1%} best (step {result.best_step:,}), after "
-        f"{result.elapsed_s / 60:.1f} min, {result.steps:,} steps, {result.examples:,} examples"
+        f"{result.base_success:.1%} before, {result.best_success:.1%} after {result.elapsed_s / 60:.1f} min "
+        f"({result.steps:,} steps, {result.examples:,} examples; the best model at step {result.best_step:,})"
     )
+    if result.blend < 1.0:
+        print(
+            f"blended {result.blend:.2f} of the way from the base model to the adapted one, so that the base model's "
+            f"training robots keep {cfg.retain:.0%} of their raw success"
+        )
     if result.replay_before and result.replay_after:
         before = sum(result.replay_before.values()) / len(result.replay_before)
         after = sum(result.replay_after.values()) / len(result.replay_after)

@@ -19,7 +19,13 @@ from pathlib import Path
 
 import torch
 
-from ggik.checkpoint import export_checkpoint, load_checkpoint, trained_named_robots, training_set
+from ggik.checkpoint import (
+    export_checkpoint,
+    load_checkpoint,
+    read_checkpoint,
+    trained_named_robots,
+    training_set,
+)
 from ggik.data import ProblemSet
 from ggik.errors import GGIKError
 from ggik.fileio import atomic_write
@@ -44,12 +50,12 @@ class AdaptConfig:
     """The recipe of ``ggik adapt``: one source of its defaults (benchmarks/adapt measured them)."""
 
     minutes: float = 15.0  #: wall-clock budget [min], training and validation together, over all sittings
-    lr: float = 1e-3  #: peak learning rate of AdamW
+    lr: float = 3e-4  #: peak learning rate of AdamW
     schedule: str = "cosine"  #: "constant", or "cosine" over the time budget (to ``min_lr_ratio`` x ``lr``)
-    min_lr_ratio: float = 0.1
+    min_lr_ratio: float = 0.03
     warmup_steps: int = 20  #: linear warm-up of the learning rate
     batch_size: int = 64  #: examples per step
-    replay: float = 0.25  #: share of each batch drawn from the model's own training robots (0: the arm alone)
+    replay: float = 0.5  #: share of each batch drawn from the model's own training robots (0: the arm alone)
     #: goal kind -> weight of the arm's examples and the replay's; None: the base model's mix
     goal_kinds: dict[str, float] | None = None
     freeze: list[str] = field(default_factory=list)  #: parts of the model not trained (names of :data:`FREEZABLE`)
@@ -60,6 +66,9 @@ class AdaptConfig:
     val_samples: int = 32  #: samples per goal (raw success: best of them within 1 cm and 1 deg)
     val_every_s: float = 60.0  #: seconds of adaptation between measurements of the arm
     replay_problems: int = 30  #: pose goals per replayed robot, measured before and after (0: not measured)
+    #: the replayed robots' mean raw success kept at least this share of the base model's: a model below it is
+    #: blended back toward the base weights (:func:`_retain`; 0: no blending)
+    retain: float = 0.95
     seed: int = 0
     threads: int = 0  #: torch CPU threads (0: torch's default)
 
@@ -78,6 +87,7 @@ class AdaptConfig:
             "replay_problems": self.replay_problems >= 0,
             "threads": self.threads >= 0,
             "anchor": self.anchor >= 0,
+            "retain": 0 <= self.retain <= 1,
         }
         bad = [k for k, ok in checks.items() if not ok]
         if bad:
@@ -94,13 +104,15 @@ class AdaptResult:
     out: Path  #: the weights-only model file (the best model measured)
     arm: str
     base_success: float  #: the arm, before adaptation
-    best_success: float  #: the arm, best measured (the model in ``out``)
+    #: the arm, of the model in ``out``: the best measured, or its blend toward the base (``blend`` < 1)
+    best_success: float
     best_step: int
     elapsed_s: float  #: wall time spent over all sittings [s]
     steps: int
     examples: int
     replay_before: dict[str, float]  #: the replayed robots' success before (robot -> success; {} when not measured)
     replay_after: dict[str, float]  #: the same, of the model in ``out``
+    blend: float  #: the share of the adaptation kept in ``out`` (1: the best model measured; see ``retain``)
     #: every measurement: elapsed_s (wall) and cpu_s (CPU time of the process) [s], step, examples, success, and
     #: best_m (the mean over goals of the best sample's position error [m])
     curve: list[dict]
@@ -268,6 +280,48 @@ def _save_best(trainer: Trainer, out: Path, arm_tr, state: dict) -> None:
     export_checkpoint(trainer.run_dir / "last.pt", out, adaptation=adaptation)
 
 
+BLENDS = (1.0, 0.75, 0.5, 0.25, 0.0)  #: the shares of the adaptation :func:`_retain` tries, largest first
+
+
+def _mean(values: dict[str, float]) -> float:
+    return sum(values.values()) / len(values)
+
+
+@torch.no_grad()
+def _retain(trainer: Trainer, out: Path, cfg: AdaptConfig, state: dict, arm_groups: list, replay_groups: list) -> dict:
+    """The replayed robots' raw success of the model in ``out``. With ``cfg.retain`` > 0 and their mean below
+    ``retain`` x before, ``out`` becomes the blend ``w_base + a (w_out - w_base)`` of the largest ``a`` of
+    :data:`BLENDS` whose replayed robots keep it (``a`` = 0: the base model), its arm measured again. Records
+    ``blend``, ``final_success`` and ``replay_after`` in ``state``; returns ``replay_after``."""
+    from ggik.checkpoint import load_model
+
+    device = trainer.device
+    kept, _ = load_model(out, device)
+    base, _ = load_model(state["base"], device)
+    adapted = {k: v.clone() for k, v in kept.state_dict().items()}
+    origin = base.state_dict()
+    before = _mean(state["replay_before"])
+    arm_name = arm_groups[0][0].name
+    replay: dict[str, float] = {}
+    for share in BLENDS if cfg.retain > 0 else (1.0,):
+        kept.load_state_dict(
+            {k: origin[k] + share * (v - origin[k]) if v.is_floating_point() else v for k, v in adapted.items()}
+        )
+        record = validate(kept, replay_groups, trainer.cfg, device)
+        replay = {robot.name: float(record[f"val/{robot.name}/success"]) for robot, *_ in replay_groups}
+        if cfg.retain == 0 or _mean(replay) >= cfg.retain * before or share == 0.0:
+            break
+    state.update(blend=share, replay_after=replay, final_success=state["best"]["success"])
+    if share < 1.0:
+        record = validate(kept, arm_groups, trainer.cfg, device)
+        state["final_success"] = float(record[f"val/{arm_name}/success"])
+        payload = read_checkpoint(out)
+        payload["model"] = {k: v.detach().cpu().contiguous() for k, v in kept.state_dict().items()}
+        payload["adaptation"] = {**payload["adaptation"], "blend": share, "success": state["final_success"]}
+        atomic_write(out, lambda f: torch.save(payload, f))
+    return replay
+
+
 @torch.no_grad()
 def _pull_to_base(trainer: Trainer, anchor: float) -> None:
     """w -= lr * anchor * (w - w_base) for every trained weight (the learning rate of the step just taken)."""
@@ -339,25 +393,20 @@ def _run(
         trainer.save()
         _write_state(run_dir, state)
         trainer.metrics.finish()
-    replay_after: dict[str, float] = {}
-    if replay_groups:
-        from ggik.checkpoint import load_model
-
-        best_model, _ = load_model(out, trainer.device)
-        record = validate(best_model, replay_groups, trainer.cfg, trainer.device)
-        replay_after = {robot.name: float(record[f"val/{robot.name}/success"]) for robot, *_ in replay_groups}
-        state["replay_after"] = replay_after
-        _write_state(run_dir, state)
+    state["final_success"], state["blend"] = state["best"]["success"], 1.0
+    replay_after = _retain(trainer, out, cfg, state, arm_groups, replay_groups) if replay_groups else {}
+    _write_state(run_dir, state)
     return AdaptResult(
         out=out,
         arm=arm_tr.name,
         base_success=state["base_success"],
-        best_success=state["best"]["success"],
+        best_success=state["final_success"],
         best_step=state["best"]["step"],
         elapsed_s=state["elapsed_s"],
         steps=trainer.step,
         examples=trainer.examples,
         replay_before=state.get("replay_before", {}),
         replay_after=replay_after,
+        blend=float(state.get("blend", 1.0)),
         curve=list(state["curve"]),
     )
