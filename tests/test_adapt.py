@@ -140,7 +140,9 @@ def test_a_full_anchor_keeps_the_base_weights(tiny_ckpt, arm_file, tmp_path):
         torch.testing.assert_close(after[name], value, atol=1e-6, rtol=0)
 
 
-def test_a_model_that_forgets_is_blended_back_until_the_replayed_robots_keep_their_success(tiny_ckpt, arm_file, tmp_path):
+def test_a_model_that_forgets_is_blended_back_until_the_replayed_robots_keep_their_success(
+    tiny_ckpt, arm_file, tmp_path
+):
     cfg = replace(QUICK, lr=1e-2, retain=1.0, replay_problems=8, val_samples=8)  # a high rate: it forgets
     result = adapt(RobotFile(str(arm_file)), tmp_path / "m.pt", cfg, tiny_ckpt, tmp_path / "run", progress=False)
     before, after = (sum(d.values()) / len(d) for d in (result.replay_before, result.replay_after))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchmarks.adapt.study import ARMS, RECIPES, StudyOptions, run_study
+from benchmarks.adapt.study import ARMS, RECIPES, StudyOptions, report, run_study
 from ggik.cli.arguments import positive_float, positive_int
 
 
@@ -18,7 +18,11 @@ def main() -> None:
     p.add_argument("--ckpt", help="the base model (default: the shipped one)")
     p.add_argument("--threads", type=positive_int, default=2)
     p.add_argument("--out", type=Path, default=Path("benchmarks/adapt/results/study"))
+    p.add_argument("--report", action="store_true", help="only write the report of OUT/results.json again")
     a = p.parse_args()
+    if a.report:
+        report(a.out)
+        return
     run_study(StudyOptions(a.arms, a.recipes, a.minutes, a.out, a.threads, a.val_every_s, a.ckpt))
 
 

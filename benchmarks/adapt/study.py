@@ -23,7 +23,7 @@ from ggik.fileio import atomic_write
 from ggik.robot_files import RobotFile
 from ggik.training.adapt import AdaptConfig, adapt
 
-__all__ = ["ARMS", "RECIPES", "run_study", "write_report"]
+__all__ = ["ARMS", "RECIPES", "run_study", "write_report", "report"]
 
 URDFS = Path(__file__).resolve().parent / "urdfs"
 
@@ -102,12 +102,14 @@ def run_study(opts: StudyOptions) -> dict:
                     "recipe": recipe,
                     "config": asdict(cfg),
                     "base_success": result.base_success,
-                    "best_success": result.best_success,
+                    "best_success": max(p["success"] for p in result.curve),
                     "elapsed_s": result.elapsed_s,
                     "steps": result.steps,
                     "examples": result.examples,
                     "replay_before": result.replay_before,
                     "replay_after": result.replay_after,
+                    "final_success": result.best_success,
+                    "blend": result.blend,
                     "curve": result.curve,
                     "model_sha256": _sha(run / "model.pt"),
                 }
@@ -117,40 +119,74 @@ def run_study(opts: StudyOptions) -> dict:
     return results
 
 
-def _at(curve: list[dict], minutes: float) -> float:
-    """The best success measured within ``minutes`` of adaptation (the model ``ggik adapt`` would have kept)."""
-    return max((p["success"] for p in curve if p["elapsed_s"] <= 60 * minutes + 1e-9), default=float("nan"))
+def _at(curve: list[dict], minutes: float) -> str:
+    """The best success measured within ``minutes`` of adaptation (the model ``ggik adapt`` would have kept), or "-"
+    when the run was shorter."""
+    if curve[-1]["elapsed_s"] < 60 * minutes - 30:
+        return "-"
+    return f"{max(p['success'] for p in curve if p['elapsed_s'] <= 60 * minutes + 1e-9):.0%}"
 
 
 def _mean(d: dict) -> float:
     return sum(d.values()) / len(d) if d else float("nan")
 
 
+def _recipe(cfg: dict) -> str:
+    """The recipe's fields that the study varies, in one cell."""
+    text = f"lr {cfg['lr']:g} {cfg['schedule']}"
+    text += f" to {cfg['min_lr_ratio']:g}x" if cfg["schedule"] == "cosine" else ""
+    text += f", batch {cfg['batch_size']}, replay {cfg['replay']:g}"
+    text += f", anchor {cfg['anchor']:g}" if cfg.get("anchor") else ""
+    text += f", frozen {'+'.join(cfg['freeze'])}" if cfg.get("freeze") else ""
+    text += f", kinds {cfg['goal_kinds']}" if cfg.get("goal_kinds") else ""
+    return text
+
+
+def report(out: Path) -> dict:
+    """Write the report of ``OUT/results.json`` again (its runs' blend and final success filled from the runs' own
+    ``adapt_state.json`` where a results file predates them), and return the results."""
+    path = out / "results.json"
+    results = json.loads(path.read_text(encoding="utf-8"))
+    for r in results["runs"].values():
+        state_path = out / "runs" / r["arm"] / r["recipe"] / "run" / "adapt_state.json"
+        if "blend" not in r and state_path.is_file():
+            state = json.loads(state_path.read_text(encoding="utf-8"))
+            r.update(blend=state.get("blend", 1.0), final_success=state.get("final_success", state["best"]["success"]))
+            r["best_success"] = max(p["success"] for p in r["curve"])
+    atomic_write(path, lambda f: f.write(json.dumps(results, indent=1).encode()))
+    write_report(results, out)
+    return results
+
+
 def write_report(results: dict, out: Path) -> None:
-    """``OUT/README.md`` (per run: success at 1/2/5/10/15 min, the replayed robots before and after) and
-    ``OUT/curves.png`` (success against minutes, one panel per arm)."""
+    """``OUT/README.md`` (per run: the arm's raw success at 1/2/5/10/15 min and at the end, its best-of-32 error, the
+    replayed robots before and after) and ``OUT/curves.png`` (success against minutes, one panel per arm)."""
     runs = results["runs"]
     lines = [
         "# Adaptation study: raw success of `ggik adapt` against minutes",
         "",
         f"Base model {results['base']['path']} (sha256 {results['base']['sha256']}), code {results['code']}, "
-        f"{results['machine']}. Raw success: best of 32 samples within 1 cm and 1 deg on the arm's 100 fixed pose "
-        "goals, the best measured so far (the model `ggik adapt` keeps). Replayed robots: the base model's nine "
-        "training robots, mean raw success on 30 pose goals each, before and after (the kept model).",
+        f"{results['machine']}, alone on the machine. Raw success: best of 32 samples within 1 cm and 1 deg on the "
+        "arm's 100 fixed pose goals, the best measured so far (the model `ggik adapt` keeps); best-of-32 error: the "
+        "mean over the goals of the best sample's position error. Replayed robots: the base model's nine training "
+        "robots, mean raw success on 30 pose goals each, before and after. Final: the model written (blended back "
+        "toward the base model where the replayed robots fell below 0.95x, `retain`; blend 1 = not blended).",
         "",
-        "| arm | recipe | before | 1 min | 2 min | 5 min | 10 min | 15 min | steps | replayed: before, after (ratio) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| arm | recipe | before | 1 min | 2 min | 5 min | 10 min | 15 min | final (blend) | best-of-32 error, "
+        "before -> end [mm] | steps | replayed: before, after (ratio) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs.values():
-        at = " | ".join(f"{_at(r['curve'], m):.0%}" for m in (1, 2, 5, 10, 15))
+        at = " | ".join(_at(r["curve"], m) for m in (1, 2, 5, 10, 15))
         b, a = _mean(r["replay_before"]), _mean(r["replay_after"])
+        c = r["curve"]
+        err = f"{1000 * c[0]['best_m']:.1f} -> {1000 * c[-1]['best_m']:.1f}" if "best_m" in c[0] else "-"
+        final = f"{r.get('final_success', r['best_success']):.0%} ({r.get('blend', 1.0):g})"
         lines.append(
-            f"| {r['arm']} | {r['recipe']} | {r['base_success']:.0%} | {at} | {r['steps']:,} | "
-            f"{b:.1%}, {a:.1%} ({a / b:.2f}) |"
+            f"| {r['arm']} | {_recipe(r['config'])} | {r['base_success']:.0%} | {at} | {final} | {err} | "
+            f"{r['steps']:,} | {b:.1%}, {a:.1%} ({a / b:.2f}) |"
         )
-    lines += ["", "Recipes (AdaptConfig fields changed from the defaults):", ""]
-    for name in sorted({r["recipe"] for r in runs.values()}):
-        lines.append(f"- `{name}`: {json.dumps(RECIPES.get(name, {}))}")
+    lines += ["", "Every run's whole AdaptConfig and curve: `results.json`."]
     (out / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     try:
         import matplotlib
