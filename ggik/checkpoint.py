@@ -38,8 +38,8 @@ import torch
 from ggik.data import DataConfig, TrainingData
 from ggik.errors import GGIKError
 from ggik.fileio import atomic_write, load_torch_file
+from ggik.kinematics.robot_files import robot_from_record
 from ggik.nn.cvae import GGIKModel, ModelConfig
-from ggik.robot_files import robot_from_record
 from ggik.typed_config import from_dict, merge
 from ggik.version import __version__
 
@@ -291,7 +291,7 @@ def trained_named_robots(training: dict) -> list[str]:
 
 def trained_file_robots(training: dict) -> dict:
     """{name: Robot} of the robots from URDF files a training set (:func:`training_set`) gave weight > 0, rebuilt from
-    the texts the checkpoint keeps (:func:`ggik.robot_files.robot_from_record`)."""
+    the texts the checkpoint keeps (:func:`ggik.kinematics.robot_files.robot_from_record`)."""
     files = training.get("files") or {}
     return {name: robot_from_record(name, rec) for name, rec in files.items() if float(rec.get("weight", 0.0)) > 0}
 

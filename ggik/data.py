@@ -26,8 +26,8 @@ from ggik.graph.robot_graph import RobotGraph
 from ggik.graph.stacked import StackedGraphs
 from ggik.kinematics.random_robots import random_robot, randomize_links
 from ggik.kinematics.robot import Robot, available_robots
+from ggik.kinematics.robot_files import RobotFile, training_robots
 from ggik.rng import PROBLEM_GOALS, STACKED_RANDOM_ROBOTS, step_generator
-from ggik.robot_files import RobotFile, training_robots
 
 __all__ = ["DataConfig", "TrainingData", "ProblemSet", "robot_from_entry", "robot_entry", "merge_training_sets"]
 
@@ -54,9 +54,8 @@ class DataConfig:
     model's mix: the nine robots of ``urdfs/`` alike, no random robots, goal kinds pose 0.5, position + tool axis
     0.2, position 0.3."""
 
-    #: robot -> weight: a urdfs/ robot's name -> its weight, or any name -> :class:`ggik.robot_files.RobotFile` (a
-    #: URDF file or folder with its chain, locks and weight: ``{urdf: FILE, base_link: L, ee_link: L, lock: {J: V},
-    #: weight: W}``)
+    #: a urdfs/ robot's name -> its weight, or any name -> a URDF file or folder with its chain, locks and weight
+    #: (:class:`ggik.kinematics.robot_files.RobotFile`, e.g. ``{urdf: F, ee_link: L, lock: {J: V}, weight: W}``)
     robots: dict[str, float | RobotFile] = field(default_factory=lambda: {name: 1.0 for name in SHIPPED_RECIPE_ROBOTS})
     random_weight: float = 0.0  #: weight of random DH robots
     random_dofs: list[int] = field(default_factory=lambda: [6, 7])  #: DOFs of random robots
@@ -101,13 +100,11 @@ def _categorical(weights: list[float], n: int, g: torch.Generator) -> torch.Tens
 
 
 class TrainingData:
-    """Batches of solved examples, drawn on the fly from :class:`DataConfig`, on graphs of ``convention``
-    (:mod:`ggik.graph.conventions`; the model's ``cfg.graph``). ``stored_files``: the robot files a checkpoint kept
-    ({name: record}, :func:`ggik.robot_files.file_record`): those robots are rebuilt from the kept text."""
+    """Batches of solved examples, drawn on the fly from :class:`DataConfig`, on graphs of ``convention`` (the model's
+    ``cfg.graph``). ``stored_files``: {name: record} a checkpoint kept: those robots are rebuilt from the kept text."""
 
     def __init__(self, cfg: DataConfig, convention: str = "frames", stored_files: dict | None = None) -> None:
-        #: the named robots (shipped and from files), in the order of ``cfg.robots``
-        self.robots = training_robots(cfg.robots, stored_files)
+        self.robots = training_robots(cfg.robots, stored_files)  #: the named robots (shipped and from files), in order
         self._named_weights = [tr.weight for tr in self.robots]
         weights = self._named_weights + [cfg.random_weight, cfg.randomized_weight]
         if any(w < 0 for w in weights) or sum(weights) <= 0:

@@ -109,7 +109,7 @@ class GGIK:
         run in ``OUT.adapt/``: calling again with the same arguments continues it). ``config``: an
         :class:`ggik.training.adapt.AdaptConfig` (its ``minutes`` replaced by ``minutes``). Returns the solver of the
         best model measured on the arm."""
-        from ggik.robot_files import RobotFile
+        from ggik.kinematics.robot_files import RobotFile
         from ggik.training.adapt import AdaptConfig
         from ggik.training.adapt import adapt as run_adapt
 

@@ -19,7 +19,7 @@ from ggik.checkpoint import WEIGHTS_FORMAT, read_checkpoint
 from ggik.cli import main as cli_main
 from ggik.errors import GGIKError
 from ggik.kinematics import Robot, random_robot
-from ggik.robot_files import RobotFile
+from ggik.kinematics.robot_files import RobotFile
 from ggik.training.adapt import STATE_FILE, AdaptConfig, adapt, adapt_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -154,3 +154,13 @@ def test_a_model_that_forgets_is_blended_back_until_the_replayed_robots_keep_the
         for name, value in base.items():
             torch.testing.assert_close(kept["model"][name], value, atol=1e-6, rtol=0)
     assert result.blend in (1.0, 0.75, 0.5, 0.25, 0.0)
+
+
+def test_ggik_adapt_returns_the_adapted_solver(tiny_ckpt, tmp_path):
+    robot = random_robot(6, torch.Generator().manual_seed(8), name="python_arm")
+    out = tmp_path / "py.pt"
+    solver = GGIK.adapt(robot, 0.02, out=out, base=tiny_ckpt, config=QUICK, progress=False)
+    assert isinstance(solver, GGIK) and solver.checkpoint["adaptation"]["robot"] == "python_arm"
+    assert (tmp_path / "py.pt.adapt" / "python_arm.urdf").read_text() == robot.to_urdf()
+    T = robot.fk(robot.sample_q(1, torch.Generator().manual_seed(1)))
+    assert solver.solve(robot, T).q.shape[:2] == (1, 32)

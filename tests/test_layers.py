@@ -26,9 +26,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("ggik.checkpoint",),
     ("ggik.ik",),
     ("ggik.path",),
-    ("ggik.solver",),
     ("ggik.baselines",),
     ("ggik.training",),
+    ("ggik.solver",),  # the user's class: IK, paths and adaptation (GGIK.adapt) composed
     ("ggik.evaluation",),
     ("ggik.viewer",),
     ("ggik.cli",),

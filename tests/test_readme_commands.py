@@ -30,6 +30,8 @@ BUDGETS = {
     "ggik eval goals": " --robots panda -n 2 -s 4 --iknet-samples 1 --no-progress",
     "ggik eval paths": " --robots ur10 --paths ur10_line --time-limit 1 --no-figures --no-progress",
     "ggik eval conventions": " --robots panda -n 2 -s 4 --variants file --conventions canonical --no-progress",
+    "ggik adapt": " --minutes 0.05 --no-progress",
+    "ggik train --init": " --set steps=1 --set data.batch_size=8 --set val.every=0 --no-progress",
 }
 
 #: command prefix -> why the test does not run it
@@ -72,7 +74,7 @@ def test_the_commands_not_run_are_the_listed_ones():
 def workdir(tmp_path_factory) -> Path:
     """A scratch folder with the repository's inputs linked in: commands read them and write beside them."""
     work = tmp_path_factory.mktemp("readme")
-    for name in ("examples", "ggik", "train", "eval", "urdfs"):
+    for name in ("examples", "ggik", "train", "eval", "urdfs", "benchmarks"):
         (work / name).symlink_to(REPO / name)
     return work
 

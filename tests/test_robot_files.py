@@ -15,7 +15,7 @@ from ggik.cli import main as cli_main
 from ggik.data import DataConfig, TrainingData, merge_training_sets
 from ggik.errors import GGIKError
 from ggik.kinematics import Robot, random_robot
-from ggik.robot_files import kinematic_signature, robot_from_record, training_robots
+from ggik.kinematics.robot_files import kinematic_signature, robot_from_record, training_robots
 from ggik.training.config import TrainConfig
 from ggik.training.trainer import Trainer
 from ggik.typed_config import ConfigError, apply_overrides, from_dict, load_yaml

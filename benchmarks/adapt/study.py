@@ -20,7 +20,7 @@ from pathlib import Path
 from ggik.checkpoint import shipped_model_path
 from ggik.errors import GGIKError
 from ggik.fileio import atomic_write
-from ggik.robot_files import RobotFile
+from ggik.kinematics.robot_files import RobotFile
 from ggik.training.adapt import AdaptConfig, adapt
 
 __all__ = ["ARMS", "RECIPES", "run_study", "write_report", "report"]
@@ -35,23 +35,24 @@ ARMS = {
     "fetch": RobotFile(str(URDFS / "fetch_formatted.urdf"), "base_link", "gripper_link", {"torso_lift_joint": 0.0}),
 }
 
-#: recipe name -> the AdaptConfig fields it changes from the defaults
+#: recipe name -> the AdaptConfig fields it sets ("default": AdaptConfig's own defaults). The probes spell out every
+#: field they vary, so that they stay the recipes that were run whatever the defaults become
+_PROBE = {"schedule": "cosine", "batch_size": 64, "warmup_steps": 20, "anchor": 0.0, "freeze": [], "goal_kinds": None}
 RECIPES: dict[str, dict] = {
     "default": {},
-    "lr3e-4": {"lr": 3e-4},
-    "replay0.5": {"replay": 0.5},
-    "lr3e-4_replay0.5": {"lr": 3e-4, "replay": 0.5},
-    "constant": {"schedule": "constant"},
-    "batch128": {"batch_size": 128},
-    "batch32": {"batch_size": 32},
-    "pose_only": {"goal_kinds": {"pose": 1.0}},
-    "freeze_encoders": {"freeze": ["embed", "enc_partial", "enc_full", "posterior"]},
-    "lr3e-4_r0.5_anneal": {"lr": 3e-4, "replay": 0.5, "min_lr_ratio": 0.03},
-    "lr1e-4_r0.5": {"lr": 1e-4, "replay": 0.5},
-    "lr3e-4_r0.5_anchor": {"lr": 3e-4, "replay": 0.5, "min_lr_ratio": 0.03, "anchor": 3.0},
-    "lr1e-3_r0.5_anneal": {"lr": 1e-3, "replay": 0.5, "min_lr_ratio": 0.01},
-    "replay_only": {"lr": 3e-4, "replay": 0.99, "min_lr_ratio": 0.03},
-    "batch256_lr3e-4_r0.5": {"lr": 3e-4, "replay": 0.5, "min_lr_ratio": 0.03, "batch_size": 256},
+    "lr3e-4_r0.5_anneal": {**_PROBE, "lr": 3e-4, "min_lr_ratio": 0.03, "replay": 0.5, "retain": 0.0},
+    "lr1e-4_r0.5": {**_PROBE, "lr": 1e-4, "min_lr_ratio": 0.1, "replay": 0.5, "retain": 0.0},
+    "lr3e-4_r0.5_anchor": {**_PROBE, "lr": 3e-4, "min_lr_ratio": 0.03, "replay": 0.5, "retain": 0.0, "anchor": 3.0},
+    "lr1e-3_r0.5_anneal": {**_PROBE, "lr": 1e-3, "min_lr_ratio": 0.01, "replay": 0.5, "retain": 0.0},
+    "replay_only": {**_PROBE, "lr": 3e-4, "min_lr_ratio": 0.03, "replay": 0.99, "retain": 0.95},
+    "batch256_lr3e-4_r0.5": {
+        **_PROBE,
+        "lr": 3e-4,
+        "min_lr_ratio": 0.03,
+        "replay": 0.5,
+        "retain": 0.95,
+        "batch_size": 256,
+    },
 }
 
 

@@ -15,7 +15,7 @@ __all__ = ["add_adapt_parser", "cmd_adapt"]
 
 
 def cmd_adapt(args: argparse.Namespace) -> int:
-    from ggik.robot_files import RobotFile
+    from ggik.kinematics.robot_files import RobotFile
     from ggik.training.adapt import AdaptConfig, adapt
 
     if not Path(args.urdf).is_file():
@@ -41,7 +41,9 @@ def cmd_adapt(args: argparse.Namespace) -> int:
         print(f"the base model's training robots (mean raw success, {cfg.replay_problems} goals each): "
               f"{before:.1%} before, {after:.1%} after")  # fmt: skip
     print(f"model: {result.out} (weights only); resumable run: {args.run_dir or str(result.out) + '.adapt'}")
-    print(f"use it: ggik solve --ckpt {result.out} --urdf {args.urdf} --pose X Y Z QW QX QY QZ")
+    chain = "".join(f" --{flag} {value}" for flag, value in (("base", args.base), ("ee", args.ee)) if value)
+    chain += "".join(f" --lock {spec}" for spec in args.lock or [])
+    print(f"use it: ggik solve --ckpt {result.out} --urdf {args.urdf}{chain} --pose X Y Z QW QX QY QZ")
     return 0
 
 

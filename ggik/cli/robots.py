@@ -73,7 +73,7 @@ def robots_from_yaml(spec: str) -> list[Robot]:
     """The robots of a YAML file in the form of ``data.robots`` (a mapping NAME -> weight for a shipped robot, or
     NAME -> {urdf: FILE or FOLDER, base_link, ee_link, lock: {JOINT: VALUE}, weight}; optionally under a top-level
     ``robots:`` or ``data: {robots: ...}``; paths from the working directory), as training takes them."""
-    from ggik.robot_files import RobotFile, training_robots
+    from ggik.kinematics.robot_files import RobotFile, training_robots
     from ggik.typed_config import from_dict, load_yaml
 
     data = load_yaml(spec)

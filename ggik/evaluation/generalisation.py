@@ -28,9 +28,9 @@ from ggik.graph import RobotGraph
 from ggik.ik.refine import RefineConfig, lm_refine
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot, available_robots, random_robot, randomize_links
+from ggik.kinematics.robot_files import kinematic_signature
 from ggik.nn.cvae import GGIKModel
 from ggik.rng import step_generator
-from ggik.robot_files import kinematic_signature
 
 __all__ = ["generalisation_table", "generalisation_points", "structure_lengths", "FAMILY_MEAN", "RANDOM_FAMILY_KEY"]
 

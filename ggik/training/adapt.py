@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,7 +23,9 @@ import torch
 from ggik.checkpoint import (
     export_checkpoint,
     load_checkpoint,
+    load_model,
     read_checkpoint,
+    shipped_model_path,
     trained_named_robots,
     training_set,
 )
@@ -30,7 +33,7 @@ from ggik.data import ProblemSet
 from ggik.errors import GGIKError
 from ggik.fileio import atomic_write
 from ggik.kinematics.robot import Robot
-from ggik.robot_files import RobotFile
+from ggik.kinematics.robot_files import RobotFile
 from ggik.training.config import TrainConfig
 from ggik.training.signals import install_stop_handlers, restore_handlers
 from ggik.training.trainer import Trainer
@@ -215,7 +218,8 @@ def adapt(
     if cfg.threads > 0:
         torch.set_num_threads(cfg.threads)
     if isinstance(arm, Robot):
-        path, text = run_dir / "arm.urdf", arm.to_urdf()
+        stem = re.sub(r"[^A-Za-z0-9_.-]", "_", arm.name) or "arm"  # the arm's name, as a file name
+        path, text = run_dir / f"{stem}.urdf", arm.to_urdf()
         atomic_write(path, lambda f: f.write(text.encode("utf-8")))
         arm = RobotFile(str(path))
     state_path = run_dir / STATE_FILE
@@ -228,8 +232,6 @@ def adapt(
             )
         trainer = Trainer.resume(run_dir, {"threads": cfg.threads}, device=device, progress=False)
     else:
-        from ggik.checkpoint import shipped_model_path
-
         if base is None:
             with shipped_model_path() as shipped:
                 return adapt(arm, out, cfg, shipped, run_dir, device, progress)
@@ -242,8 +244,6 @@ def adapt(
     for name in cfg.freeze:
         getattr(trainer.model, name).requires_grad_(False)
     if cfg.anchor > 0:
-        from ggik.checkpoint import load_model
-
         base_model, _ = load_model(state["base"], trainer.device)
         trainer.anchor_weights = [p.detach() for p in base_model.parameters()]  # type: ignore[attr-defined]
     arm_tr, replayed = trainer.data.robots[-1], [tr.robot for tr in trainer.data.robots[:-1]]
@@ -293,8 +293,6 @@ def _retain(trainer: Trainer, out: Path, cfg: AdaptConfig, state: dict, arm_grou
     ``retain`` x before, ``out`` becomes the blend ``w_base + a (w_out - w_base)`` of the largest ``a`` of
     :data:`BLENDS` whose replayed robots keep it (``a`` = 0: the base model), its arm measured again. Records
     ``blend``, ``final_success`` and ``replay_after`` in ``state``; returns ``replay_after``."""
-    from ggik.checkpoint import load_model
-
     device = trainer.device
     kept, _ = load_model(out, device)
     base, _ = load_model(state["base"], device)

@@ -67,8 +67,8 @@ class Trainer:
         device: "cpu", "cuda", "cuda:1", ...; under torchrun with CUDA each process takes its LOCAL_RANK.
         wandb: "disabled" (default), "offline" or "online"; wandb is imported only when enabled.
         progress: show a tqdm progress bar (rank 0).
-        stored_files: robots from files as a checkpoint kept them ({name: record}, :mod:`ggik.robot_files`): rebuilt
-            from the kept URDF text (:meth:`resume` passes the run's own).
+        stored_files: robots from files as a checkpoint kept them ({name: record},
+            :mod:`ggik.kinematics.robot_files`): rebuilt from the kept URDF text (:meth:`resume` passes the run's own).
     """
 
     def __init__(

@@ -17,9 +17,9 @@ from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot, random_robot
 from ggik.kinematics.random_robots import randomize_links
 from ggik.kinematics.reframe import random_reframing, reframe
+from ggik.kinematics.robot_files import training_robots
 from ggik.nn.cvae import GGIKModel
 from ggik.rng import VALIDATION_ROBOTS, step_generator
-from ggik.robot_files import training_robots
 from ggik.training.config import TrainConfig
 
 __all__ = [
@@ -52,7 +52,7 @@ def validation_problems(cfg: TrainConfig, named: list[Robot] | None = None) -> P
     (``val.randomized_robots``, the training robots in turn) and per reframed training robot (``val.reframed_robots``),
     all drawn from ``val.seed`` (the random robots first: the set of a run made before the other families is
     unchanged). ``named``: the training robots, resolved (default: those of ``data.robots``,
-    :func:`ggik.robot_files.training_robots`)."""
+    :func:`ggik.kinematics.robot_files.training_robots`)."""
     v = cfg.val
     counts = {"random_robots": v.random_robots, "randomized_robots": v.randomized_robots}
     counts["reframed_robots"] = v.reframed_robots

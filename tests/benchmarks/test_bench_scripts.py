@@ -34,6 +34,7 @@ SCRIPTS = sorted(
 )
 #: the scripts that take --threads
 THREADED = [
+    "benchmarks.adapt.run_study",
     "benchmarks.baselines.bench_baselines",
     "benchmarks.cascade.bench_cascade",
     "benchmarks.obstacles.bench_obstacles",
