@@ -64,6 +64,7 @@ __all__ = [
     "training_set",
     "recorded_training_set",
     "trained_named_robots",
+    "merge_training_sets",
     "trained_file_robots",
     "trained_random_dofs",
     "trained_randomize_fraction",
@@ -308,6 +309,55 @@ def trained_randomize_fraction(training: dict) -> float | None:
     if randomized.get("weight", 0) > 0 and trained_named_robots(training):
         return float(randomized.get("fraction", 0.0))
     return None
+
+
+def _merged_files(before: dict, now: dict) -> dict:
+    """Robots from files over two stages: the later record of a name, with the larger weight (seen once is seen)."""
+    out = {**before, **now}
+    return {
+        k: {**r, "weight": max(float(d.get(k, {}).get("weight", 0.0)) for d in (before, now))} for k, r in out.items()
+    }
+
+
+def merge_training_sets(before: dict, now: dict) -> dict:
+    """What a model has seen over two stages of training, both in the form of :meth:`TrainingData.describe`.
+
+    A run resumed with another data mix, or fine-tuned from another model, has seen both sets: a named robot
+    counts with its largest weight, random DH robots with the union of the DOFs of the stages that drew them
+    (weight > 0), randomised robots with the largest fraction of such stages, goal kinds with their largest weight
+    (a stage that names none trained on poses), robots from files with the record of the later stage. Weights are
+    kept as the largest of the two, so a weight > 0 means "seen" exactly as in one stage.
+    """
+
+    def largest(key: str, default: dict) -> dict:
+        out = {k: float(w) for k, w in (before.get(key) or default).items()}
+        for k, w in (now.get(key) or default).items():
+            out[k] = max(float(w), out.get(k, 0.0))
+        return out
+
+    def drawn(key: str) -> list[dict]:
+        return [s.get(key) or {} for s in (before, now) if float((s.get(key) or {}).get("weight", 0.0)) > 0]
+
+    rnd, rzd = drawn("random"), drawn("randomized")
+    now_random, now_randomized = now.get("random") or {}, now.get("randomized") or {}
+    files = _merged_files(before.get("files") or {}, now.get("files") or {})
+    return {
+        **({"files": files} if files else {}),
+        "named": largest("named", {}),
+        "goal_kinds": largest("goal_kinds", {"pose": 1.0}),  # runs from before goal kinds were trained on poses
+        "random": {
+            "weight": max([float(r["weight"]) for r in rnd], default=float(now_random.get("weight", 0.0))),
+            "dofs": sorted({int(d) for r in rnd for d in r.get("dofs", [])})
+            if rnd
+            else list(now_random.get("dofs", [])),
+        },
+        "randomized": {
+            "weight": max([float(r["weight"]) for r in rzd], default=float(now_randomized.get("weight", 0.0))),
+            "fraction": max(float(r.get("fraction", 0.0)) for r in rzd)
+            if rzd
+            else float(now_randomized.get("fraction", 0.0)),
+        },
+    }
 
 
 # ---------------------------------------------------------------------------------------------- export

@@ -29,7 +29,7 @@ from ggik.kinematics.robot import Robot, available_robots
 from ggik.kinematics.robot_files import RobotFile, training_robots
 from ggik.rng import PROBLEM_GOALS, STACKED_RANDOM_ROBOTS, step_generator
 
-__all__ = ["DataConfig", "TrainingData", "ProblemSet", "robot_from_entry", "robot_entry", "merge_training_sets"]
+__all__ = ["DataConfig", "TrainingData", "ProblemSet", "robot_from_entry", "robot_entry"]
 
 PROBLEM_SET_FORMAT = "ggik-problems/1"
 SAMPLERS = ("auto", "stacked", "per-robot")  #: values of :attr:`DataConfig.sampler`
@@ -304,46 +304,6 @@ class TrainingData:
         counts = _categorical([self._kinds[k] for k in kinds], q.shape[0], g).tolist()
         chunks = torch.split(q, counts)
         return GraphBatch.cat([GraphBatch.from_graph(graph, q=c, kind=k) for k, c in zip(kinds, chunks) if c.shape[0]])
-
-
-def merge_training_sets(before: dict, now: dict) -> dict:
-    """What a model has seen over two stages of training, both in the form of :meth:`TrainingData.describe`.
-
-    A run resumed with another data mix, or fine-tuned from another model, has seen both sets: a named robot
-    counts with its largest weight, random DH robots with the union of the DOFs of the stages that drew them
-    (weight > 0), randomised robots with the largest fraction of such stages, goal kinds with their largest weight
-    (a stage that names none trained on poses), robots from files with the record of the later stage. Weights are
-    kept as the largest of the two, so a weight > 0 means "seen" exactly as in one stage.
-    """
-
-    def largest(key: str, default: dict) -> dict:
-        out = {k: float(w) for k, w in (before.get(key) or default).items()}
-        for k, w in (now.get(key) or default).items():
-            out[k] = max(float(w), out.get(k, 0.0))
-        return out
-
-    def drawn(key: str) -> list[dict]:
-        return [s.get(key) or {} for s in (before, now) if float((s.get(key) or {}).get("weight", 0.0)) > 0]
-
-    rnd, rzd = drawn("random"), drawn("randomized")
-    now_random, now_randomized = now.get("random") or {}, now.get("randomized") or {}
-    return {
-        "named": largest("named", {}),
-        "files": {**(before.get("files") or {}), **(now.get("files") or {})},  # a file's latest record
-        "goal_kinds": largest("goal_kinds", {"pose": 1.0}),  # runs from before goal kinds were trained on poses
-        "random": {
-            "weight": max([float(r["weight"]) for r in rnd], default=float(now_random.get("weight", 0.0))),
-            "dofs": sorted({int(d) for r in rnd for d in r.get("dofs", [])})
-            if rnd
-            else list(now_random.get("dofs", [])),
-        },
-        "randomized": {
-            "weight": max([float(r["weight"]) for r in rzd], default=float(now_randomized.get("weight", 0.0))),
-            "fraction": max(float(r.get("fraction", 0.0)) for r in rzd)
-            if rzd
-            else float(now_randomized.get("fraction", 0.0)),
-        },
-    }
 
 
 # ---------------------------------------------------------------------- problem sets

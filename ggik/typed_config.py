@@ -52,8 +52,11 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
             except ConfigError as exc:
                 errors.append((a, exc))
         sections = [exc for a, exc in errors if isinstance(a, type) and dataclasses.is_dataclass(a)]
+        others = [exc for a, exc in errors if not (isinstance(a, type) and dataclasses.is_dataclass(a))]
         if isinstance(value, dict) and len(sections) == 1:  # a mapping meant as the one section type: its own error
             raise sections[0]
+        if not isinstance(value, dict) and sections and len(others) == 1:  # a value meant as the one other type
+            raise others[0]
         raise ConfigError(f"{where}: {value!r} does not fit {tp}")
     if origin is list:
         if not isinstance(value, (list, tuple)):

@@ -115,7 +115,7 @@ def test_goal_is_fk_of_q_and_points_are_the_realization():
 @pytest.mark.parametrize(
     "cfg, message",
     [
-        (dict(robots={"panda": 1.0, "no_such_bot": 1.0}), "unknown training robots \\['no_such_bot'\\]"),
+        (dict(robots={"panda": 1.0, "no_such_bot": 1.0}), "data.robots.no_such_bot: unknown shipped robot"),
         (dict(robots={"panda": -1.0}), "weights must be >= 0"),
         (dict(robots={}, random_weight=0.0), "positive sum"),
         (dict(robots={}, random_weight=1.0, randomized_weight=1.0), "needs named robots"),

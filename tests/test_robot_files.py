@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from ggik.checkpoint import load_checkpoint
+from ggik.checkpoint import load_checkpoint, merge_training_sets
 from ggik.cli import main as cli_main
-from ggik.data import DataConfig, TrainingData, merge_training_sets
+from ggik.data import DataConfig, TrainingData
 from ggik.errors import GGIKError
 from ggik.kinematics import Robot, random_robot
 from ggik.kinematics.robot_files import kinematic_signature, robot_from_record, training_robots
@@ -101,10 +101,18 @@ def test_a_locked_prismatic_joint_trains(tmp_path):
     assert data.describe()["named"] == {}
 
 
-def test_merge_keeps_the_files_of_both_stages():
-    before = {"named": {"panda": 1.0}, "files": {"a": {"sha256": "1"}}}
-    now = {"named": {}, "files": {"b": {"sha256": "2"}}}
-    assert merge_training_sets(before, now)["files"] == {"a": {"sha256": "1"}, "b": {"sha256": "2"}}
+def test_merge_keeps_the_files_of_both_stages_with_their_largest_weight():
+    before = {
+        "named": {"panda": 1.0},
+        "files": {"a": {"sha256": "1", "weight": 2.0}, "c": {"sha256": "3", "weight": 1.0}},
+    }
+    now = {"named": {}, "files": {"b": {"sha256": "2", "weight": 1.0}, "a": {"sha256": "1b", "weight": 0.0}}}
+    assert merge_training_sets(before, now)["files"] == {
+        "a": {"sha256": "1b", "weight": 2.0},  # the later record; seen once is seen
+        "b": {"sha256": "2", "weight": 1.0},
+        "c": {"sha256": "3", "weight": 1.0},
+    }
+    assert "files" not in merge_training_sets({"named": {}}, {"named": {}})
 
 
 def test_a_run_with_a_file_robot_trains_validates_resumes_and_names_the_file(tmp_path, capsys):

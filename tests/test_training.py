@@ -18,9 +18,9 @@ import pytest
 import torch
 
 from ggik import GGIKError, Robot, RobotGraph
-from ggik.checkpoint import CHECKPOINT_FORMAT, load_checkpoint, load_model
+from ggik.checkpoint import CHECKPOINT_FORMAT, load_checkpoint, load_model, merge_training_sets
 from ggik.cli import main
-from ggik.data import ProblemSet, TrainingData, merge_training_sets, robot_from_entry
+from ggik.data import ProblemSet, TrainingData, robot_from_entry
 from ggik.graph.batch import GraphBatch
 from ggik.nn.cvae import GGIKModel
 from ggik.training.config import TrainConfig

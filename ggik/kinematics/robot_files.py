@@ -20,6 +20,7 @@ import numpy as np
 
 from ggik.errors import ChainError, GGIKError
 from ggik.kinematics.robot import Robot, available_robots
+from ggik.typed_config import from_dict
 
 __all__ = [
     "RobotFile",
@@ -53,17 +54,25 @@ class TrainingRobot:
     record: dict | None = None  #: None for a shipped robot
 
 
-def file_record(path: str, text: str, entry: RobotFile, weight: float) -> dict:
-    """What a checkpoint keeps of a robot from a file: the path as given, the file's text and its sha256, the chain
-    (``base_link``, ``ee_link``, ``lock``) and the weight."""
+def file_record(path: str, data: bytes, entry: RobotFile, entry_name: str) -> dict:
+    """What a checkpoint keeps of a robot from a file: the path as given, the file's text and the sha256 of its bytes,
+    the chain (``base_link``, ``ee_link``, ``lock``), the weight, and the ``data.robots`` entry it came from (a
+    folder's files share one). GGIKError naming the entry for a file that is not UTF-8 text."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise GGIKError(
+            f"data.robots.{entry_name}: {path} is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
     return {
         "path": path,
-        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "sha256": hashlib.sha256(data).hexdigest(),
         "urdf": text,
         "base_link": entry.base_link,
         "ee_link": entry.ee_link,
         "lock": {k: float(v) for k, v in entry.lock.items()},
-        "weight": float(weight),
+        "weight": float(entry.weight),
+        "entry": entry_name,
     }
 
 
@@ -112,62 +121,72 @@ def _files(name: str, entry: RobotFile) -> list[tuple[str, str]]:
 
 
 def kinematic_signature(robot: Robot) -> tuple:
-    """What makes two chains the same arm, names aside: joint types, origins, axes, limits and mimic rules (rounded
-    to 1e-9) of every joint, fixed ones merged into the next moving joint's origin."""
+    """What makes two chains the same arm, names aside: joint types, origins, axes, limits and mimic rules (source
+    joint by its place on the chain, multiplier, offset), rounded to 1e-9, of every joint, fixed ones merged into the
+    next moving joint's origin. A continuous joint and a revolute one limited to [-pi, pi] are different arms."""
     out: list = []
     pending = np.eye(4)
+    moving = [j.name for j in robot.joints if j.type != "fixed"]
     for j in robot.joints:
         if j.type == "fixed":
             pending = pending @ np.asarray(j.origin)
             continue
         T = pending @ np.asarray(j.origin)
         pending = np.eye(4)
-        limits = (j.lower, j.upper) if j.type != "continuous" else (None, None)
-        out.append((j.type, tuple(np.round(T, 9).ravel()), tuple(np.round(j.axis, 9)), limits, j.mimic is not None))
+        limits = tuple(None if v is None else round(float(v), 9) for v in (j.lower, j.upper))
+        mimic = None if j.mimic is None else (moving.index(j.mimic[0]), round(j.mimic[1], 9), round(j.mimic[2], 9))
+        out.append((j.type, tuple(np.round(T, 9).ravel()), tuple(np.round(j.axis, 9)), limits, mimic))
     out.append(tuple(np.round(pending, 9).ravel()))
     return tuple(out)
+
+
+def _entry(name: str, value: object) -> RobotFile | float:
+    """One ``data.robots`` value, checked: a weight (a number) or a :class:`RobotFile` (or its mapping form)."""
+    if isinstance(value, dict):
+        value = from_dict(RobotFile, value, f"data.robots.{name}")
+    if isinstance(value, RobotFile):
+        if not value.weight >= 0:
+            raise GGIKError(f"data.robots.{name}: weight must be >= 0, got {value.weight}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise GGIKError(f"data.robots.{name}: expected a weight or {{urdf: FILE, ...}}, got {value!r}")
+    return float(value)
 
 
 def training_robots(robots: dict, stored: dict | None = None) -> list[TrainingRobot]:
     """The robots of a ``data.robots`` mapping (NAME -> weight, or -> :class:`RobotFile` or its dict form), in order.
 
-    ``stored``: {name: :func:`file_record`} kept in a checkpoint; a robot from a file whose record is stored is
-    rebuilt from the kept text (a resumed run trains on the file it started with, wherever it resumes). Raises
-    GGIKError naming the entry: an unknown shipped name, a missing file or folder, an unknown link, a joint the graph
-    cannot take without ``lock``, a negative weight, or the same arm twice (equal :func:`kinematic_signature`).
+    ``stored``: {name: :func:`file_record`} a checkpoint kept of this run's robots from files: those are rebuilt from
+    the kept text (a resumed run trains on the files it started with, wherever it resumes; a folder entry on the files
+    it held then). Raises GGIKError naming the entry: an unknown shipped name, a missing file or folder, an unknown
+    link, a joint the graph cannot take without ``lock``, a bad weight or key, a name given twice, or the same arm
+    twice (equal :func:`kinematic_signature`).
     """
     stored = stored or {}
     shipped = available_robots()
     out: list[TrainingRobot] = []
-    for name, value in robots.items():
-        if isinstance(value, dict):
-            value = RobotFile(**value)
+    for name, raw in robots.items():
+        value = _entry(name, raw)
         if not isinstance(value, RobotFile):
             if name not in shipped:
                 raise GGIKError(
                     f"data.robots.{name}: unknown shipped robot; shipped robots: {shipped}; a robot from a file is "
                     f"given as {name}: {{urdf: FILE, base_link: L, ee_link: L, lock: {{JOINT: VALUE}}, weight: W}}"
                 )
-            out.append(TrainingRobot(name, Robot.from_name(name), float(value)))
+            out.append(TrainingRobot(name, Robot.from_name(name), value))
             continue
-        if not value.weight >= 0:
-            raise GGIKError(f"data.robots.{name}: weight must be >= 0, got {value.weight}")
-        if name in stored and not Path(value.urdf).is_dir():
-            out.append(TrainingRobot(name, robot_from_record(name, stored[name]), value.weight, stored[name]))
-            continue
-        prefix = f"{name}."
-        kept = {k: r for k, r in stored.items() if k.startswith(prefix)}
-        members = [(k, kept[k]["path"]) for k in sorted(kept)] if kept else _files(name, value)
+        kept = {k: r for k, r in stored.items() if r.get("entry", k) == name}
+        members = [(k, r["path"]) for k, r in kept.items()] if kept else _files(name, value)
         for robot_name, path in members:
-            if robot_name in kept:
-                record = kept[robot_name]
-            else:
-                text = Path(path).read_text(encoding="utf-8")
-                record = file_record(path, text, value, value.weight)
-            robot = _chain(robot_name, path, record["urdf"], value)
-            out.append(TrainingRobot(robot_name, robot, value.weight, record))
+            record = kept.get(robot_name) or file_record(path, Path(path).read_bytes(), value, name)
+            record = {**record, "weight": value.weight}  # a resumed run may change weights (--set), not robots
+            out.append(TrainingRobot(robot_name, _chain(robot_name, path, record["urdf"], value), value.weight, record))
+    names: set[str] = set()
     seen: dict[tuple, str] = {}
     for tr in out:
+        if tr.name in names:
+            raise GGIKError(f"data.robots: two robots are named {tr.name!r} (a folder's NAME.STEM and an entry?)")
+        names.add(tr.name)
         sig = kinematic_signature(tr.robot)
         if sig in seen:
             raise GGIKError(

@@ -1,17 +1,16 @@
 """The resumable trainer of the GGIK model: checkpoints, validation, metrics, DDP.
 
 * Configuration: :class:`ggik.training.config.TrainConfig`.
-* Checkpoints: ``RUN_DIR/last.pt`` (always the newest), written atomically every
-  ``checkpoint_every`` steps and at exit. A checkpoint holds the config, the ggik version, the
-  training robots, model, optimiser, scheduler and every process's RNG state; the model can be
-  rebuilt from the file alone (:func:`load_model`), and ``--resume`` continues bit for bit on CPU.
+* Checkpoints: ``RUN_DIR/last.pt`` (always the newest), written atomically every ``checkpoint_every`` steps and at
+  exit. It holds the config, the ggik version, the training robots (with the text of robots from URDF files), model,
+  optimiser, scheduler and every process's RNG state; the model can be rebuilt from the file alone
+  (:func:`load_model`), and ``--resume`` continues bit for bit on CPU.
 * Data: ``TrainingData.examples`` on the training device (the stacked sampler makes a batch of all robots and goal
   kinds in one vectorised pass there); on CUDA a step never waits for the GPU except at log steps.
 * Metrics: ``RUN_DIR/metrics.jsonl``, one JSON object per line (``kind`` = "train" or "val"; a run started
   from another model's weights, :meth:`Trainer.init_from`, begins with one ``kind`` = "init" record).
-* Fine-tuning: ``Trainer.init_from(ckpt)`` (``ggik train --init CKPT``) starts a new run (step 0, fresh
-  optimiser and schedule) from the weights of a full or weights-only checkpoint of the same architecture;
-  the run's checkpoints record the source in ``init_from``.
+* Fine-tuning: ``Trainer.init_from(ckpt)`` (``ggik train --init CKPT``) starts a new run (step 0, fresh optimiser and
+  schedule) from the weights of a full or weights-only checkpoint; its checkpoints record the source in ``init_from``.
 * Scale-out: run under ``torchrun`` and the trainer uses DistributedDataParallel (gloo on CPU, nccl on
   CUDA); each process draws its own data (``TrainingData.examples(step, rank)``), rank 0 writes files.
 """
@@ -27,8 +26,8 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from ggik.checkpoint import CHECKPOINT_FORMAT, cpu_time, load_checkpoint, recorded_training_set
-from ggik.data import ProblemSet, TrainingData, merge_training_sets
+from ggik.checkpoint import CHECKPOINT_FORMAT, cpu_time, load_checkpoint, merge_training_sets, recorded_training_set
+from ggik.data import ProblemSet, TrainingData
 from ggik.errors import GGIKError
 from ggik.fileio import atomic_write
 from ggik.graph.goal_kinds import check_goal_kind
@@ -67,8 +66,7 @@ class Trainer:
         device: "cpu", "cuda", "cuda:1", ...; under torchrun with CUDA each process takes its LOCAL_RANK.
         wandb: "disabled" (default), "offline" or "online"; wandb is imported only when enabled.
         progress: show a tqdm progress bar (rank 0).
-        stored_files: robots from files as a checkpoint kept them ({name: record},
-            :mod:`ggik.kinematics.robot_files`): rebuilt from the kept URDF text (:meth:`resume` passes the run's own).
+        stored_files: {name: record} of the robots from files a checkpoint kept: rebuilt from the kept URDF text.
     """
 
     def __init__(
@@ -127,11 +125,8 @@ class Trainer:
         self._val_groups: list[ValidationGroup] | None = None
         self._stop_requested = False
         self.init_source: dict | None = None  #: where the initial weights came from (init_from), else None
-        #: what the weights saw before this trainer's data (a resumed run's or an init source's training_robots)
-        self.trained_before: dict | None = None
-        #: bf16 autocast only where the device computes it natively (emulated bf16 sampled 1.9-5.7x slower than
-        #: float32 on an AVX2 CPU: benchmarks/sampling/README.md)
-        self._bf16 = cfg.bf16 and native_bf16(self.device)
+        self.trained_before: dict | None = None  #: what the weights saw before (a resumed or init source's robots)
+        self._bf16 = cfg.bf16 and native_bf16(self.device)  #: bf16 autocast where the device computes it natively
         cuda = self.device.type == "cuda"  # _first_nonfinite: on CUDA, the first step with a non-finite loss (-1: none)
         self._first_nonfinite = torch.full((), -1, dtype=torch.long, device=self.device) if cuda else None
         self._compiled = torch.compile(self.model, mode=cfg.compile) if cfg.compile != "eager" else None
@@ -166,11 +161,12 @@ class Trainer:
             "rng_cuda": torch.cuda.get_rng_state(self.device) if self.device.type == "cuda" else None,
             "world_size": self.world,
             "init_from": self.init_source,
+            "robot_files": self.data.describe()["files"],  # this run's own robots from files (resumed from these)
         }
 
     def training_robots(self) -> dict:
         """What the model has been trained on: this run's data mix, merged with what its weights saw before
-        (:func:`ggik.data.merge_training_sets`); stored in checkpoints, it decides which robots are unseen."""
+        (:func:`ggik.checkpoint.merge_training_sets`); stored in checkpoints, it decides which robots are unseen."""
         now = self.data.describe()
         return now if self.trained_before is None else merge_training_sets(self.trained_before, now)
 
@@ -204,8 +200,8 @@ class Trainer:
         Only the weights are taken: optimiser, schedule, step and example counts stay fresh. The model
         config of this trainer must equal the checkpoint's (:func:`config_for_init` builds one that does), unless
         ``partial``: then the architecture may differ and whatever fits is taken (:func:`transfer_weights`; the
-        record's ``transfer`` counts copied, widened, fresh and dropped tensors).
-        (:func:`ggik.training.fine_tune.load_initial_weights`). Records the source (path, its step and examples) in
+        record's ``transfer`` counts copied, widened, fresh and dropped tensors;
+        :func:`ggik.training.fine_tune.load_initial_weights`). Records the source (path, its step and examples) in
         ``self.init_source``, in every checkpoint of this run (``init_from``) and as a ``kind`` = "init" metrics
         record. Returns that record.
         """
@@ -230,7 +226,7 @@ class Trainer:
                 "cannot change the model architecture (or graph convention) when resuming; start a new run from the "
                 "checkpoint with --init instead"
             )
-        stored = (ckpt.get("training_robots") or {}).get("files")  # this run's robots from files, as it began
+        stored = ckpt.get("robot_files")  # this run's robots from files, as it began
         trainer = cls(from_dict(TrainConfig, data), run_dir, stored_files=stored, **kwargs)
         trainer.load_state(ckpt)
         trainer.metrics.truncate(trainer.step)

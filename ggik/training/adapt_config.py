@@ -1,0 +1,134 @@
+"""The recipe of ``ggik adapt`` (:class:`AdaptConfig`), what an adaptation returns (:class:`AdaptResult`), and the
+training config an adaptation runs (:func:`adapt_config`); the loop is :mod:`ggik.training.adapt`."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ggik.checkpoint import trained_named_robots, training_set
+from ggik.errors import GGIKError
+from ggik.kinematics.robot_files import RobotFile
+from ggik.training.config import TrainConfig
+from ggik.typed_config import from_dict
+
+__all__ = ["AdaptConfig", "AdaptResult", "adapt_config", "FREEZABLE"]
+
+FREEZABLE = ("embed", "enc_partial", "enc_full", "posterior", "prior", "dec_in", "decoder", "gn_follow")
+
+
+@dataclass
+class AdaptConfig:
+    """The recipe of ``ggik adapt``: one source of its defaults (benchmarks/adapt measured them)."""
+
+    minutes: float = 15.0  #: wall-clock budget [min], training and validation together, over all sittings
+    lr: float = 3e-4  #: peak learning rate of AdamW
+    schedule: str = "cosine"  #: "constant", or "cosine" over the time budget (to ``min_lr_ratio`` x ``lr``)
+    min_lr_ratio: float = 0.03
+    warmup_steps: int = 20  #: linear warm-up of the learning rate
+    batch_size: int = 64  #: examples per step
+    replay: float = 0.5  #: share of each batch drawn from the model's own training robots (0: the arm alone)
+    #: goal kind -> weight of the arm's examples and the replay's; None: the base model's mix
+    goal_kinds: dict[str, float] | None = None
+    freeze: list[str] = field(default_factory=list)  #: parts of the model not trained (names of :data:`FREEZABLE`)
+    #: pull of the weights toward the base model's after every step, per unit learning rate (decoupled, as AdamW's
+    #: weight decay pulls toward 0; 0: off): w -= lr * anchor * (w - w_base)
+    anchor: float = 0.0
+    val_problems: int = 100  #: the arm's fixed pose goals
+    val_samples: int = 32  #: samples per goal (raw success: best of them within 1 cm and 1 deg)
+    val_every_s: float = 60.0  #: seconds of adaptation between measurements of the arm
+    replay_problems: int = 30  #: pose goals per replayed robot, measured before and after (0: not measured)
+    #: the replayed robots' mean raw success kept at least this share of the base model's: a model below it is
+    #: blended back toward the base weights (:func:`_retain`; 0: no blending)
+    retain: float = 0.95
+    seed: int = 0
+    threads: int = 0  #: torch CPU threads (0: torch's default)
+
+    def __post_init__(self) -> None:
+        checks = {
+            "minutes": self.minutes > 0 and math.isfinite(self.minutes),
+            "lr": self.lr > 0,
+            "schedule": self.schedule in ("constant", "cosine"),
+            "min_lr_ratio": 0 <= self.min_lr_ratio <= 1,
+            "warmup_steps": self.warmup_steps >= 0,
+            "batch_size": self.batch_size >= 1,
+            "replay": 0 <= self.replay < 1,
+            "val_problems": self.val_problems >= 1,
+            "val_samples": self.val_samples >= 1,
+            "val_every_s": self.val_every_s > 0,
+            "replay_problems": self.replay_problems >= 0,
+            "threads": self.threads >= 0,
+            "anchor": self.anchor >= 0,
+            "retain": 0 <= self.retain <= 1,
+        }
+        bad = [k for k, ok in checks.items() if not ok]
+        if bad:
+            raise GGIKError(f"AdaptConfig: bad {', '.join(f'{k}={getattr(self, k)!r}' for k in bad)}")
+        unknown = [p for p in self.freeze if p not in FREEZABLE]
+        if unknown:
+            raise GGIKError(f"AdaptConfig.freeze: unknown parts {unknown}; parts: {list(FREEZABLE)}")
+
+
+@dataclass
+class AdaptResult:
+    """What an adaptation did. Success values are raw (best of ``val_samples`` within 1 cm and 1 deg)."""
+
+    out: Path  #: the weights-only model file (the best model measured)
+    arm: str
+    base_success: float  #: the arm, before adaptation
+    #: the arm, of the model in ``out``: the best measured, or its blend toward the base (``blend`` < 1)
+    best_success: float
+    best_step: int
+    elapsed_s: float  #: wall time spent over all sittings [s]
+    steps: int
+    examples: int
+    replay_before: dict[str, float]  #: the replayed robots' success before (robot -> success; {} when not measured)
+    replay_after: dict[str, float]  #: the same, of the model in ``out``
+    blend: float  #: the share of the adaptation kept in ``out`` (1: the best model measured; see ``retain``)
+    #: every measurement: elapsed_s (wall) and cpu_s (CPU time of the process) [s], step, examples, success, and
+    #: best_m (the mean over goals of the best sample's position error [m])
+    curve: list[dict]
+
+
+def adapt_config(base: dict, arm: RobotFile, cfg: AdaptConfig) -> TrainConfig:
+    """The training config of an adaptation: the base checkpoint's (``base``, completed by
+    :func:`ggik.checkpoint.load_checkpoint`) with the arm and the replayed robots as data, the recipe's optimiser, no
+    KL warm-up (the model is trained), no validation of the trainer's own (the adaptation measures the arm)."""
+    data = dict(base["config"])
+    replayed = trained_named_robots(training_set(base))
+    if cfg.replay > 0 and not replayed:
+        raise GGIKError("the base model records no shipped training robots to replay; set replay=0")
+    share = cfg.replay / len(replayed) if cfg.replay > 0 else 0.0
+    robots: dict = {name: share for name in replayed if share > 0}
+    arm_entry = asdict(arm)
+    arm_entry["weight"] = 1.0 - cfg.replay
+    robots[_arm_name(arm, robots)] = arm_entry
+    data["data"] = {
+        **data["data"],
+        "robots": robots,
+        "random_weight": 0.0,
+        "randomized_weight": 0.0,
+        "batch_size": cfg.batch_size,
+        "seed": cfg.seed,
+        "sampler": "stacked",
+        "random_refresh": 1,
+    }
+    if cfg.goal_kinds is not None:
+        data["data"]["goal_kinds"] = dict(cfg.goal_kinds)
+    data["optim"] = {
+        **data["optim"],
+        "lr": cfg.lr,
+        "schedule": "constant",  # the time-based schedule is applied by the adaptation loop
+        "warmup_steps": cfg.warmup_steps,
+    }
+    data["loss"] = {**data["loss"], "beta_warmup_steps": 0}
+    data["val"] = {**data["val"], "every": 0, "goal_kinds": ["pose"], "samples": cfg.val_samples, "seed": cfg.seed}
+    data.update(steps=2**62, checkpoint_every=2**62, threads=cfg.threads, seed=cfg.seed, compile="eager")
+    return from_dict(TrainConfig, data)
+
+
+def _arm_name(arm: RobotFile, taken: dict) -> str:
+    """The arm's name in the data: its file's stem (``_file`` added where a replayed robot has that name)."""
+    name = Path(arm.urdf).stem
+    return name if name not in taken else f"{name}_file"
