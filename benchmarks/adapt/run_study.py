@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from benchmarks.adapt.study import ARMS, RECIPES, StudyOptions, report, run_study
-from ggik.cli.arguments import positive_float, positive_int
+from benchmarks.common.scripts import positive_float, positive_int
 
 
 def main() -> None:
