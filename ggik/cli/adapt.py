@@ -38,8 +38,8 @@ def cmd_adapt(args: argparse.Namespace) -> int:
     if result.replay_before and result.replay_after:
         before = sum(result.replay_before.values()) / len(result.replay_before)
         after = sum(result.replay_after.values()) / len(result.replay_after)
-        print(f"the base model's training robots (mean raw success, {cfg.replay_problems} goals each): "
-              f"{before:.1%} before, {after:.1%} after")  # fmt: skip
+        what = f"the base model's training robots (mean raw success, {cfg.replay_problems} goals each)"
+        print(f"{what}: {before:.1%} before, {after:.1%} after")
     print(f"model: {result.out} (weights only); resumable run: {args.run_dir or str(result.out) + '.adapt'}")
     chain = "".join(f" --{flag} {value}" for flag, value in (("base", args.base), ("ee", args.ee)) if value)
     chain += "".join(f" --lock {spec}" for spec in args.lock or [])

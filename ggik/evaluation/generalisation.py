@@ -125,8 +125,8 @@ def _generalisation_families(
             )
     elif robots:
         seen = [r.name for r in robots if r.name in trained]
-        seen += [f"{r.name} (= {file_signatures[kinematic_signature(r)]}, a file)" for r in robots
-                 if kinematic_signature(r) in file_signatures]  # fmt: skip
+        twins = {r.name: file_signatures.get(kinematic_signature(r)) for r in robots}  # robots trained from a file
+        seen += [f"{name} (= {twin}, a file)" for name, twin in twins.items() if twin is not None]
         if seen:
             raise GGIKError(
                 f"{seen} in the checkpoint's training set ({trained}): generalisation evaluates unseen robots "

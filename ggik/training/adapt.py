@@ -323,10 +323,7 @@ def _run(a: _Adaptation, progress: bool) -> AdaptResult:
         _write_state(a.run_dir, state)
         trainer.metrics.finish()
     state["final_success"], state["blend"] = state["best"]["success"], 1.0
-    replay_after = _retain(a) if a.replay_groups else {}
-    if not a.replay_groups:
-        payload = read_checkpoint(a.run_dir / BEST_FILE)
-        atomic_write(a.out, lambda f: torch.save(payload, f))
+    replay_after = _retain(a) if a.replay_groups else {}  # without replay, out is best.pt already (_save_best)
     _write_state(a.run_dir, state)
     return AdaptResult(
         out=a.out,
