@@ -83,9 +83,9 @@ PRETRAINED_CHECKPOINT = "ggik_default.pt"  #: file name of the shipped model ins
 #: every key of the config has one.
 # fmt: off
 _FORMAT_1_IMPLIED: dict = {
-    "model": {"dim": 64, "hidden": 128, "enc_layers": 3, "dec_layers": 5, "latent": 16, "prior_components": 16,
-              "prior_mixture": "node", "max_index": 12, "goal_features": False, "coord_gain": 0.001,
-              "pin_anchors": True, "anchor_frame": True, "min_log_std": -6.0, "max_log_std": 2.0,
+    "model": {"dim": 64, "hidden": 128, "enc_layers": 3, "dec_layers": 5, "dec_dim": 0, "dec_hidden": 0,
+              "latent": 16, "prior_components": 16, "prior_mixture": "node", "max_index": 12, "goal_features": False,
+              "coord_gain": 0.001, "pin_anchors": True, "anchor_frame": True, "min_log_std": -6.0, "max_log_std": 2.0,
               "decoder": "egnn", "residual_inputs": False, "gn_steps": 0, "gn_init": 1.0, "gn_damping": 0.01,
               "gn_solver": "full", "latent_scope": "node", "graph": "frames"},
     "data": {"robots": {"panda": 1.0}, "random_weight": 0.0, "random_dofs": [6, 7], "random_robots_per_batch": 8,

@@ -39,8 +39,22 @@ def test_cuda_solve_comes_back_on_the_cpu_with_its_errors(config, solvers):
     pos, rot = pose_errors(panda.fk(res.q), T[:, None])
     torch.testing.assert_close(pos, res.pos_err, rtol=0, atol=1e-9)
     torch.testing.assert_close(rot, res.rot_err, rtol=0, atol=1e-7)
-    if config.method is not None:
+    if config.method is not None and config.strategy != "samples":  # restarts: every reachable goal is solved
         assert bool(res.success[:, 0].all()), "LM on the GPU solves these reachable goals"
+
+
+def test_cuda_lm_from_samples_solves_as_many_as_on_the_cpu(solvers):
+    """LM from 8 samples, no restarts: no promise per goal (on the CPU, goal 3 of the six above stays unsolved for 2 of
+    8 generator seeds, and bf16 on the GPU rounds the samples otherwise), but as many goals as on the CPU."""
+    cpu, gpu = solvers
+    panda = Robot.from_name("panda")
+    T = panda.fk(panda.sample_q(50, torch.Generator().manual_seed(4)))
+    config = SolveConfig(samples=8, refine="lm")
+    a = cpu.solve(panda, T, config, generator=torch.Generator().manual_seed(5))
+    b = gpu.solve(panda, T, config, generator=torch.Generator().manual_seed(5))
+    solved_cpu, solved_gpu = int(a.success[:, 0].sum()), int(b.success[:, 0].sum())
+    assert solved_cpu >= 45, solved_cpu
+    assert solved_gpu >= solved_cpu - 2, (solved_gpu, solved_cpu)
 
 
 def test_cuda_random_starts_take_the_cpus_lm_steps(solvers):

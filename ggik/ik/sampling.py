@@ -12,7 +12,24 @@ from ggik.graph.robot_graph import RobotGraph
 from ggik.nn.cvae import GGIKModel
 from ggik.nn.distance_geometry import known_residuals
 
-__all__ = ["RawSamples", "sample_joint_angles", "shared_noise", "native_bf16", "known_distance_cost"]
+__all__ = [
+    "RawSamples",
+    "sample_joint_angles",
+    "shared_noise",
+    "native_bf16",
+    "known_distance_cost",
+    "default_graphs_per_pass",
+    "CPU_GRAPHS_PER_PASS",
+]
+
+#: decoded graphs per network pass on a CPU: passes whose edge tensors stay cache-sized ran 2-3x faster than one huge
+#: pass (benchmarks/sampler_price/README.md)
+CPU_GRAPHS_PER_PASS = 128
+#: the share of a GPU's free memory one pass's edge tensors may take (the rest: the model, LM, the caller's tensors)
+GPU_MEMORY_SHARE = 0.25
+#: (graphs x N x N x hidden) float32 tensors counted per graph for a pass's peak memory: 2.3-2.5 measured on a CPU
+#: (benchmarks/sampler_price/README.md); 6 leaves room for the CUDA caching allocator and bf16 copies
+EDGE_TENSORS_AT_PEAK = 6
 
 
 @dataclass
@@ -44,6 +61,27 @@ def native_bf16(device: torch.device | str) -> bool:
     return False
 
 
+def default_graphs_per_pass(
+    model: GGIKModel, num_nodes: int, device: torch.device | str, free_bytes: int | None = None
+) -> int:
+    """How many graphs (goals x samples) one network pass of ``model`` should decode on ``device``, for graphs of
+    ``num_nodes`` nodes.
+
+    On a CPU :data:`CPU_GRAPHS_PER_PASS` (cache-sized passes). On a GPU as many as fit in :data:`GPU_MEMORY_SHARE` of
+    its free memory (``free_bytes``: that number [bytes]; None: ``torch.cuda.mem_get_info``), counting
+    :data:`EDGE_TENSORS_AT_PEAK` float32 (graphs x N x N x hidden) tensors per graph: a GPU is fast only with
+    thousands of graphs per pass, and each pass costs a fixed launch overhead.
+    """
+    device = torch.device(device)
+    if device.type != "cuda":
+        return CPU_GRAPHS_PER_PASS
+    if free_bytes is None:
+        free_bytes = torch.cuda.mem_get_info(device)[0]
+    hidden = model.cfg.dec_hidden or model.cfg.hidden
+    per_graph = EDGE_TENSORS_AT_PEAK * 4 * num_nodes * num_nodes * hidden
+    return max(CPU_GRAPHS_PER_PASS, int(GPU_MEMORY_SHARE * free_bytes) // per_graph)
+
+
 @torch.no_grad()
 def sample_joint_angles(
     model: GGIKModel,
@@ -51,7 +89,7 @@ def sample_joint_angles(
     T_goal: torch.Tensor | Goals,
     num_samples: int,
     generator: torch.Generator | None = None,
-    graphs_per_pass: int = 128,
+    graphs_per_pass: int | None = None,
     bf16: bool | None = None,
     noise: dict[str, torch.Tensor] | None = None,
     oversample: int = 1,
@@ -60,8 +98,8 @@ def sample_joint_angles(
     """Sample ``num_samples`` solutions for each goal (P, 4, 4) of one robot (base-link frame, or checked
     :class:`Goals` of any kind); errors by FK in float64 (the rotation error the goal kind fixes).
 
-    Goals go through the network in chunks of about ``graphs_per_pass`` decoded graphs (goals x samples):
-    on a CPU, passes whose edge tensors stay cache-sized ran 2-3x faster than one huge pass. ``bf16``:
+    Goals go through the network in chunks of about ``graphs_per_pass`` decoded graphs (goals x samples; None: chosen
+    for the model's device by :func:`default_graphs_per_pass`, cache-sized on a CPU, memory-sized on a GPU). ``bf16``:
     bfloat16 autocast for the network; None (default): where the model's device computes bf16 natively
     (:func:`native_bf16`), float32 elsewhere. Angle recovery and FK errors are always float64, on the model's device
     (a CUDA model's call then moves only the results to the CPU; ``on_device``: they stay there). ``noise``:
@@ -82,10 +120,13 @@ def sample_joint_angles(
         torch.float64, device
     )
     drawn = int(num_samples) * oversample
+    if graphs_per_pass is None:
+        graphs_per_pass = default_graphs_per_pass(model, graph.num_nodes, device)
     chunk = max(1, graphs_per_pass // max(1, drawn))
     if bf16 is None:
         bf16 = native_bf16(param.device)
     qs, pts = [], []
+    pad_to = chunk * drawn if goals.shape[0] > chunk else None  # a compiled decoder: every pass of one shape
     for start in range(0, goals.shape[0], chunk):
         T = goals[start : start + chunk]
         batch = GraphBatch.from_graph(graph, T_goal=T).to(device=param.device, dtype=param.dtype)
@@ -93,7 +134,7 @@ def sample_joint_angles(
             None if noise is None else {k: v.to(param.device).expand((T.shape[0],) + v.shape) for k, v in noise.items()}
         )
         with torch.autocast(param.device.type, dtype=torch.bfloat16, enabled=bf16):
-            points = model.sample(batch, drawn, generator=generator, noise=shared)
+            points = model.sample(batch, drawn, generator=generator, noise=shared, pad_to=pad_to)
         points = points.to(dtype=torch.float64)
         if oversample > 1:
             cost = known_distance_cost(points, batch.known_distances.to(torch.float64), batch.known_mask)

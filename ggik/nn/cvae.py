@@ -65,6 +65,7 @@ reads as it was before the key existed (:data:`ggik.checkpoint.IMPLIED_CONFIG`: 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict
 
 import torch
@@ -77,7 +78,15 @@ from ggik.kinematics.geometry import matrix_to_rotvec
 from ggik.kinematics.robot import Robot
 from ggik.nn import EGNN
 from ggik.nn.decoders import GaussNewtonFollow, NodeDecoder
-from ggik.nn.encoding import MixturePrior, ProblemEncoding, mlp, normal_log_prob
+from ggik.nn.encoding import (
+    MixturePrior,
+    ProblemEncoding,
+    anchor_frame,
+    edge_attr,
+    initial_positions,
+    mlp,
+    normal_log_prob,
+)
 from ggik.nn.model_config import ModelConfig
 
 __all__ = ["ModelConfig", "GGIKModel", "ProblemEncoding", "MixturePrior"]
@@ -100,12 +109,13 @@ class GGIKModel(nn.Module):
         self.enc_full = EGNN(D, H, 2, cfg.enc_layers, cfg.coord_gain, update_coords=False)  # only h is used
         self.posterior = mlp(2 * D, H, 2 * Z)
         self.prior = mlp(D, H, K * (1 + 2 * Z))
-        self.dec_in = nn.Linear(Z + 2 * D, D)
+        Dd, Hd = cfg.dec_dim or D, cfg.dec_hidden or H  # the decoder's own widths (a distilled student's are smaller)
+        self.dec_in = nn.Linear(Z + 2 * D, Dd)
         self.decoder: EGNN | NodeDecoder
         if cfg.decoder == "egnn":  # only x is used
             self.decoder = EGNN(
-                D,
-                H,
+                Dd,
+                Hd,
                 2,
                 cfg.dec_layers,
                 cfg.coord_gain,
@@ -114,12 +124,47 @@ class GGIKModel(nn.Module):
                 residual_inputs=cfg.residual_inputs,
             )
         else:
-            self.decoder = NodeDecoder(D, H, cfg.dec_layers, F, cfg.coord_gain)
+            self.decoder = NodeDecoder(Dd, Hd, cfg.dec_layers, F, cfg.coord_gain)
         self.gn_follow = (
-            GaussNewtonFollow(D, cfg.gn_steps, cfg.gn_init, cfg.gn_damping, solver=cfg.gn_solver)
+            GaussNewtonFollow(Dd, cfg.gn_steps, cfg.gn_init, cfg.gn_damping, solver=cfg.gn_solver)
             if cfg.gn_steps
             else None
         )
+        self._compiled_decode = None  # set by compile_decoder: what sample() decodes with
+
+    def compile_decoder(self, enabled: bool = True) -> GGIKModel:
+        """Sample through ``torch.compile(self.decode)`` (inductor: the EGNN layers' element-wise work fused), or
+        eagerly again (``enabled=False``). Each new input shape compiles once (seconds; a C++ compiler is needed on a
+        CPU); where compiling fails, the model warns once and samples eagerly. ``forward`` (training) never uses it.
+        Returns self."""
+        self._compiled_decode = torch.compile(self.decode, dynamic=False) if enabled else None
+        return self
+
+    @property
+    def decoder_compiled(self) -> bool:
+        """Whether :meth:`sample` decodes through ``torch.compile`` (:meth:`compile_decoder`)."""
+        return self._compiled_decode is not None
+
+    def _sampling_decode(
+        self, z: torch.Tensor, problem: ProblemEncoding, node_mask: torch.Tensor, pad_to: int | None
+    ) -> torch.Tensor:
+        """:meth:`decode`, compiled where :meth:`compile_decoder` asked; compiled, the G rows are first padded to
+        ``pad_to`` (the last row repeated, the result cut back to G): every pass has one shape, one compilation."""
+        if self._compiled_decode is not None:
+            G = z.shape[0]
+            if pad_to is not None and pad_to > G:
+                rows = torch.arange(pad_to, device=z.device).clamp(max=G - 1)
+                z, problem, node_mask = z[rows], problem.rows(rows), node_mask[rows]
+            try:
+                return self._compiled_decode(z, problem, node_mask)[:G]
+            except Exception as exc:  # noqa: BLE001 (inductor raises many types: no compiler, unsupported op, ...)
+                warnings.warn(
+                    f"torch.compile of the decoder failed, sampling eagerly: {type(exc).__name__}: {exc}",
+                    stacklevel=3,
+                )
+                self._compiled_decode = None
+                z, problem, node_mask = z[:G], problem.rows(torch.arange(G, device=z.device)), node_mask[:G]
+        return self.decode(z, problem, node_mask)
 
     # ------------------------------------------------------------------ graphs
     def graph(self, robot: Robot) -> RobotGraph:
@@ -157,31 +202,9 @@ class GGIKModel(nn.Module):
             feats = torch.cat([feats, goal[:, None, :].expand(-1, feats.shape[1], -1)], -1)
         return feats * batch.node_mask[..., None].to(dtype)
 
-    @staticmethod
-    def initial_positions(batch: GraphBatch) -> torch.Tensor:
-        """(B, N, 3): anchors at their known positions; other nodes of frame i at p0 + (i / n)(p_n - p0)."""
-        p0 = batch.known_positions[:, 0, :]
-        last = (2 * batch.num_joints + 2)[:, None, None].expand(-1, 1, 3)
-        pn = torch.gather(batch.known_positions, 1, last)[:, 0, :]  # p_n is node 2n + 2
-        frac = (batch.node_frame.to(p0.dtype) / batch.num_joints[:, None].to(p0.dtype))[..., None]
-        guess = p0[:, None, :] + frac * (pn - p0)[:, None, :]
-        return torch.where(batch.anchor_mask[..., None], batch.known_positions, guess * batch.node_mask[..., None])
-
-    @staticmethod
-    def anchor_frame(batch: GraphBatch) -> torch.Tensor:
-        """(B, 3, 3) rows = axes of the base frame built from the known anchors: x - p0, p0 - y, q0 - p0.
-
-        They are equivariant vectors (the identity in the graph frame), which lets a coordinate update
-        place a node anywhere with three invariant coefficients.
-        """
-        p0, x, y, q0 = batch.known_positions[:, :4].unbind(1)
-        return torch.stack([x - p0, p0 - y, q0 - p0], 1)
-
-    @staticmethod
-    def edge_attr(batch: GraphBatch) -> torch.Tensor:
-        """(B, N, N, 2): known distance [m] (0 if unknown) and the known flag."""
-        known = batch.known_mask.to(batch.known_distances.dtype)
-        return torch.stack([batch.known_distances * known, known], -1)
+    initial_positions = staticmethod(initial_positions)
+    anchor_frame = staticmethod(anchor_frame)
+    edge_attr = staticmethod(edge_attr)
 
     # ------------------------------------------------------------------ networks
     def encode_problem(self, batch: GraphBatch) -> ProblemEncoding:
@@ -296,7 +319,7 @@ class GGIKModel(nn.Module):
         if prior_samples:
             B, L = lat_mask.shape
             u = torch.rand((B, 1, L), dtype=mu.dtype, device=mu.device)
-            z = self._prior_latents(problem, u, torch.randn_like(mu)[:, None])[:, 0]
+            z = self.prior_latents(problem, u, torch.randn_like(mu)[:, None])[:, 0]
             out["prior_dist_se"] = self.distance_se(self.decode(z, problem, batch.node_mask), batch)
         return out
 
@@ -314,7 +337,7 @@ class GGIKModel(nn.Module):
         known = batch.known_mask.to(x.dtype)
         return 0.5 * (((dist - batch.known_distances.to(x.dtype)) * known) ** 2).sum((-1, -2))
 
-    def _prior_latents(self, problem: ProblemEncoding, u: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
+    def prior_latents(self, problem: ProblemEncoding, u: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
         """Prior latents (B, S, L, Z) from uniforms u (B, S, L) (mixture component) and normals eps (B, S, L, Z).
 
         With the "graph" mixture the component of a sample is drawn with ``u[b, s, 0]``. Differentiable in
@@ -340,6 +363,7 @@ class GGIKModel(nn.Module):
         num_samples: int,
         generator: torch.Generator | None = None,
         noise: dict[str, torch.Tensor] | None = None,
+        pad_to: int | None = None,
     ) -> torch.Tensor:
         """``num_samples`` point sets per problem from the prior: (B, S, N, 3) in each graph frame [m].
 
@@ -349,7 +373,9 @@ class GGIKModel(nn.Module):
         mixture the component of a sample is drawn with ``u[b, s, 0]``), so problem b's samples depend only on its
         own slice: sampling problems jointly equals sampling each alone with the same noise. Pass ``noise`` to
         control it (moved to the model's device), or a ``generator`` to draw it on the generator's device (a CPU
-        generator with a CUDA model: the CPU's draws, so both devices sample the same latents).
+        generator with a CUDA model: the CPU's draws, so both devices sample the same latents). ``pad_to``: with a
+        compiled decoder (:meth:`compile_decoder`), decode that many graphs (B x S at least) so that passes of fewer
+        problems keep the shape of the full ones; the noise and results are those of the B problems alone.
         """
         B, N = batch.node_mask.shape
         L = self.latent_mask(batch.node_mask).shape[1]
@@ -368,10 +394,10 @@ class GGIKModel(nn.Module):
         if u.shape != (B, S, L) or eps.shape != (B, S, L, Z):
             got = f"{tuple(u.shape)}, {tuple(eps.shape)}"
             raise ValueError(f"noise must have u {(B, S, L)} and eps {(B, S, L, Z)}, got {got}")
-        z = self._prior_latents(problem, u, eps)  # (B, S, L, Z)
+        z = self.prior_latents(problem, u, eps)  # (B, S, L, Z)
 
         node_mask = batch.node_mask[:, None].expand(B, S, N).reshape(B * S, N)
-        x = self.decode(z.reshape(B * S, L, Z), problem.repeat_for_samples(S), node_mask)
+        x = self._sampling_decode(z.reshape(B * S, L, Z), problem.repeat_for_samples(S), node_mask, pad_to)
         return x.view(B, S, N, 3)
 
     def num_parameters(self) -> int:

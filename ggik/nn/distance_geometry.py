@@ -86,20 +86,22 @@ def gauss_newton_step(
         known = known_mask[:, cols].to(work)  # (B, M, N)
         mov = movable[:, cols].to(work)  # (B, M)
         grad = 2.0 * (r[..., None] * e).sum(2)  # (B, M, 3): J^T r
-        outer = e[..., :, None] * e[..., None, :]  # (B, M, N, 3, 3)
-        H = -4.0 * known[:, :, cols, None, None] * outer[:, :, cols]  # (B, M, M, 3, 3) off-diagonal blocks
-        idx = torch.arange(M, device=x.device)
-        H[:, idx, idx] = 4.0 * (known[..., None, None] * outer).sum(2)
-        pair = mov[:, :, None] * mov[:, None, :]  # only movable rows and columns are unknowns
-        H = (H * pair[..., None, None]).transpose(2, 3).reshape(B, 3 * M, 3 * M)
+        ek = e * known[..., None]  # (B, M, N, 3): rows of the known edges only
+        ec = e[:, :, cols] * (mov[:, :, None, None] * mov[:, None, :, None])  # (B, M, M, 3), movable pairs only
+        # (B, M, 3, M, 3): block (i, j) = -4 k_ij e_ij e_ij^T between movable nodes, then the diagonal blocks
+        H = (-4.0 * ek[:, :, cols, :, None] * ec[..., None, :]).transpose(2, 3).contiguous()
+        blocks = 4.0 * torch.einsum("bmnk,bmnl->bmkl", ek, e) * mov[..., None, None]  # (B, M, 3, 3) diagonal blocks
+        H.diagonal(0, 1, 3).copy_(blocks.permute(0, 2, 3, 1))  # the view's [b, k, l, m] is H[b, m, k, m, l]
+        H = H.view(B, 3 * M, 3 * M)
         mov3 = mov.repeat_interleave(3, dim=1)  # (B, 3M)
         diag = torch.diagonal(H, dim1=-2, dim2=-1)
         scale = (diag * mov3).sum(-1) / mov3.sum(-1).clamp_min(1.0)
         lam = damping * scale.clamp_min(1e-6)
-        eye = torch.eye(3 * M, dtype=work, device=x.device)
-        A = H + (lam[:, None] * mov3 + (1.0 - mov3))[..., None] * eye
+        diag += lam[:, None] * mov3 + (1.0 - mov3)  # damping on the unknowns, a unit row for the others
         rhs = -(grad.reshape(B, 3 * M) * mov3)[..., None]
-        sub = torch.linalg.solve_ex(A, rhs)[0][..., 0].reshape(B, M, 3) * mov[..., None]  # LU, no error check sync
+        # symmetric positive definite: Cholesky, no pivoting (no error check: no host sync)
+        L = torch.linalg.cholesky_ex(H)[0]
+        sub = torch.cholesky_solve(rhs, L)[..., 0].reshape(B, M, 3) * mov[..., None]
         sub = _clamp_step_length(sub, max_step)
         step = step.index_copy(1, cols, sub)
     return step.to(dtype)

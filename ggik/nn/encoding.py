@@ -1,4 +1,5 @@
-"""What the model computes from a problem once (:class:`ProblemEncoding`) and its mixture prior, plus small helpers.
+"""What the model computes from a problem once (:class:`ProblemEncoding`) and its mixture prior, the model's
+equivariant inputs of a problem (initial positions, anchor frame, edge attributes), plus small helpers.
 
 Shapes: B problems, N nodes, L latent nodes (N for per-node latents, 1 for one latent per graph), K mixture
 components, Z latent size, D feature width.
@@ -12,7 +13,17 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-__all__ = ["MixturePrior", "ProblemEncoding", "mlp", "normal_log_prob"]
+from ggik.graph.batch import GraphBatch
+
+__all__ = [
+    "MixturePrior",
+    "ProblemEncoding",
+    "mlp",
+    "normal_log_prob",
+    "initial_positions",
+    "anchor_frame",
+    "edge_attr",
+]
 
 
 def mlp(inp: int, hidden: int, out: int) -> nn.Sequential:
@@ -59,6 +70,13 @@ class ProblemEncoding:
     frame: torch.Tensor
     prior: MixturePrior | None = None
 
+    def rows(self, index: torch.Tensor) -> ProblemEncoding:
+        """The decoder inputs of the problems ``index`` (a (B',) index tensor, repeats allowed); the prior is left
+        out."""
+        return ProblemEncoding(
+            *(t[index] for t in (self.h0, self.h_partial, self.x_partial, self.edge_attr, self.movable, self.frame))
+        )
+
     def repeat_for_samples(self, num_samples: int) -> ProblemEncoding:
         """The decoder inputs of each problem repeated ``num_samples`` times: (B, ...) -> (B * S, ...),
         problem-major (rows b * S .. b * S + S - 1 are problem b); the prior is left out."""
@@ -75,3 +93,29 @@ class ProblemEncoding:
             movable=tile(self.movable),
             frame=tile(self.frame),
         )
+
+
+def initial_positions(batch: GraphBatch) -> torch.Tensor:
+    """(B, N, 3): anchors at their known positions; other nodes of frame i at p0 + (i / n)(p_n - p0)."""
+    p0 = batch.known_positions[:, 0, :]
+    last = (2 * batch.num_joints + 2)[:, None, None].expand(-1, 1, 3)
+    pn = torch.gather(batch.known_positions, 1, last)[:, 0, :]  # p_n is node 2n + 2
+    frac = (batch.node_frame.to(p0.dtype) / batch.num_joints[:, None].to(p0.dtype))[..., None]
+    guess = p0[:, None, :] + frac * (pn - p0)[:, None, :]
+    return torch.where(batch.anchor_mask[..., None], batch.known_positions, guess * batch.node_mask[..., None])
+
+
+def anchor_frame(batch: GraphBatch) -> torch.Tensor:
+    """(B, 3, 3) rows = axes of the base frame built from the known anchors: x - p0, p0 - y, q0 - p0.
+
+    They are equivariant vectors (the identity in the graph frame), which lets a coordinate update
+    place a node anywhere with three invariant coefficients.
+    """
+    p0, x, y, q0 = batch.known_positions[:, :4].unbind(1)
+    return torch.stack([x - p0, p0 - y, q0 - p0], 1)
+
+
+def edge_attr(batch: GraphBatch) -> torch.Tensor:
+    """(B, N, N, 2): known distance [m] (0 if unknown) and the known flag."""
+    known = batch.known_mask.to(batch.known_distances.dtype)
+    return torch.stack([batch.known_distances * known, known], -1)

@@ -20,6 +20,8 @@ class ModelConfig:
     hidden: int = 128  #: hidden width of their MLPs
     enc_layers: int = 3  #: EGNN layers of each encoder
     dec_layers: int = 5  #: EGNN layers of the decoder
+    dec_dim: int = 0  #: node feature width of the decoder (0: ``dim``); a narrower decoder samples for fewer FLOPs
+    dec_hidden: int = 0  #: hidden width of the decoder's MLPs (0: ``hidden``)
     latent: int = 16  #: size of the per-node latent z
     prior_components: int = 16  #: K, Gaussians in the mixture prior
     #: "node": a mixture per node (reference); "graph": one component per sample for all nodes
@@ -63,6 +65,11 @@ class ModelConfig:
                 "model.goal_features reads the goal's whole rotation, whose roll about the last axis depends on the "
                 "file even on canonical graphs (ggik/graph/conventions.py, rule 5): use goal_features=False with "
                 "graph='canonical'"
+            )
+        if self.dec_dim < 0 or self.dec_hidden < 0:
+            raise ValueError(
+                f"model.dec_dim and model.dec_hidden must be >= 0 (0: dim, hidden), got "
+                f"{self.dec_dim}, {self.dec_hidden}"
             )
         if self.gn_steps < 0 or (self.decoder == "egnn" and self.gn_steps > self.dec_layers):
             raise ValueError(
