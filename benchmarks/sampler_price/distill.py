@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import torch
@@ -31,7 +30,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(a.threads)
     cfg = DistillConfig(dec_dim=a.dec_dim, dec_hidden=a.dec_hidden, dec_layers=a.dec_layers, steps=a.steps, lr=a.lr)
     run = Distillation(a.teacher, a.run_dir, cfg)
-    print(json.dumps(run.run(a.minutes, progress=not a.no_progress)))
+    print("last measurement:", run.run(a.minutes, progress=not a.no_progress))
     export_student(run, a.out)
     print(f"wrote {a.out}")
 

@@ -6,7 +6,8 @@ Problem families (each: a robot, goals from uniform random configurations within
 - ``axis``: position + tool-axis goals (the roll about the tool axis free);
 - ``shelf``: pose goals among the boxes of benchmarks/obstacles' shelf scene, collision-free witnesses, solved with
   the scene as obstacles;
-- ``chain12`` / ``chain14``: random 12- and 14-DOF chains (:func:`ggik.random_robot`, outside training).
+- ``chain12`` / ``chain14``: random 12- and 14-DOF chains (:func:`ggik.random_robot`, outside training);
+- ``adapted`` (with ``--adapted MODEL URDF``): an arm outside training after ``ggik adapt``, its adapted model's seeds.
 For every family and S of ``--starts``: ``GGIK.solve`` with ``SolveConfig(strategy="random", random_starts=S)`` (LM from
 S random starts) and, per model file, ``SolveConfig(samples=S, refine="lm")`` (LM from S model samples), the same
 restart policy (none), the same goals and the solver's tolerances (1 mm and 0.01 rad, within limits, clear of the
@@ -39,7 +40,7 @@ from ggik.solver import GGIK, SolveConfig
 
 __all__ = ["FAMILIES", "seeds_table", "tight_limits"]
 
-FAMILIES = ("pose", "tight", "axis", "shelf", "chain12", "chain14")
+FAMILIES = ("pose", "tight", "axis", "shelf", "chain12", "chain14", "adapted")
 _ARMS = {"pose": ["panda", "ur10", "lbr_iiwa", "kr16_2"], "tight": ["panda", "lbr_iiwa"], "axis": ["panda", "ur10"]}
 _GOALS, _NOISE = 0x5EED, 0x5EEE  #: streams of this study's goals and solver draws
 
@@ -55,9 +56,14 @@ def tight_limits(robot: Robot, share: float) -> Robot:
     return Robot(joints, name=f"{robot.name}-tight{share:g}")
 
 
-def _problems(family: str, n: int, seed: int, tight: float) -> list[tuple[Robot, torch.Tensor, str, object]]:
-    """(robot, goals (n, 4, 4), goal kind, scene or None) of ``family``."""
+def _problems(
+    family: str, n: int, seed: int, tight: float, args_adapted: list[str] | None
+) -> list[tuple[Robot, torch.Tensor, str, object]]:
+    """(robot, goals (n, 4, 4), goal kind, scene or None) of ``family`` (``args_adapted``: [model, urdf])."""
     g = step_generator(seed, _GOALS)
+    if family == "adapted":
+        robot = Robot.from_urdf(args_adapted[1])
+        return [(robot, robot.fk(robot.sample_q(n, g)), "pose", None)]
     if family.startswith("chain"):
         robot = robot_from_arg(f"random{family[len('chain') :]}", seed)
         return [(robot, robot.fk(robot.sample_q(n, g)), "pose", None)]
@@ -91,6 +97,8 @@ def seeds_table(args: argparse.Namespace) -> Table:
     """The table of ``main``'s options ``args``, measured."""
     if args.tight > 1:
         raise BenchmarkError(f"--tight must be at most 1 (a share of each joint range), got {args.tight}")
+    if args.adapted and not all(Path(p).is_file() for p in args.adapted):
+        raise BenchmarkError(f"--adapted: no such files {args.adapted}")
     solvers = {}
     for path in [args.ckpt, *args.more_ckpts]:
         if not Path(path).is_file():
@@ -104,13 +112,18 @@ def seeds_table(args: argparse.Namespace) -> Table:
         ["family", "robot", "goal", "S", "seeds", "strict success [%]", "ms per goal", "ms per solved goal",
          "sampling ms per goal"],
     )  # fmt: skip
-    for family in args.families:
-        for robot, T, kind, scene in _problems(family, args.goals, args.seed, args.tight):
+    families = [f for f in args.families if f != "adapted" or args.adapted]
+    for family in families:
+        models = solvers
+        if family == "adapted":
+            digest = hashlib.sha256(Path(args.adapted[0]).read_bytes()).hexdigest()[:12]
+            models = {f"{Path(args.adapted[0]).stem} ({digest})": GGIK.load(args.adapted[0])}
+        for robot, T, kind, scene in _problems(family, args.goals, args.seed, args.tight, args.adapted):
             for S in args.starts:
                 ok, ms = _measure(random_solver, robot, T, kind, scene, random_config[S], args)
                 table.add(family, robot.name, kind, S, "random", ok, ms, ms / max(ok / 100, 1e-9), 0.0)
                 print(table.rows[-1], flush=True)
-                for label, solver in solvers.items():
+                for label, solver in models.items():
                     ok, ms = _measure(solver, robot, T, kind, scene, SolveConfig(samples=S, refine="lm"), args)
                     _, raw_ms = _measure(solver, robot, T, kind, None, SolveConfig(samples=S), args)
                     per_solved = ms / (ok / 100) if ok > 0 else math.inf

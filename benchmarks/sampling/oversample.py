@@ -3,7 +3,7 @@
 The script of :mod:`benchmarks.sampling.oversample_runs` (what is measured, and how).
 
 Usage: ``python -m benchmarks.sampling.oversample [--ckpt CKPT] [--robots panda ur10 lbr_iiwa kr16_2] [-n 100]
-[-s 32] [--oversample 1 2 4] [--threads 2] [--device cuda] [--graphs-per-pass 128]
+[-s 32] [--oversample 1 2 4] [--threads 2] [--device cuda] [--graphs-per-pass G]
 [--repeats 1] [--out FILE]``. Run it alone on the machine.
 """
 
@@ -27,7 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--oversample", type=positive_int, nargs="+", default=[1, 2, 4], help="values of K")
     add_device_arg(ap, "the model (with angle recovery and FK)")
     ap.add_argument(
-        "--graphs-per-pass", type=positive_int, default=128, help="decoded graphs per network pass (on a GPU: more)"
+        "--graphs-per-pass",
+        type=positive_int,
+        default=None,
+        help="decoded graphs per network pass (default: ggik.ik.sampling.default_graphs_per_pass)",
     )
     ap.add_argument("--repeats", type=positive_int, default=1, help="timed calls per K (median)")
     return run_model_study(__file__, ap, argv, oversample_table)

@@ -62,7 +62,8 @@ def oversample_table(args: argparse.Namespace) -> Table:
             table.add(name, k, 1e3 * float(best), ok, 1e3 * float(mean), ms)
             print(table.rows[-1], flush=True)
     table.notes.append(
-        f"device {args.device}, {gpp} graphs per pass, {torch.get_num_threads()} torch threads; time: "
+        f"device {args.device}, {gpp or 'the default number of'} graphs per pass, "
+        f"{torch.get_num_threads()} torch threads; time: "
         + ("one call" if repeats == 1 else f"median of {repeats} calls after a full-size warm-up")
         + "; goals: q uniform within the limits (stream SAMPLING_GOALS), pose goals; raw success: any of the kept "
         "samples within 1 cm and 1 deg (the best by position need not be it)"

@@ -43,7 +43,7 @@ def _timed(fn, device: torch.device, repeats: int) -> tuple[float, object]:
 
 def device_table(args: argparse.Namespace) -> Table:
     device = torch.device(args.device)
-    solver = GGIK.load_or_pretrained(args.ckpt, device=device)
+    solver = GGIK.load_or_pretrained(args.ckpt, device=device, compile_sampler=args.compile)
     table = Table(
         f"The whole solve on {device.type} (GGIK.solve, B goals in one call)",
         ["robot", "goals", "method", "ms per goal", "strict solutions per s", "success [%]"],
@@ -75,5 +75,6 @@ def device_table(args: argparse.Namespace) -> Table:
         f"best of {args.repeats} calls after an untimed one (CUDA synchronised around each); strict: FK of every "
         "returned solution within 1 mm and 0.01 rad and the limits; success: goals with a strict solution; "
         f"{torch.get_num_threads()} CPU thread(s); model {args.ckpt or 'shipped'}"
+        + (", decoder compiled (torch.compile)" if args.compile else "")
     )
     return table

@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
-# The CUDA checks of the model's round 3 in one short run (about 1.5 minutes on an H200 without the cascades) on
-# a GPU machine prepared as for training (train/gpu/README.md). Run from the repository root of a copy of the project:
-#   bash train/gpu/device_checks.sh [OUT_DIR]
+# The CUDA checks in one short run (at most about 2 minutes on an H100 or H200; sized by benchmarks/sampler_price's
+# README) on a GPU machine prepared as for training (train/gpu/README.md). Run from the repository root of a copy:
+#   bash train/gpu/device_checks.sh [OUT_DIR] [--long]
 # 1. the tests skipped without CUDA (sampling on the device, the stacked sampler, LM, the fixed-size Gauss-Newton
-#    step, the whole solve on the device), where pytest is installed; 2. sampling's whole call per goal with the model
-#    on CUDA (200 goals, 32 samples, K = 1 and 4); 2b. the whole solve on CUDA at B = 1, 100 and 10,000 goals
-#    (benchmarks/solvers/device_solve.py); 3. training steps with compile default (CUDA graphs, reduce-overhead, are
-#    refused for the shipped architecture: ggik.training.compile_modes.check_compile_mode); 4. the cascades with sampling on CUDA (last: the
-#    longest, LM on the host).
+#    step, the whole solve on the device, where pytest is installed); 2. the whole solve on CUDA at B = 1, 100 and
+#    10,000 goals, the model's rows included (benchmarks/solvers/device_solve.py; sampling passes sized by the GPU's
+#    free memory, ggik.ik.sampling.default_graphs_per_pass). With --long, also (several minutes): sampling with
+#    oversampling, training steps with compile default, and the cascades with sampling on CUDA (LM on the host).
 #    Results go to OUT_DIR (default runs/device_checks); where $OUT is set (the device tool, which brings back at most
 #    8 files) they also go there as one file, device_checks.tar.gz, rewritten after every check. A failing check
 #    does not stop the others, and the exit status says whether any failed. The shipped model's training run comes
 #    first (train_on_gpu.sh).
 set -uo pipefail
 source "$(dirname "$0")/setup.sh" || exit 1
-out=${1:-runs/device_checks}
+out=runs/device_checks
+long=0
+for arg in "$@"; do
+  case $arg in
+    --long) long=1 ;;
+    *) out=$arg ;;
+  esac
+done
 mkdir -p "$out"
 if [ -n "${OUT:-}" ] && [ "$(cd "$out" && pwd -P)" = "$(cd "$OUT" && pwd -P)" ]; then
   echo "device_checks.sh: OUT_DIR is \$OUT itself; name another folder (the results are packed into \$OUT)" >&2
@@ -32,16 +38,18 @@ else
   echo "pytest is not installed here: the cuda tests did not run" | tee "$out/cuda_tests.txt"
 fi
 pack
-python3 -m benchmarks.sampling.oversample --device cuda --robots panda ur10 lbr_iiwa kr16_2 -n 200 -s 32 \
-  --oversample 1 4 --graphs-per-pass 8192 --repeats 5 --out "$out/oversample_cuda" || status=1
+python3 -m benchmarks.solvers.device_solve --device cuda --robots panda ur10 --goals 1 100 10000 \
+  --repeats 2 --threads 8 --out "$out/device_solve_cuda" || status=1
 pack
-python3 -m benchmarks.solvers.device_solve --device cuda --robots panda ur10 lbr_iiwa kr16_2 --goals 1 100 10000 \
-  --repeats 3 --threads 8 --out "$out/device_solve_cuda" || status=1
-pack
-python3 -m benchmarks.training_speed.step_time --device cuda --batch 512 --steps 40 --warmup 10 --samplers stacked \
-  --compile default --out "$out/step_time_cuda" || status=1
-pack
-python3 -m benchmarks.cascade.bench_cascade --device cuda --robots panda ur10 lbr_iiwa kr16_2 -n 200 \
-  --samples 1 2 4 --random-starts 32 --repeats 3 --threads 8 --out "$out/cascade_cuda" || status=1
-pack
+if [ "$long" = 1 ]; then
+  python3 -m benchmarks.sampling.oversample --device cuda --robots panda ur10 lbr_iiwa kr16_2 -n 200 -s 32 \
+    --oversample 1 4 --repeats 5 --out "$out/oversample_cuda" || status=1
+  pack
+  python3 -m benchmarks.training_speed.step_time --device cuda --batch 512 --steps 40 --warmup 10 --samplers stacked \
+    --compile default --out "$out/step_time_cuda" || status=1
+  pack
+  python3 -m benchmarks.cascade.bench_cascade --device cuda --robots panda ur10 lbr_iiwa kr16_2 -n 200 \
+    --samples 1 2 4 --random-starts 32 --repeats 3 --threads 8 --out "$out/cascade_cuda" || status=1
+  pack
+fi
 exit $status
