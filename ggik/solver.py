@@ -47,8 +47,8 @@ class GGIK:
             on the CPU small batches run LM compiled (numba, :mod:`ggik.ik.lm_compiled`).
         tolerances: :class:`RefineConfig` (``pos_tol`` [m], ``rot_tol`` [rad] define success).
         dg: :class:`DGConfig`, the budget of ``refine="dg"`` (distance-geometric projection of the samples).
-        compile_sampler: sample through ``torch.compile`` (:meth:`GGIKModel.compile_decoder`): about 2x faster
-            sampling once compiled, and the first call of each batch shape pays the compilation (seconds).
+        compile_sampler: sample through ``torch.compile`` (:meth:`GGIKModel.compile_decoder`): the decoder's
+            element-wise work fused; the first call of each batch shape pays the compilation.
     """
 
     REFINE_METHODS = REFINE_METHODS  #: what ``SolveConfig.refine`` takes

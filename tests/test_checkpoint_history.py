@@ -249,7 +249,7 @@ def test_ggik_info_shows_each_file(name, capsys):
         assert f'{predated}: {{"model.dec_dim": 0, "model.dec_hidden": 0}}' in out
         assert "graph canonical" in out.replace('"', "").replace(":", "")
     else:  # v8's and v9's last sittings wrote every key of today's config but the decoder's widths, the graph
-        # convention (frames) and the validation families of issue 36 (none)
+        # convention (frames) and the validation families of link-randomised and reframed robots (none)
         families = '"val.randomized_robots": 0, "val.randomize_fraction": 0.2, "val.reframed_robots": 0'
         widths = '"model.dec_dim": 0, "model.dec_hidden": 0'
         assert f'{predated}: {{{widths}, "model.graph": "frames", "data.random_refresh": 1, {families}}}' in out

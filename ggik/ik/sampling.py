@@ -22,13 +22,13 @@ __all__ = [
     "CPU_GRAPHS_PER_PASS",
 ]
 
-#: decoded graphs per network pass on a CPU: passes whose edge tensors stay cache-sized ran 2-3x faster than one huge
-#: pass (benchmarks/sampler_price/README.md)
+#: decoded graphs per network pass on a CPU: passes whose edge tensors stay cache-sized run faster than one huge pass
+#: (benchmarks/sampler_price/README.md)
 CPU_GRAPHS_PER_PASS = 128
 #: the share of a GPU's free memory one pass's edge tensors may take (the rest: the model, LM, the caller's tensors)
 GPU_MEMORY_SHARE = 0.25
-#: (graphs x N x N x hidden) float32 tensors counted per graph for a pass's peak memory: 2.3-2.5 measured on a CPU
-#: (benchmarks/sampler_price/README.md); 6 leaves room for the CUDA caching allocator and bf16 copies
+#: (graphs x N x N x hidden) float32 tensors counted per graph for a pass's peak memory: an EGNN layer holds two or
+#: three at once (pre-activation, message, their products); the rest is room for bf16 copies and the caching allocator
 EDGE_TENSORS_AT_PEAK = 6
 
 

@@ -64,16 +64,19 @@ def gauss_newton_step(
             ``inf``: no limit.
     The normal equations are assembled and solved over the M nodes that are movable in some row of the batch
     (3M unknowns: for one robot, its free nodes; a row's other nodes get a unit diagonal and a zero right-hand
-    side, so their step is exactly 0). With ``all_columns`` (None: on CUDA) all N nodes are columns: the same
-    solution from a fixed-size system without a host sync, so that CUDA graphs can capture the step. The solve runs
-    in float32 at least (the linear solve needs it under bf16 autocast); the result has x's dtype.
-        all_columns: see above (None: True on CUDA, False elsewhere).
+    side, so their step is exactly 0). With ``all_columns`` all N nodes are columns: the same solution from a fixed-size
+    system without a host sync (CUDA graphs can capture it) and without a data-dependent shape (torch.compile traces
+    it whole). The solve runs in float32 at least (the linear solve needs it under bf16 autocast); the result has x's
+    dtype.
+        all_columns: see above (None: True on CUDA and while torch.compile traces, False elsewhere).
     """
     dtype = x.dtype
     work = torch.promote_types(dtype, torch.float32)
     B, N, _ = x.shape
     step = torch.zeros(B, N, 3, dtype=work, device=x.device)
-    if x.device.type == "cuda" if all_columns is None else all_columns:  # fixed size, no host sync
+    if all_columns is None:  # fixed size on CUDA (no host sync) and under torch.compile (no graph break)
+        all_columns = x.device.type == "cuda" or torch.compiler.is_compiling()
+    if all_columns:
         cols = torch.arange(N, device=x.device)
     else:  # the columns movable in some row (fewer unknowns; nonzero() waits for the device, free on a CPU)
         cols = movable.any(0).nonzero()[:, 0]  # (M,)

@@ -55,9 +55,9 @@ class DistillConfig:
     gn_steps: int = 2  #: its learned Gauss-Newton moves (the teacher's recipe)
     batch_size: int = 64  #: problems per step
     samples: int = 4  #: prior latents per problem and step
-    #: the loss per node is Huber in its distance d from the teacher's node [m]: d^2 / 2 under ``huber_m``, linear above
-    #: (the teacher's decoder is chaotic for some latents: bf16 or float32 rounding alone moves ~10 % of its samples
-    #: by more than 9 cm, and a squared loss would chase those); 0: squared distance
+    #: the loss per node is Huber in its distance d from the teacher's node [m]: d^2 under ``huber_m``, linear above
+    #: (for some latents the teacher's decoder is chaotic: rounding alone moves those samples by centimetres, and a
+    #: squared loss would chase them); 0: squared distance
     huber_m: float = 0.01
     steps: int = 20_000  #: optimiser steps of the whole run (the learning rate's cosine spans them)
     lr: float = 1e-3
