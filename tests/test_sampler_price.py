@@ -136,3 +136,26 @@ def test_distillation_refuses_to_resume_another_recipe(tiny_ckpt, tmp_path):
         Distillation(tiny_ckpt, tmp_path, dataclasses.replace(cfg, lr=5e-4))
     with pytest.raises(ValueError, match="bad distillation config"):
         DistillConfig(gn_steps=5, dec_layers=3).check()
+
+
+def test_the_solver_samples_through_the_compiled_decoder_when_asked(monkeypatch):
+    calls: list[int] = []
+
+    def recording(fn, **kwargs):
+        def call(*args):
+            calls.append(args[0].shape[0])
+            return fn(*args)
+
+        return call
+
+    monkeypatch.setattr(torch, "compile", recording)
+    from ggik import GGIK, SolveConfig
+
+    plain, compiled = GGIK.pretrained(), GGIK.pretrained(compile_sampler=True)
+    assert not plain.model.decoder_compiled and compiled.model.decoder_compiled
+    panda = Robot.from_name("panda")
+    T = panda.fk(panda.sample_q(3, torch.Generator().manual_seed(0)))
+    a = plain.solve(panda, T, SolveConfig(samples=4), generator=torch.Generator().manual_seed(1))
+    b = compiled.solve(panda, T, SolveConfig(samples=4), generator=torch.Generator().manual_seed(1))
+    assert calls and sum(calls) >= 3 * 4
+    torch.testing.assert_close(a.q, b.q, rtol=0, atol=0)  # the same decoder (compile replaced): the same solutions

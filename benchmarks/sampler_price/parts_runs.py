@@ -7,9 +7,12 @@ warm-up call, then
   angle recovery, FK errors, and what is left of the call (batches, chunking, moving results);
 - matrix FLOPs per part (torch profiler ``with_flops``: matrix products only; element-wise work is not counted), in a
   second call under the profiler;
-- the rate [GFLOP/s] each part reaches, and the floor: the call's matrix FLOPs at the rate of the decoder's largest
-  matrix product (its message layer, timed alone at the size of one pass), i.e. the time if every part ran as fast as
-  the best kernel of the network.
+- the rate [GFLOP/s] each part reaches, and two floors: the call's matrix FLOPs at the rate of the decoder's largest
+  matrix product (its message layer, timed alone at the size of one pass: the time if every part ran as fast as the
+  best kernel of the network), and the decoder's edge-tensor traffic at this machine's copy rate (a copy of one
+  pass's pre-activation tensor, read and write counted): even fused, each decoder layer writes and reads its
+  (S N^2, hidden) pre-activation and (S N^2, dim) messages once (the last layer, coordinates only, no messages), in
+  the network's dtype.
 
 The code of ``python -m benchmarks.sampler_price.parts``.
 """
@@ -121,6 +124,28 @@ def _gemm_rate(model: GGIKModel, num_nodes: int, graphs: int, bf16: bool) -> flo
     return 2 * a.shape[0] * hidden * dim / sorted(times)[2] / 1e9
 
 
+def _copy_rate(num_nodes: int, graphs: int, hidden: int, bf16: bool) -> float:
+    """GB/s of copying one pass's (graphs N^2, hidden) tensor (bytes read + written), median of 5 copies."""
+    src = torch.randn(graphs * num_nodes * num_nodes, hidden, dtype=torch.bfloat16 if bf16 else torch.float32)
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        dst.copy_(src)
+        times.append(time.perf_counter() - t0)
+    return 2 * src.numel() * src.element_size() / sorted(times)[2] / 1e9
+
+
+def _edge_bytes_per_goal(model: GGIKModel, num_nodes: int, samples: int, bf16: bool) -> float:
+    """Bytes the decoder's edge tensors must at least move per goal: each layer writes and reads its pre-activation
+    (hidden wide) and, but the last, its messages (dim wide), over S N^2 edges."""
+    cfg = model.cfg
+    dim, hidden, layers = cfg.dec_dim or cfg.dim, cfg.dec_hidden or cfg.hidden, cfg.dec_layers
+    per_edge = 2 * (layers * hidden + (layers - 1) * dim) * (2 if bf16 else 4)
+    return per_edge * samples * num_nodes * num_nodes
+
+
 def parts_table(args: argparse.Namespace) -> Table:
     """The table of ``main``'s options ``args``, measured."""
     model, _ = load_bench_model(args.ckpt, "cpu")
@@ -169,7 +194,12 @@ def parts_table(args: argparse.Namespace) -> Table:
         table.add(
             name, "floor: all at the message layer's rate", floor, float("nan"), all_flops / 1e6 / args.goals, peak
         )
-        print(*table.rows[-3:], sep="\n", flush=True)
+        hidden = model.cfg.dec_hidden or model.cfg.hidden
+        rate = _copy_rate(graph.num_nodes, gpp, hidden, bf16)
+        traffic = _edge_bytes_per_goal(model, graph.num_nodes, args.samples, bf16)
+        nan = float("nan")
+        table.add(name, f"floor: edge-tensor traffic at {rate:.0f} GB/s", 1e3 * traffic / rate / 1e9, nan, nan, nan)
+        print(*table.rows[-4:], sep="\n", flush=True)
     cfg = model.cfg
     table.notes.append(
         f"model: decoder {cfg.dec_layers} EGNN layers of width {cfg.dec_dim or cfg.dim} / hidden "

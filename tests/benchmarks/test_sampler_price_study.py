@@ -30,8 +30,9 @@ def test_parts_add_up_to_the_call_and_count_the_decoders_flops(tiny_ckpt):
     assert parts == pytest.approx(whole, rel=1e-6)
     assert rows["decoder EGNN layers"][4] > rows["encode"][4] > 0  # per goal: S decodings against one encoding
     assert all(rows[p][2] >= 0 for p in PARTS if p != "decoder other")
-    floor = [r for r in table.rows if r[1].startswith("floor")][0]
-    assert 0 < floor[2] < whole and floor[4] == pytest.approx(rows["whole call"][4])
+    compute, traffic = [r for r in table.rows if r[1].startswith("floor")]
+    assert 0 < compute[2] < whole and compute[4] == pytest.approx(rows["whole call"][4])
+    assert 0 < traffic[2] < whole and "GB/s" in traffic[1]
 
 
 def test_candidates_measure_each_model_eager_and_compiled(tiny_ckpt, monkeypatch, tmp_path):
@@ -39,7 +40,13 @@ def test_candidates_measure_each_model_eager_and_compiled(tiny_ckpt, monkeypatch
     other = tmp_path / "other.pt"
     other.write_bytes(Path(tiny_ckpt).read_bytes())
     args = argparse.Namespace(
-        ckpt=tiny_ckpt, more_ckpts=[str(other)], robots=["panda"], kinds=["pose", "position"], goals=3, samples=4, seed=0
+        ckpt=tiny_ckpt,
+        more_ckpts=[str(other)],
+        robots=["panda"],
+        kinds=["pose", "position"],
+        goals=3,
+        samples=4,
+        seed=0,
     )
     table = candidates_table(args)
     assert len(table.rows) == 2 * 2 * 2  # kinds x models x (eager, compiled)
