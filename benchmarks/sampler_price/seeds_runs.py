@@ -13,7 +13,8 @@ S random starts) and, per model file, ``SolveConfig(samples=S, refine="lm")`` (L
 restart policy (none), the same goals and the solver's tolerances (1 mm and 0.01 rad, within limits, clear of the
 obstacles: "strict"). Time: the whole call per goal (median of ``--repeats`` calls after a warm-up); "ms per solved
 goal" divides it by the strict success rate: the price of a solution. "sampling" is the raw call alone
-(``SolveConfig(samples=S)``), the model's share.
+(``SolveConfig(samples=S)``), the model's share. ``--compile``: each model also with its decoder compiled
+(``GGIK(compile_sampler=True)``; the warm-up call compiles).
 
 The code of ``python -m benchmarks.sampler_price.seeds``.
 """
@@ -105,6 +106,8 @@ def seeds_table(args: argparse.Namespace) -> Table:
             raise BenchmarkError(f"no model file {path}")
         digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
         solvers[f"{Path(path).stem} ({digest})"] = GGIK.load(path)
+        if args.compile:
+            solvers[f"{Path(path).stem} ({digest}), compiled"] = GGIK.load(path, compile_sampler=True)
     random_solver = next(iter(solvers.values()))
     random_config = {S: SolveConfig(strategy="random", random_starts=S) for S in args.starts}
     table = Table(

@@ -58,7 +58,7 @@ def test_candidates_measure_each_model_eager_and_compiled(tiny_ckpt, monkeypatch
 def test_seeds_compare_model_and_random_starts_of_each_family(tiny_ckpt):
     args = argparse.Namespace(
         ckpt=tiny_ckpt, more_ckpts=[], families=["pose", "tight", "axis"], starts=[2], goals=3, tight=0.3,
-        repeats=1, adapted=None, seed=0,
+        repeats=1, adapted=None, compile=False, seed=0,
     )  # fmt: skip
     table = seeds_table(args)
     assert {r[0] for r in table.rows} == {"pose", "tight", "axis"}
