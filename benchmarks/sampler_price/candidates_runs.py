@@ -5,7 +5,9 @@ limits, stream SAMPLING_GOALS) and the same noise (stream SAMPLING_NOISE) for ev
 (``-s``); raw success (any sample within 1 cm and 1 deg, the GGIK paper's criterion; position goals: 1 cm), the mean
 best-of-S position error, and the time of the whole call per goal (:func:`ggik.ik.sampling.sample_joint_angles`, one
 timed call after a warm-up that also compiles). Candidates: each model file of ``--ckpt`` / ``--more-ckpts``, eager and
-with its decoder compiled (:meth:`ggik.nn.cvae.GGIKModel.compile_decoder`).
+with its decoder compiled (:meth:`ggik.nn.cvae.GGIKModel.compile_decoder`); with ``--jacobi`` also compiled with its
+Gauss-Newton moves made block-Jacobi steps (:func:`ggik.nn.distance_geometry.block_jacobi_step`, a 3 x 3 solve per
+node, where the model was trained with the full step: no retraining).
 
 The code of ``python -m benchmarks.sampler_price.candidates``.
 """
@@ -46,7 +48,11 @@ def candidates_table(args: argparse.Namespace) -> Table:
             for label, model in models.items():
                 graph = model.graph(robot)
                 goals = graph.goals(T, kind)
-                for compiled in (False, True):
+                variants = [("", False, "full"), (", compiled", True, "full")]
+                variants += [(", compiled, Jacobi moves", True, "jacobi")] if args.jacobi and model.gn_follow else []
+                for suffix, compiled, solver in variants:
+                    if model.gn_follow is not None:
+                        model.gn_follow.solver = solver
                     model.compile_decoder(compiled)
                     sample_joint_angles(model, graph, goals, args.samples)  # warm-up, compiles every pass shape
                     t0 = time.perf_counter()
@@ -57,8 +63,10 @@ def candidates_table(args: argparse.Namespace) -> Table:
                     rot = raw.rot_err if kind != "position" else torch.zeros_like(raw.rot_err)
                     ok = 100 * success_rate(raw.pos_err, rot)
                     best = 1e3 * float(raw.pos_err.min(1).values.mean())
-                    table.add(name, kind, f"{label}{', compiled' if compiled else ''}", ok, best, ms)
+                    table.add(name, kind, label + suffix, ok, best, ms)
                     print(table.rows[-1], flush=True)
+                if model.gn_follow is not None:
+                    model.gn_follow.solver = model.cfg.gn_solver
                 model.compile_decoder(False)
     table.notes.append(
         f"{torch.get_num_threads()} torch threads; time: one call over all goals after a warm-up call (which compiles "

@@ -47,9 +47,10 @@ def test_candidates_measure_each_model_eager_and_compiled(tiny_ckpt, monkeypatch
         goals=3,
         samples=4,
         seed=0,
+        jacobi=True,
     )
     table = candidates_table(args)
-    assert len(table.rows) == 2 * 2 * 2  # kinds x models x (eager, compiled)
+    assert len(table.rows) == 2 * 2 * 3  # kinds x models x (eager, compiled, compiled with Jacobi moves)
     eager, compiled = table.rows[0], table.rows[1]
     assert compiled[2] == eager[2] + ", compiled" and compiled[3:5] == eager[3:5]  # the same decoder: the same samples
     assert all(0 <= r[3] <= 100 and math.isfinite(r[4]) and r[5] > 0 for r in table.rows)
