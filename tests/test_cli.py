@@ -225,13 +225,14 @@ GEN_TINY = ["-n", "2", "-s", "2", "--dofs", "--scales", "--no-progress"]
 
 def test_eval_generalisation_on_a_two_branch_urdf(tiny_ckpt, two_arms, tmp_path, capsys):
     out_dir = str(tmp_path / "res")
-    assert main(["eval", "generalisation", tiny_ckpt, "--robots", two_arms, *GEN_TINY, "--out-dir", out_dir]) == 2
+    assert main(["eval", "generalisation", "--ckpt", tiny_ckpt, "--robots", two_arms, *GEN_TINY, "--out-dir", out_dir]) == 2
     assert "ambiguous" in capsys.readouterr().err
     assert (
         main(
             [
                 "eval",
                 "generalisation",
+                "--ckpt",
                 tiny_ckpt,
                 "--robots",
                 two_arms,
@@ -605,3 +606,9 @@ def test_solve_first_solution(tiny_ckpt, capsys):
     assert "--first-solution stops LM at a goal's first solution; --raw runs no LM" in capsys.readouterr().err
     assert main(argv + ["--first-solution", "--strategy", "samples", "--refine", "dg"]) == 2
     assert "--refine dg runs no LM" in capsys.readouterr().err
+
+
+def test_eval_generalisation_takes_the_model_by_ckpt_only(tiny_ckpt, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "generalisation", tiny_ckpt, "-n", "1"])  # the positional form of before 0.2.0 is gone
+    assert exc.value.code == 2 and "unrecognized arguments" in capsys.readouterr().err

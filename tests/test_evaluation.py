@@ -390,6 +390,7 @@ def test_ggik_eval_generalisation_writes_table_and_figure(tiny_ckpt, tmp_path, c
     argv = [
         "eval",
         "generalisation",
+        "--ckpt",
         str(tiny_ckpt),
         "--robots",
         "ur10",
@@ -422,5 +423,5 @@ def test_ggik_eval_generalisation_writes_table_and_figure(tiny_ckpt, tmp_path, c
     if figure:
         assert (tmp_path / "generalisation.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     capsys.readouterr()
-    assert main(["eval", "generalisation", str(tiny_ckpt), "--robots", "panda", "-n", "2"]) == 2
+    assert main(["eval", "generalisation", "--ckpt", str(tiny_ckpt), "--robots", "panda", "-n", "2"]) == 2
     assert "training set" in capsys.readouterr().err

@@ -52,7 +52,7 @@ train() {  # name, then ggik train arguments
 }
 
 evaluate() {  # name
-  "$BIN/ggik" eval generalisation "$RUNS/$1/last.pt" -n "$N" -s 32 --family-size 5 --figure --threads "$THREADS" \
+  "$BIN/ggik" eval generalisation --ckpt "$RUNS/$1/last.pt" -n "$N" -s 32 --family-size 5 --figure --threads "$THREADS" \
     --no-progress --out-dir "$OUT/$1"
 }
 

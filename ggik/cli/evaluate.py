@@ -22,7 +22,6 @@ from ggik.cli.arguments import (
 from ggik.cli.commands import HELP
 from ggik.cli.path import add_eval_paths_parser
 from ggik.cli.robots import add_chain_args, resolve_robots
-from ggik.errors import GGIKError
 from ggik.evaluation.conventions_table import VARIANTS
 from ggik.evaluation.report import Table, model_stamp
 from ggik.graph.conventions import GRAPH_CONVENTIONS
@@ -75,10 +74,6 @@ def cmd_eval_generalisation(args: argparse.Namespace) -> int:
     from ggik.evaluation.tables import EvalConfig
     from ggik.solver import GGIK
 
-    if args.ckpt_file is not None:
-        if args.ckpt is not None:
-            raise GGIKError("give the model file once: CKPT or --ckpt")
-        args.ckpt = args.ckpt_file
     solver = GGIK.load_or_pretrained(args.ckpt)
     training = training_set(solver.checkpoint)
     named = args.robots is not None or args.base or args.ee  # --base/--ee without --robots names no URDF: an error
@@ -204,12 +199,6 @@ def add_eval_parser(sub: Any) -> None:
         p.set_defaults(func=cmd_eval)
     p = ev_sub.add_parser(
         "generalisation", help="raw and refined success on robots outside the checkpoint's training set"
-    )
-    p.add_argument(
-        "ckpt_file",
-        nargs="?",
-        metavar="CKPT",
-        help="the same as --ckpt (the older spelling): the model file; its training_robots decide what is unseen",
     )
     p.add_argument(
         "--ckpt", help="model file, full or weights-only (default: the shipped model); its training robots are seen"
