@@ -63,8 +63,7 @@ class DataConfig:
     #: each kind, new every ``random_refresh`` steps; the per-robot sampler: at most so many)
     random_robots_per_batch: int = 8
     #: the stacked sampler draws new random and randomised robots every this many steps (1: every step). Drawing them
-    #: costs ~60 ms per step on a CPU core (16 robots on canonical graphs), more than a GPU step of 512 examples: there
-    #: a few consecutive steps may share them (their examples stay distinct)
+    #: can cost more than a GPU step: there a few consecutive steps may share them (their examples stay distinct)
     random_refresh: int = 1
     randomized_weight: float = 0.0  #: weight of randomize_links(named robot) examples
     randomize_fraction: float = 0.2  #: per-link scale range r of those, U[1 - r, 1 + r]

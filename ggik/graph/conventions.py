@@ -6,7 +6,7 @@ sense of rotation), and ``F_n`` rigid with the last link, its origin on the last
 such frames describe the same kinematics; they differ in which points the graph holds and so in the problem the model
 sees. Two conventions:
 
-* ``"frames"`` (:func:`file_frames`; the models v1-v9 were trained on it): each ``F_{i-1}`` is the URDF frame of
+* ``"frames"`` (:func:`file_frames`): each ``F_{i-1}`` is the URDF frame of
   joint ``i`` turned so that z is its axis, and ``F_n`` the foot on the last axis of the end-effector (EE) origin. The
   graph follows where a file puts its joint frames and its tool, so two files of one arm can pose two problems.
 * ``"canonical"`` (:func:`canonical_frames`): a function of the joint axes as lines in space and of joint 1's limits

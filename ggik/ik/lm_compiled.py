@@ -29,11 +29,10 @@ if TYPE_CHECKING:
 
 __all__ = ["available", "lm_compiled", "KIND_CODES", "COMPILED_MAX_ELEMENTS"]
 
-#: float64 CPU batches of at most this many elements (goals x starts) run compiled: on 2 threads an LM iteration took
-#: a third to a half of torch's at every size measured (0.31 vs 1.13 ms at 256 elements, 18 vs 37 ms at 16,384:
-#: benchmarks/solvers/results/latency_compiled_2threads_batch.md); larger batches, float32 and CUDA run in torch
+#: float64 CPU batches of at most this many elements (goals x starts) run compiled (faster than torch at every size
+#: measured: benchmarks/solvers/README.md); larger batches, float32 and CUDA run in torch
 COMPILED_MAX_ELEMENTS = 65536
-COMPILED_MIN_ELEMENTS = 0  #: smaller ones run in numpy (ggik solve: one solve a process, numba's load ~0.4 s unpaid)
+COMPILED_MIN_ELEMENTS = 0  #: smaller ones run in numpy (a process that solves once need not load numba)
 KIND_CODES = {"pose": 0, "position": 1, "position+axis": 2}  #: goal kind -> the kernel's code
 _W = np.ascontiguousarray(SHEPPERD_MAP[0].numpy())  # (16, 9): a rotation's entries -> Shepperd's 4x4 matrix
 _C = np.ascontiguousarray(SHEPPERD_MAP[1].numpy())  # (16,)

@@ -1,10 +1,9 @@
 """The LM solver of :func:`ggik.ik.refine.lm_refine_checked` in numpy, for a handful of elements on a CPU.
 
 The same algorithm, residuals and stopping rules as the torch solver, step for step; only the arithmetic library
-differs. For one goal and a few starts the torch solver's time is per-operation overhead: an iteration took 0.93 ms in
-torch and 0.45 ms in numpy for one element (``benchmarks/solvers/results/latency_batch.md``), so
+differs. For one goal and a few starts the torch solver's time is per-operation overhead, so
 :func:`ggik.ik.refine.lm_refine_checked` hands float64 CPU batches of up to :data:`NUMPY_MAX_ELEMENTS` elements to
-:func:`lm_numpy`. Results agree with the torch solver up to float rounding (``tests/test_lm_numpy.py``).
+:func:`lm_numpy` (the crossover: ``benchmarks/solvers/README.md``). Results agree with the torch solver up to float rounding (``tests/test_lm_numpy.py``).
 """
 
 from __future__ import annotations
@@ -23,9 +22,8 @@ if TYPE_CHECKING:
 
 __all__ = ["NUMPY_MAX_ELEMENTS", "lm_numpy"]
 
-#: batches of at most this many elements (goals x starts) run in numpy on a CPU: numpy's iteration was 1.3x faster
-#: than torch's at 256 elements on one and on two threads, and torch's faster at 1,024 on two
-#: (benchmarks/solvers/results/latency_batch.md, latency_2threads_batch.md)
+#: batches of at most this many elements (goals x starts) run in numpy on a CPU, larger ones in torch (the measured
+#: crossover: benchmarks/solvers/README.md)
 NUMPY_MAX_ELEMENTS = 256
 
 
