@@ -3,7 +3,8 @@
 The same algorithm, residuals and stopping rules as the torch solver, step for step; only the arithmetic library
 differs. For one goal and a few starts the torch solver's time is per-operation overhead, so
 :func:`ggik.ik.refine.lm_refine_checked` hands float64 CPU batches of up to :data:`NUMPY_MAX_ELEMENTS` elements to
-:func:`lm_numpy` (the crossover: ``benchmarks/solvers/README.md``). Results agree with the torch solver up to float rounding (``tests/test_lm_numpy.py``).
+:func:`lm_numpy` (the crossover: ``benchmarks/solvers/README.md``). Results agree with the torch solver up to float
+rounding (``tests/test_lm_numpy.py``).
 """
 
 from __future__ import annotations
