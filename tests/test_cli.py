@@ -225,7 +225,8 @@ GEN_TINY = ["-n", "2", "-s", "2", "--dofs", "--scales", "--no-progress"]
 
 def test_eval_generalisation_on_a_two_branch_urdf(tiny_ckpt, two_arms, tmp_path, capsys):
     out_dir = str(tmp_path / "res")
-    assert main(["eval", "generalisation", "--ckpt", tiny_ckpt, "--robots", two_arms, *GEN_TINY, "--out-dir", out_dir]) == 2
+    argv = ["eval", "generalisation", "--ckpt", tiny_ckpt, "--robots", two_arms, *GEN_TINY, "--out-dir", out_dir]
+    assert main(argv) == 2
     assert "ambiguous" in capsys.readouterr().err
     assert (
         main(

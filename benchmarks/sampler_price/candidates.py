@@ -3,8 +3,8 @@
 The script of :mod:`benchmarks.sampler_price.candidates_runs` (what is measured, and how).
 
 Usage: ``python -m benchmarks.sampler_price.candidates [--ckpt MODEL.pt] [--more-ckpts MODEL.pt ...] [--robots ...]
-[--kinds pose position+axis position] [-n 200] [-s 32] [--jacobi] [--threads 2] [--out FILE]``. Run it alone on the
-machine.
+[--kinds pose position+axis position] [-n 200] [-s 32] [--repeats 3] [--jacobi] [--threads 2] [--out FILE]``. Run it
+alone on the machine.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kinds", nargs="+", default=list(GOAL_KINDS), choices=GOAL_KINDS)
     ap.add_argument("-n", "--goals", type=positive_int, default=200, help="goals per robot and goal kind")
     ap.add_argument("-s", "--samples", type=positive_int, default=32, help="samples per goal")
+    ap.add_argument("--repeats", type=positive_int, default=3, help="timed calls per candidate (median)")
     ap.add_argument("--jacobi", action="store_true", help="also compiled with block-Jacobi Gauss-Newton moves")
     return run_model_study(__file__, ap, argv, candidates_table)
 

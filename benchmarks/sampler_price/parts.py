@@ -3,7 +3,7 @@
 The script of :mod:`benchmarks.sampler_price.parts_runs` (what is measured, and how).
 
 Usage: ``python -m benchmarks.sampler_price.parts [--ckpt CKPT] [--robots panda ur10] [-n 64] [-s 32] [--threads 2]
-[--graphs-per-pass G] [--compile] [--out FILE]``. Run it alone on the machine.
+[--graphs-per-pass G] [--repeats 5] [--compile] [--out FILE]``. Run it alone on the machine.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", "--goals", type=positive_int, default=64, help="goals per robot")
     ap.add_argument("-s", "--samples", type=positive_int, default=32, help="samples per goal")
     ap.add_argument("--graphs-per-pass", type=positive_int, default=None, help="default: chosen for the CPU")
+    ap.add_argument("--repeats", type=positive_int, default=5, help="timed calls (the median's parts are shown)")
     ap.add_argument("--compile", action="store_true", help="decode through torch.compile (GGIKModel.compile_decoder)")
     return run_model_study(__file__, ap, argv, parts_table)
 

@@ -2,17 +2,17 @@
 
 For each robot, the same pose goals (uniform random configurations within the limits) and S samples per goal, one
 warm-up call, then
-- wall time per part (timers around the parts, one call): the problem encoding (partial encoder and prior, once per
-  goal), the decoder's EGNN layers, its Gauss-Newton moves, the rest of the decoder (its input layer, latent draws),
-  angle recovery, FK errors, and what is left of the call (batches, chunking, moving results);
+- wall time per part (timers around the parts; of ``--repeats`` calls, the one of median total time): the problem
+  encoding (partial encoder and prior, once per goal), the decoder's EGNN layers, its Gauss-Newton moves, the rest of
+  the decoder (its input layer, latent draws), angle recovery, FK errors, and what is left of the call (batches,
+  chunking, moving results);
 - matrix FLOPs per part (torch profiler ``with_flops``: matrix products only; element-wise work is not counted), in a
   second call under the profiler;
 - the rate [GFLOP/s] each part reaches, and two floors: the call's matrix FLOPs at the rate of the decoder's largest
-  matrix product (its message layer, timed alone at the size of one pass: the time if every part ran as fast as the
-  best kernel of the network), and the decoder's edge-tensor traffic at this machine's copy rate (a copy of one
-  pass's pre-activation tensor, read and write counted): even fused, each decoder layer writes and reads its
-  (S N^2, hidden) pre-activation and (S N^2, dim) messages once (the last layer, coordinates only, no messages), in
-  the network's dtype.
+  matrix product (its message layer, timed alone at the size of one pass: the time if every part ran as fast as the best
+  kernel of the network), and the decoder's edge-tensor traffic at this machine's copy rate (a copy of one pass's
+  pre-activation tensor, read and write counted): even fused, each decoder layer writes and reads its (S N^2, hidden)
+  pre-activation and (S N^2, dim) messages once (the last layer, coordinates only, no messages), in the network's dtype.
 
 The code of ``python -m benchmarks.sampler_price.parts``.
 """
@@ -110,31 +110,31 @@ def _flops_by_part(prof) -> dict[str, float]:
 
 
 def _gemm_rate(model: GGIKModel, num_nodes: int, graphs: int, bf16: bool) -> float:
-    """GFLOP/s of the decoder's message layer alone ((graphs N^2, hidden) x (hidden, dim)), median of 5 calls."""
+    """GFLOP/s of the decoder's message layer alone ((graphs N^2, hidden) x (hidden, dim)), the best of 7 calls."""
     dim, hidden = model.cfg.dec_dim or model.cfg.dim, model.cfg.dec_hidden or model.cfg.hidden
     dtype = torch.bfloat16 if bf16 else torch.float32
     a = torch.randn(graphs * num_nodes * num_nodes, hidden, dtype=dtype)
     w, b = torch.randn(hidden, dim, dtype=dtype), torch.randn(dim, dtype=dtype)
     torch.addmm(b, a, w)
     times = []
-    for _ in range(5):
+    for _ in range(7):
         t0 = time.perf_counter()
         torch.addmm(b, a, w)
         times.append(time.perf_counter() - t0)
-    return 2 * a.shape[0] * hidden * dim / sorted(times)[2] / 1e9
+    return 2 * a.shape[0] * hidden * dim / min(times) / 1e9
 
 
 def _copy_rate(num_nodes: int, graphs: int, hidden: int, bf16: bool) -> float:
-    """GB/s of copying one pass's (graphs N^2, hidden) tensor (bytes read + written), median of 5 copies."""
+    """GB/s of copying one pass's (graphs N^2, hidden) tensor (bytes read + written), the best of 7 copies."""
     src = torch.randn(graphs * num_nodes * num_nodes, hidden, dtype=torch.bfloat16 if bf16 else torch.float32)
     dst = torch.empty_like(src)
     dst.copy_(src)
     times = []
-    for _ in range(5):
+    for _ in range(7):
         t0 = time.perf_counter()
         dst.copy_(src)
         times.append(time.perf_counter() - t0)
-    return 2 * src.numel() * src.element_size() / sorted(times)[2] / 1e9
+    return 2 * src.numel() * src.element_size() / min(times) / 1e9
 
 
 def _edge_bytes_per_goal(model: GGIKModel, num_nodes: int, samples: int, bf16: bool) -> float:
@@ -166,10 +166,13 @@ def parts_table(args: argparse.Namespace) -> Table:
         call()  # warm-up (and the compilation of a compiled decoder)
         timer = _PartTimer()
         with timer.patched(decoder_parts=not args.compile):
-            t0 = time.perf_counter()
-            call()
-            total = time.perf_counter() - t0
-            wall = dict(timer.wall)  # the timed call's (the profiled call below runs slower)
+            runs = []
+            for _ in range(args.repeats):  # the call of median total time, with its parts
+                timer.wall.clear()
+                t0 = time.perf_counter()
+                call()
+                runs.append((time.perf_counter() - t0, dict(timer.wall)))
+            total, wall = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
             with profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
                 call()
         flops = _flops_by_part(prof)
@@ -206,7 +209,8 @@ def parts_table(args: argparse.Namespace) -> Table:
         f"{cfg.dec_hidden or cfg.hidden}, {cfg.gn_steps} Gauss-Newton moves ({cfg.gn_solver}), "
         f"{'compiled (torch.compile)' if args.compile else 'eager'}; network in "
         f"{'bf16' if bf16 else 'float32'}; {torch.get_num_threads()} torch threads; "
-        f"{args.graphs_per_pass or 'the default number of'} graphs per pass; wall time of one call with timers "
-        "around the parts, FLOPs from a second call under the torch profiler (matrix products only)"
+        f"{args.graphs_per_pass or 'the default number of'} graphs per pass; wall time with timers around the "
+        f"parts, the call of median time of {args.repeats}; FLOPs from another call under the torch profiler "
+        "(matrix products only); the floors' rates: the best of 7 timed products and copies"
     )
     return table

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 
 def test_parts_add_up_to_the_call_and_count_the_decoders_flops(tiny_ckpt):
     args = argparse.Namespace(
-        ckpt=tiny_ckpt, robots=["panda"], goals=3, samples=4, graphs_per_pass=8, compile=False, seed=0
+        ckpt=tiny_ckpt, robots=["panda"], goals=3, samples=4, graphs_per_pass=8, compile=False, seed=0, repeats=2
     )
     table = parts_table(args)
     rows = {r[1]: r for r in table.rows}
@@ -48,6 +48,7 @@ def test_candidates_measure_each_model_eager_and_compiled(tiny_ckpt, monkeypatch
         samples=4,
         seed=0,
         jacobi=True,
+        repeats=1,
     )
     table = candidates_table(args)
     assert len(table.rows) == 2 * 2 * 3  # kinds x models x (eager, compiled, compiled with Jacobi moves)
