@@ -32,6 +32,7 @@ from ggik.errors import GGIKError
 from ggik.fileio import atomic_write, load_torch_file
 from ggik.nn.cvae import GGIKModel
 from ggik.rng import step_generator
+from ggik.training.signals import install_stop_handlers, restore_handlers
 from ggik.typed_config import from_dict
 from ggik.version import __version__
 
@@ -207,9 +208,9 @@ class Distillation:
     def run(
         self, minutes: float, progress: bool = True, gap_every_s: float = 300.0, until_step: int | None = None
     ) -> dict:
-        """Train until ``cfg.steps`` (or ``until_step``, a sitting's end) or ``minutes`` of this sitting [min]; saves
-        every ``checkpoint_every_s`` and at the end. Returns the last log entry (step, wall time [s], loss [m^2],
-        gap [mm])."""
+        """Train until ``cfg.steps`` (or ``until_step``, a sitting's end), ``minutes`` of this sitting [min], SIGTERM
+        or Ctrl-C; saves every ``checkpoint_every_s`` and at the end. Returns the last log entry (step, wall time [s],
+        loss [m^2], gap [mm])."""
         from tqdm import tqdm
 
         start = time.monotonic()
@@ -217,30 +218,35 @@ class Distillation:
         bar = tqdm(total=self.cfg.steps, initial=self.step, disable=not progress, desc="distil", unit="step")
         loss_avg = None
         last = self.cfg.steps if until_step is None else min(until_step, self.cfg.steps)
-        while self.step < last and time.monotonic() - start < 60 * minutes:
-            t0 = time.monotonic()
-            for group in self.opt.param_groups:
-                group["lr"] = self.lr_at(self.step)
-            loss = self._loss(*self._decodings(self.step, self.cfg.batch_size))
-            self.opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(self.trained, self.cfg.grad_clip)
-            self.opt.step()
-            self.step += 1
-            self.wall_s += time.monotonic() - t0
-            value = float(loss.detach())
-            loss_avg = value if loss_avg is None else 0.98 * loss_avg + 0.02 * value
-            bar.update(1)
-            bar.set_postfix(loss_mm2=f"{1e6 * loss_avg:.1f}")
-            now = time.monotonic()
-            if now - last_gap >= gap_every_s:
-                self.log.append({"step": self.step, "wall_s": self.wall_s, "loss": loss_avg, **self.gap()})
-                bar.write(json.dumps(self.log[-1]))
-                last_gap = now
-            if now - last_save >= self.cfg.checkpoint_every_s:
-                self.save()
-                last_save = now
-        bar.close()
+        stop = {"now": False}
+        previous = install_stop_handlers(lambda: stop.__setitem__("now", True))  # SIGTERM, Ctrl-C: save and stop
+        try:
+            while self.step < last and time.monotonic() - start < 60 * minutes and not stop["now"]:
+                t0 = time.monotonic()
+                for group in self.opt.param_groups:
+                    group["lr"] = self.lr_at(self.step)
+                loss = self._loss(*self._decodings(self.step, self.cfg.batch_size))
+                self.opt.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.trained, self.cfg.grad_clip)
+                self.opt.step()
+                self.step += 1
+                self.wall_s += time.monotonic() - t0
+                value = float(loss.detach())
+                loss_avg = value if loss_avg is None else 0.98 * loss_avg + 0.02 * value
+                bar.update(1)
+                bar.set_postfix(loss_mm2=f"{1e6 * loss_avg:.1f}")
+                now = time.monotonic()
+                if now - last_gap >= gap_every_s:
+                    self.log.append({"step": self.step, "wall_s": self.wall_s, "loss": loss_avg, **self.gap()})
+                    bar.write(json.dumps(self.log[-1]))
+                    last_gap = now
+                if now - last_save >= self.cfg.checkpoint_every_s:
+                    self.save()
+                    last_save = now
+        finally:
+            bar.close()
+            restore_handlers(previous)
         self.log.append({"step": self.step, "wall_s": self.wall_s, "loss": loss_avg, **self.gap()})
         self.save()
         return self.log[-1]
