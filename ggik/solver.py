@@ -25,7 +25,7 @@ from ggik.graph import Goals, RobotGraph
 from ggik.graph.goal_kinds import check_goal_kind, goal_poses, tool_axis
 from ggik.ik import single_goal
 from ggik.ik.dg_refine import DGConfig
-from ggik.ik.refine import RefineConfig
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.result import IKResult, sort_best_first
 from ggik.ik.solve_config import DEFAULT_SAMPLES, REFINE_METHODS, SolveConfig
 from ggik.ik.strategies import model_first_strategy, random_strategy, samples_strategy

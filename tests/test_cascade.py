@@ -8,7 +8,8 @@ import torch
 from ggik.checkpoint import load_model
 from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.cascade import lm_cascade, lm_random_first, lm_random_starts
-from ggik.ik.refine import RefineConfig, lm_refine
+from ggik.ik.refine import lm_refine
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot
 from ggik.kinematics.geometry import pose_errors

@@ -13,7 +13,8 @@ from ggik.cli import main
 from ggik.collision import Box, Clearance, CollisionConfig, CollisionModel, Scene, Sphere, segment_segment
 from ggik.errors import ChainError, URDFError
 from ggik.graph.goal_kinds import tool_axis
-from ggik.ik.refine import RefineConfig, lm_refine_checked
+from ggik.ik.refine import lm_refine_checked
+from ggik.ik.refine_config import RefineConfig
 from ggik.path.motion import motion_clearance
 
 F64 = torch.float64

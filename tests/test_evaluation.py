@@ -19,7 +19,7 @@ from ggik.evaluation.tables import (
     reference_solutions,
     seeding_table,
 )
-from ggik.ik.refine import RefineConfig
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.tolerances import SOLVE_TOLERANCES
 from ggik.kinematics.geometry import pose_errors
 from ggik.training.config import TrainConfig

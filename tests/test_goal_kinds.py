@@ -12,7 +12,8 @@ from ggik import GGIK, Robot, RobotGraph, SolveConfig, random_robot
 from ggik.cli import main
 from ggik.errors import GGIKError, GoalError, GraphError
 from ggik.graph.goal_kinds import GOAL_KINDS, goal_errors, goal_poses, tool_axis, tool_offset
-from ggik.ik.refine import RefineConfig, goal_residual, lm_refine, slsqp_refine
+from ggik.ik.refine import goal_residual, lm_refine, slsqp_refine
+from ggik.ik.refine_config import RefineConfig
 from ggik.kinematics.geometry import axis_angle_to_matrix
 from ggik.nn.cvae import GGIKModel, ModelConfig
 

@@ -232,3 +232,42 @@ def test_dotted_references_in_docstrings_resolve(name):
         if obj is None:
             bad.append(ref)
     assert not bad, f"{name} names {bad}, which do not exist"
+
+
+def _runtime_imports(tree: ast.AST, name: str) -> set[str]:
+    """The ggik modules ``name`` imports when it runs (module level or in functions; ``if TYPE_CHECKING:`` blocks,
+    annotations only, left out), a package standing for its ``__init__``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            node.body = []
+    out = set()
+    for _, module in imported_modules(tree, name):
+        while module not in MODULES and "." in module:
+            module = module.rpartition(".")[0]
+        if module != name and module in MODULES:
+            out.add(module)
+    return out
+
+
+def test_no_import_cycles_inside_ggik():
+    """No module imports, at run time, a module that imports it back through any chain (a cycle makes the import
+    order matter and hides a layering fault)."""
+    graph = {
+        name: _runtime_imports(ast.parse(path.read_text(encoding="utf-8")), name) for name, path in MODULES.items()
+    }
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for dep in sorted(graph[node]):
+            if state.get(dep) == 1:
+                cycles.append(path[path.index(dep) :] + [dep])
+            elif dep not in state:
+                visit(dep, path + [dep])
+        state[node] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)

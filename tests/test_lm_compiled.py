@@ -16,7 +16,8 @@ from test_lm_numpy import ROBOTS, make_robot
 
 import ggik.ik.refine as refine
 from ggik.graph.goal_kinds import GOAL_KINDS, goal_errors, goal_poses, tool_axis
-from ggik.ik.refine import RefineConfig, lm_refine_checked
+from ggik.ik.refine import lm_refine_checked
+from ggik.ik.refine_config import RefineConfig
 
 pytestmark = pytest.mark.skipif(not refine.lm_compiled.available(), reason="numba is not installed (extra 'fast')")
 
@@ -142,7 +143,8 @@ def test_numba_threads_are_restored_and_uneven_starts_refused():
 _FRESH = """
 import sys, threading, torch
 from ggik import Robot
-from ggik.ik.refine import RefineConfig, lm_refine
+from ggik.ik.refine import lm_refine
+from ggik.ik.refine_config import RefineConfig
 robot = Robot.from_name("panda")
 T = robot.fk(robot.sample_q(3, torch.Generator().manual_seed(0)))
 out, barrier = [], threading.Barrier(2)

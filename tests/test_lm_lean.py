@@ -9,7 +9,8 @@ import torch
 import ggik.ik.refine as refine
 from ggik import Robot, random_robot
 from ggik.graph.goal_kinds import GOAL_KINDS, goal_errors, goal_poses, tool_axis
-from ggik.ik.refine import RefineConfig, goal_residual, lm_refine_checked, residual_errors
+from ggik.ik.refine import goal_residual, lm_refine_checked, residual_errors
+from ggik.ik.refine_config import RefineConfig
 
 ROBOTS = ("ur10", "panda", "kr16_2", "random5", "random9")
 

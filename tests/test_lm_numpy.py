@@ -15,7 +15,8 @@ import ggik.ik.refine as refine
 from ggik import Robot, random_robot
 from ggik.graph.goal_kinds import GOAL_KINDS, goal_errors, goal_poses, tool_axis
 from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS
-from ggik.ik.refine import RefineConfig, lm_refine, lm_refine_checked
+from ggik.ik.refine import lm_refine, lm_refine_checked
+from ggik.ik.refine_config import RefineConfig
 
 ROBOTS = ("ur10", "panda", "kr16_2", "random4", "random8", "prismatic", "mimic", "continuous", "oblique_axes")
 

@@ -13,7 +13,8 @@ import torch
 from ggik import Robot
 from ggik.evaluation.tables import raw_stats, refined_stats
 from ggik.ik.metrics import success_rate
-from ggik.ik.refine import RefineConfig, RefineInfo
+from ggik.ik.refine import RefineInfo
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.sampling import RawSamples
 
 F64 = torch.float64

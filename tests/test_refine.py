@@ -14,7 +14,8 @@ from conftest import HAND_URDFS
 
 import ggik
 from ggik import Robot, random_robot
-from ggik.ik.refine import RefineConfig, lm_refine, pose_residual, slsqp_objective, slsqp_refine
+from ggik.ik.refine import lm_refine, pose_residual, slsqp_objective, slsqp_refine
+from ggik.ik.refine_config import RefineConfig
 from ggik.kinematics.geometry import axis_angle_to_matrix, make_transform, pose_errors, rot_z
 
 F64 = torch.float64

@@ -20,7 +20,8 @@ import ggik.ik.strategies
 from ggik import GGIK, GGIKError, GraphError, IKResult, PathConfig, Robot, SolveConfig, random_robot
 from ggik.cli import main
 from ggik.ik.metrics import distinct_solutions
-from ggik.ik.refine import RefineConfig, lm_refine, slsqp_refine
+from ggik.ik.refine import lm_refine, slsqp_refine
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.sampling import RawSamples
 from ggik.ik.tolerances import PATH_TOLERANCES, SOLVE_TOLERANCES, Tolerances
 from ggik.kinematics.geometry import make_transform, pose_errors, quat_to_matrix

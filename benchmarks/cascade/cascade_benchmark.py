@@ -28,7 +28,7 @@ from ggik import rng
 from ggik.evaluation.report import Table, model_stamp
 from ggik.evaluation.tables import EvalConfig, evaluation_problems
 from ggik.ik.cascade import CascadeResult, lm_cascade, lm_random_first, lm_random_starts
-from ggik.ik.refine import RefineConfig
+from ggik.ik.refine_config import RefineConfig
 from ggik.kinematics import Robot
 from ggik.rng import step_generator
 

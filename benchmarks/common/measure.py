@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import torch
 
-from ggik.ik.refine import RefineConfig
+from ggik.ik.refine_config import RefineConfig
 from ggik.kinematics import Robot
 from ggik.kinematics.geometry import pose_errors
 

@@ -41,7 +41,8 @@ from ggik.evaluation.tables import EvalConfig, evaluation_problems, timed
 from ggik.fileio import atomic_write_text
 from ggik.graph import GraphBatch, RobotGraph
 from ggik.ik.metrics import success_rate
-from ggik.ik.refine import RefineConfig, lm_refine
+from ggik.ik.refine import lm_refine
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot
 from ggik.kinematics.geometry import pose_errors

@@ -17,7 +17,8 @@ from ggik.evaluation.report import Table
 from ggik.evaluation.tables import EvalConfig, evaluation_problems, timed
 from ggik.ik.dg_refine import DGConfig, dg_refine
 from ggik.ik.metrics import success_rate
-from ggik.ik.refine import RefineConfig, lm_refine
+from ggik.ik.refine import lm_refine
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel

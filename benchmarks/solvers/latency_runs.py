@@ -34,7 +34,8 @@ from benchmarks.solvers.solver_runs import TracIK
 from ggik import GGIK, SolveConfig
 from ggik.evaluation.report import Table
 from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS
-from ggik.ik.refine import RefineConfig, lm_refine
+from ggik.ik.refine import lm_refine
+from ggik.ik.refine_config import RefineConfig
 from ggik.kinematics import Robot
 from ggik.rng import step_generator
 

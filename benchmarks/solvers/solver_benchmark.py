@@ -44,7 +44,7 @@ from ggik.errors import GGIKError
 from ggik.evaluation.report import Table, model_stamp
 from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS
 from ggik.ik.metrics import DISTINCT_TOL, count_distinct
-from ggik.ik.refine import RefineConfig
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot
 from ggik.rng import step_generator

@@ -18,7 +18,8 @@ import torch
 from benchmarks.common.measure import strict_valid
 from ggik.errors import GGIKError
 from ggik.evaluation.tables import timed
-from ggik.ik.refine import RefineConfig, lm_refine, slsqp_refine
+from ggik.ik.refine import lm_refine, slsqp_refine
+from ggik.ik.refine_config import RefineConfig
 from ggik.kinematics import Robot
 from ggik.kinematics.geometry import matrix_to_quat
 

@@ -25,7 +25,8 @@ from ggik.errors import GGIKError
 from ggik.evaluation.report import Table
 from ggik.evaluation.tables import EvalConfig, raw_stats, refined_stats
 from ggik.graph import RobotGraph
-from ggik.ik.refine import RefineConfig, lm_refine
+from ggik.ik.refine import lm_refine
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot, available_robots, random_robot, randomize_links
 from ggik.kinematics.robot_files import kinematic_signature

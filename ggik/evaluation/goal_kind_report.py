@@ -14,7 +14,7 @@ from ggik.evaluation.goal_kind_table import COLUMNS, IKNET_RADII_CM, RAW_TOLERAN
 from ggik.evaluation.report import Table, command_line, provenance
 from ggik.fileio import atomic_write_text
 from ggik.ik.metrics import DISTINCT_TOL
-from ggik.ik.refine import RefineConfig
+from ggik.ik.refine_config import RefineConfig
 
 __all__ = ["IKNET_REFERENCE", "goal_kind_sections", "goal_kind_markdown", "write_goal_kind_report"]
 

@@ -47,7 +47,8 @@ from ggik.evaluation.tables import EvalConfig, evaluation_problems, timed
 from ggik.graph import Goals, RobotGraph
 from ggik.graph.goal_kinds import GOAL_KINDS, check_goal_kind
 from ggik.ik.metrics import count_distinct, success_rate
-from ggik.ik.refine import RefineConfig, lm_refine
+from ggik.ik.refine import lm_refine
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel

@@ -23,7 +23,8 @@ from ggik import rng
 from ggik.data import ProblemSet
 from ggik.evaluation.report import Table
 from ggik.ik.metrics import success_rate
-from ggik.ik.refine import RefineConfig, RefineInfo, lm_refine, slsqp_refine
+from ggik.ik.refine import RefineInfo, lm_refine, slsqp_refine
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.sampling import RawSamples, sample_joint_angles
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
 from ggik.graph.frames import AXIS_LENGTH
-from ggik.graph.robot_graph import EDGE_KINDS, NODE_TYPES, RobotGraph
+from ggik.graph.problem import EDGE_KINDS, NODE_TYPES
+
+if TYPE_CHECKING:  # for annotations only: robot_graph imports this module
+    from ggik.graph.robot_graph import RobotGraph
 
 __all__ = ["graph_dict"]
 

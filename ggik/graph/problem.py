@@ -11,7 +11,11 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Goals", "PartialGraph"]
+__all__ = ["Goals", "PartialGraph", "NODE_TYPES", "EDGE_KINDS"]
+
+
+NODE_TYPES = ("base", "joint", "ee")  #: node type ids 0, 1, 2
+EDGE_KINDS = ("base", "structure", "bounded", "anchor_goal")  #: kinds of known edges in the partial graph
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,12 @@ PyG ecosystem (``torch_geometric.loader.DataLoader`` collates these objects acro
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
-from ggik.graph.robot_graph import RobotGraph
+if TYPE_CHECKING:  # for annotations only: robot_graph imports this module
+    from ggik.graph.robot_graph import RobotGraph
 
 __all__ = ["to_pyg"]
 

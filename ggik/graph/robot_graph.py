@@ -26,7 +26,7 @@ from ggik.errors import GoalError, GraphError
 from ggik.graph.conventions import GRAPH_CONVENTIONS, check_convention, graph_frames
 from ggik.graph.frames import AXIS_LENGTH, classical_mds, points_from_frames, rz_left
 from ggik.graph.goal_kinds import check_goal_kind, goal_poses
-from ggik.graph.problem import Goals, PartialGraph
+from ggik.graph.problem import EDGE_KINDS, NODE_TYPES, Goals, PartialGraph
 from ggik.kinematics import geometry as geo
 from ggik.kinematics.consts import ConstCache
 from ggik.kinematics.robot import Robot
@@ -34,8 +34,6 @@ from ggik.kinematics.robot import Robot
 __all__ = ["RobotGraph", "PartialGraph", "Goals", "classical_mds", "points_from_frames", "rz_left", "NODE_TYPES"]
 __all__ += ["EDGE_KINDS", "AXIS_LENGTH", "GRAPH_CONVENTIONS"]
 
-NODE_TYPES = ("base", "joint", "ee")  #: node type ids 0, 1, 2
-EDGE_KINDS = ("base", "structure", "bounded", "anchor_goal")  #: kinds of known edges in the partial graph
 CONSTANT_TOL = 1e-9  #: a point closer than this to an axis [m] is on it (decides constant edges)
 
 

@@ -3,7 +3,7 @@ success metrics, the result :class:`IKResult` and the one configuration of an IK
 (tolerances defined once: :mod:`ggik.ik.tolerances`). The user-facing solver :class:`ggik.GGIK` (:mod:`ggik.solver`)
 sits above this layer and the path layer (:mod:`ggik.path`)."""
 
-from ggik.ik.refine import RefineConfig
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.result import IKResult
 from ggik.ik.solve_config import SolveConfig
 from ggik.ik.tolerances import Tolerances

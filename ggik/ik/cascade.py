@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from ggik.graph.robot_graph import RobotGraph
-from ggik.ik.refine import RefineConfig
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.strategies import StrategyOutcome, model_first_strategy, random_strategy, starts_then_restarts
 from ggik.kinematics import Robot
 from ggik.kinematics.geometry import check_pose

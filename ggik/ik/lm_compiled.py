@@ -25,7 +25,7 @@ from ggik.ik.lm_core import DAMPING_DOWN, DAMPING_MAX, DAMPING_MIN, DAMPING_UP, 
 from ggik.kinematics.geometry import SHEPPERD_MAP
 
 if TYPE_CHECKING:
-    from ggik.ik.refine import RefineConfig
+    from ggik.ik.refine_config import RefineConfig
 
 __all__ = ["available", "lm_compiled", "KIND_CODES", "COMPILED_MAX_ELEMENTS"]
 

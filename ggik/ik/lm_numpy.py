@@ -19,7 +19,7 @@ from ggik.ik.residuals import pose_weights
 from ggik.kinematics.geometry import SHEPPERD_MAP
 
 if TYPE_CHECKING:
-    from ggik.ik.refine import RefineConfig
+    from ggik.ik.refine_config import RefineConfig
 
 __all__ = ["NUMPY_MAX_ELEMENTS", "lm_numpy"]
 

@@ -25,6 +25,7 @@ from ggik.graph.goal_kinds import check_goal_kind, goal_errors, goal_poses, tool
 from ggik.ik import lm_compiled
 from ggik.ik.lm_core import damped, held_joints, next_damping
 from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS, lm_numpy
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.residuals import (
     goal_axis_basis,
     goal_residual,
@@ -34,7 +35,6 @@ from ggik.ik.residuals import (
     residual_rows,
     weighted_rows,
 )
-from ggik.ik.tolerances import SOLVE_TOLERANCES, Tolerances
 from ggik.kinematics.geometry import broadcast_shapes
 from ggik.kinematics.robot import Robot
 
@@ -42,7 +42,6 @@ if TYPE_CHECKING:  # ggik.collision imports the kinematics only; the solver take
     from ggik.collision import Clearance
 
 __all__ = [
-    "RefineConfig",
     "RefineInfo",
     "lm_refine",
     "lm_refine_checked",
@@ -55,27 +54,6 @@ __all__ = [
     "residual_errors",
     "goal_axis_basis",
 ]
-
-
-@dataclass
-class RefineConfig:
-    """Tolerances and budgets of the local solvers (tolerance defaults: :data:`ggik.ik.tolerances.SOLVE_TOLERANCES`)."""
-
-    pos_tol: float = SOLVE_TOLERANCES.pos_tol  #: converged when the position error is below this [m]
-    rot_tol: float = SOLVE_TOLERANCES.rot_tol  #: ... and the rotation error below this [rad]
-    max_iters: int = 30  #: LM iterations (each a batched linear solve)
-    rot_weight: float = 0.1  #: [m/rad] length that makes rotation errors comparable to positions
-    damping: float = 1e-3  #: initial LM damping (relative to the diagonal of J^T J)
-    #: LM: a goal's starts (the last batch dimension) stop at its first converged one, the others keeping their values
-    #: (one solution per goal): in lock-step (torch, numpy), or one after another (compiled, ggik.ik.lm_compiled)
-    stop_at_first: bool = False
-    slsqp_max_iters: int = 100  #: as in the GGIK paper
-    slsqp_ftol: float = 1e-10  #: scipy's default 1e-6 stops far above a 1 mm criterion
-
-    @property
-    def tolerances(self) -> Tolerances:
-        """``pos_tol`` and ``rot_tol`` as :class:`Tolerances` (ValueError unless both are positive)."""
-        return Tolerances(self.pos_tol, self.rot_tol)
 
 
 @dataclass

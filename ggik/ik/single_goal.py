@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from ggik.ik import lm_compiled
-from ggik.ik.refine import RefineConfig
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.result import IKResult
 from ggik.kinematics.geometry import check_pose
 from ggik.kinematics.robot import Robot

@@ -55,9 +55,9 @@ class SolveConfig:
             ``samples`` that best satisfy the problem's known distances
             (:func:`ggik.ik.sampling.known_distance_cost`): about K times the sampling cost, fewer bad samples.
         first_solution: one solution per goal is enough: LM stops a goal's other starts as soon as one of them
-            converges (:attr:`ggik.ik.refine.RefineConfig.stop_at_first`: compiled, the starts run in turn; batched in
-            torch, in lock-step). The result keeps its S columns, best first; the other starts unconverged. LM only
-            (``refine`` "lm" or "dg+lm", or the strategies "model-first" and "random").
+            converges (:attr:`ggik.ik.refine_config.RefineConfig.stop_at_first`: compiled, the starts run in turn;
+            batched in torch, in lock-step). The result keeps its S columns, best first; the other starts unconverged.
+            LM only (``refine`` "lm" or "dg+lm", or the strategies "model-first" and "random").
 
     Raises ValueError, naming the field, for a value out of range or a combination that means nothing (e.g.
     ``samples`` with the strategy "random", which uses no model).

@@ -18,7 +18,8 @@ import torch
 from ggik.graph import Goals, RobotGraph
 from ggik.graph.goal_kinds import tool_axis
 from ggik.ik.dg_refine import DGConfig, dg_refine
-from ggik.ik.refine import RefineConfig, RefineInfo, lm_refine_checked, slsqp_refine_checked
+from ggik.ik.refine import RefineInfo, lm_refine_checked, slsqp_refine_checked
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.result import IKResult, sort_best_first
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot

@@ -4,7 +4,7 @@ A configuration reaches a goal when its end-effector position error is below ``p
 (the angle the goal kind fixes, :func:`ggik.graph.goal_kinds.goal_errors`) below ``rot_tol`` [rad]. Two sets of
 defaults exist, and every config takes its defaults from them:
 
-* :data:`SOLVE_TOLERANCES` (1 mm, 0.01 rad): :class:`ggik.ik.refine.RefineConfig`, hence :meth:`ggik.GGIK.solve`;
+* :data:`SOLVE_TOLERANCES` (1 mm, 0.01 rad): :class:`ggik.ik.refine_config.RefineConfig`, hence :meth:`ggik.GGIK.solve`;
 * :data:`PATH_TOLERANCES` (0.1 mm, 0.1 deg): :class:`ggik.path.PathConfig` and the trajectory LM of path
   following (CppFlow's criterion);
 * :data:`PAPER_TOLERANCES` (1 cm, 1 deg): the raw-sample success of the GGIK paper

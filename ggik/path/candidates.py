@@ -23,7 +23,8 @@ import torch
 from ggik.graph import Goals
 from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.lm_core import damped
-from ggik.ik.refine import RefineConfig, lm_refine_checked
+from ggik.ik.refine import lm_refine_checked
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.residuals import pose_weights
 from ggik.ik.sampling import sample_joint_angles, shared_noise
 from ggik.kinematics.robot import Robot

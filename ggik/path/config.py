@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ggik.ik.refine import RefineConfig
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.tolerances import PATH_TOLERANCES, Tolerances
 
 __all__ = ["PathConfig"]

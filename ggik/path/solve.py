@@ -32,7 +32,7 @@ import torch
 
 from ggik.graph import Goals
 from ggik.graph.robot_graph import RobotGraph
-from ggik.ik.refine import RefineConfig
+from ggik.ik.refine_config import RefineConfig
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics.geometry import check_pose, pose_errors
 from ggik.kinematics.robot import Robot

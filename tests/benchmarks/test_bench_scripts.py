@@ -327,7 +327,7 @@ def test_strict_validity_and_distinct_solutions():
     from benchmarks.solvers.solver_runs import Outcome
     from ggik.evaluation.report import Table
     from ggik.ik.metrics import count_distinct
-    from ggik.ik.refine import RefineConfig
+    from ggik.ik.refine_config import RefineConfig
     from ggik.kinematics import Robot
 
     panda = Robot.from_name("panda")
