@@ -606,7 +606,7 @@ def test_solve_first_solution(tiny_ckpt, capsys):
     assert main(argv + ["--first-solution", "--raw"]) == 2
     assert "--first-solution stops LM at a goal's first solution; --raw runs no LM" in capsys.readouterr().err
     assert main(argv + ["--first-solution", "--strategy", "samples", "--refine", "dg"]) == 2
-    assert "--refine dg runs no LM" in capsys.readouterr().err
+    assert "--first-solution stops LM early; the refinement here is 'dg'" in capsys.readouterr().err
 
 
 def test_eval_generalisation_takes_the_model_by_ckpt_only(tiny_ckpt, capsys):

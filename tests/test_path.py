@@ -437,7 +437,7 @@ def test_bad_input():
     bad[2, :3, :3] *= 2
     with pytest.raises(ValueError, match="poses is not a rigid transform at index"):
         solve_path(robot, bad, PathConfig(samples=0))
-    with pytest.raises(ValueError, match="q_start must be one configuration"):
+    with pytest.raises(ValueError, match="q_start must be one configuration within the joint limits: panda_joint1 = "):
         solve_path(robot, poses, PathConfig(samples=0), q_start=robot.upper + 1)
     for bad_cfg, message in [
         (PathConfig(max_jump=0), "max_jump must be positive"),

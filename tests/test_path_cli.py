@@ -182,7 +182,7 @@ def test_cli_path_bad_options(tmp_path, capsys):
     robot = Robot.from_name("panda")
     write_path_csv(tmp_path / "path.csv", smooth_poses(robot, 3)[1])
     assert main(["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-s", "0", "--start", "0.1"]) == 2
-    assert re.search(r"--start needs 7 joint values", capsys.readouterr().err)
+    assert re.search(r"--start must be one configuration of 7 joint values \(panda_joint1, ", capsys.readouterr().err)
 
 
 @pytest.mark.parametrize(
@@ -305,5 +305,20 @@ def test_suite_and_baseline_inputs_are_checked(tmp_path):
     _, poses = smooth_poses(robot, 3)
     with pytest.raises(ValueError, match=r"poses must have shape \(T, 4, 4\)"):
         sequential_lm(robot, poses[0], 2)
-    with pytest.raises(ValueError, match="q_start must be one configuration"):
+    with pytest.raises(ValueError, match="q_start must be one configuration within the joint limits"):
         sequential_lm(robot, poses, 2, q_start=robot.upper + 1)
+
+
+def test_cli_path_start_outside_the_limits_names_the_joints(tmp_path, capsys):
+    robot = Robot.from_name("panda")
+    write_path_csv(tmp_path / "path.csv", smooth_poses(robot, 3)[1])
+    start = [str(v) for v in ((robot.lower + robot.upper) / 2).tolist()]
+    start[3] = "3.5"  # panda_joint4 lies in [-3.07, -0.07]
+    argv = ["path", "--robot", "panda", "--path", str(tmp_path / "path.csv"), "-s", "0", "--start", *start]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--start must be one configuration within the joint limits: panda_joint4 = 3.5 outside [" in err
+    assert "panda_joint1" not in err
+    start[3] = "nan"
+    assert main(argv[:-7] + start) == 2
+    assert "--start: every value must be a finite number" in capsys.readouterr().err

@@ -485,14 +485,17 @@ def test_cli_solve_table_with_lm(ckpt, solver, panda, capsys):
         (["--pose", *POSE], r"give exactly one of --robot NAME or --urdf FILE"),
         (["--robot", "panda", "--urdf", "x.urdf", "--pose", *POSE], r"give exactly one of --robot NAME or --urdf FILE"),
         (["--robot", "nope", "--pose", *POSE], r"unknown robot 'nope'"),
-        (["--robot", "panda", "--pose", *POSE, "--strategy", "random", "-s", "4"], r"-s/--samples: --strategy random"),
+        (
+            ["--robot", "panda", "--pose", *POSE, "--strategy", "random", "-s", "4"],
+            r"-s/--samples: the strategy 'random' samples no model",
+        ),
         (
             ["--robot", "panda", "--pose", *POSE, "--strategy", "samples", "--random-starts", "4"],
-            r"--random-starts applies to --strategy",
+            r"--random-starts applies to the strategies 'model-first' and 'random'",
         ),
         (
             ["--robot", "panda", "--pose", *POSE, "--strategy", "model-first", "--refine", "dg"],
-            r"refines with lm or slsqp",
+            r"--refine: the strategy 'model-first' refines its starts with one of \('lm', 'slsqp'\), got 'dg'",
         ),
     ],
     ids=[

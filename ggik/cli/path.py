@@ -34,21 +34,15 @@ __all__ = ["add_path_parser", "cmd_path", "add_eval_paths_parser", "cmd_eval_pat
 
 
 def _start(robot: Any, values: list[float] | None) -> Any:
-    """``--start`` as a (dof,) tensor; GGIKError naming the option and, outside the limits, the joints."""
+    """``--start`` as a (dof,) tensor, by the library's check (:func:`ggik.path.solve.check_start`)."""
+    from ggik.path.solve import check_start
+
     if values is None:
         return None
-    if len(values) != robot.dof:
-        raise GGIKError(f"--start needs {robot.dof} joint values ({', '.join(robot.joint_names)}), got {len(values)}")
-    if not all(math.isfinite(v) for v in values):
-        raise GGIKError(f"--start: every value must be a finite number, got {' '.join(map(str, values))}")
-    outside = [
-        f"{name} = {v:g} outside [{float(lo):g}, {float(hi):g}]"
-        for name, v, lo, hi, limited in zip(robot.joint_names, values, robot.lower, robot.upper, robot.limited)
-        if bool(limited) and not float(lo) - 1e-9 <= v <= float(hi) + 1e-9
-    ]
-    if outside:
-        raise GGIKError(f"--start is outside the joint limits: {'; '.join(outside)}")
-    return torch.tensor(values, dtype=torch.float64)
+    try:
+        return check_start(robot, values, "--start")
+    except ValueError as exc:
+        raise GGIKError(str(exc)) from None
 
 
 def cmd_path(args: argparse.Namespace) -> int:

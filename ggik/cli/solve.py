@@ -24,6 +24,17 @@ from ggik.ik.tolerances import PAPER_TOLERANCES, SOLVE_TOLERANCES
 __all__ = ["add_solve_parser", "cmd_solve"]
 
 DEFAULT_STRATEGY = "model-first"  #: LM from the samples, random restarts only where they fail: solutions, fast
+#: SolveConfig's fields as this command's options (its errors are told in the options' names)
+OPTION_OF_FIELD = {
+    "samples": "-s/--samples",
+    "random_starts": "--random-starts",
+    "oversample": "--oversample",
+    "refine": "--refine",
+    "strategy": "--strategy",
+    "first_solution": "--first-solution",
+    "pos_tol": "--pos-tol",
+    "rot_tol": "--rot-tol",
+}
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -40,30 +51,26 @@ def _config(args: argparse.Namespace) -> Any:
             raise GGIKError("--random-starts: --raw runs no random starts")
     strategy = "samples" if args.raw else (args.strategy or DEFAULT_STRATEGY)
     refine = None if args.raw else (args.refine or "lm")
-    if strategy == "random" and args.samples is not None:
-        raise GGIKError("-s/--samples: --strategy random samples no model")
-    if strategy == "samples" and args.random_starts is not None:
-        raise GGIKError("--random-starts applies to --strategy model-first and random")
-    if strategy == "random" and args.oversample is not None:
-        raise GGIKError("--oversample: --strategy random samples no model")
-    if strategy != "samples" and refine not in ("lm", "slsqp"):
-        raise GGIKError(f"--strategy {strategy} refines with lm or slsqp, not --refine {refine}")
-    if args.first_solution and refine not in ("lm", "dg+lm"):
-        raise GGIKError(f"--first-solution stops LM at a goal's first solution; --refine {refine} runs no LM")
     pos_tol, rot_tol = args.pos_tol, args.rot_tol
     if args.raw:  # raw samples are judged as everywhere else: the GGIK paper's 1 cm and 1 deg
         pos_tol = PAPER_TOLERANCES.pos_tol if pos_tol is None else pos_tol
         rot_tol = PAPER_TOLERANCES.rot_tol if rot_tol is None else rot_tol
-    return SolveConfig(
-        samples=args.samples,
-        refine=refine,
-        strategy=strategy,
-        random_starts=args.random_starts,
-        pos_tol=pos_tol,
-        rot_tol=rot_tol,
-        oversample=args.oversample,
-        first_solution=args.first_solution,
-    )
+    try:  # the library's checks, its field names told as this command's options
+        return SolveConfig(
+            samples=args.samples,
+            refine=refine,
+            strategy=strategy,
+            random_starts=args.random_starts,
+            pos_tol=pos_tol,
+            rot_tol=rot_tol,
+            oversample=args.oversample,
+            first_solution=args.first_solution,
+        )
+    except ValueError as exc:
+        message = str(exc)
+        for field, flag in OPTION_OF_FIELD.items():
+            message = message.replace(f"SolveConfig.{field}", flag)
+        raise GGIKError(message) from None
 
 
 def _finite(values: list[float], flag: str) -> None:

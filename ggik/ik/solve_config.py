@@ -87,7 +87,7 @@ class SolveConfig:
                 check_tolerance(getattr(self, name), f"SolveConfig.{name}")
         if self.strategy == "random" and self.samples is not None:
             raise ValueError(
-                f"SolveConfig: the strategy 'random' samples no model; leave samples unset (got samples={self.samples})"
+                f"SolveConfig.samples: the strategy 'random' samples no model; leave samples unset (got {self.samples})"
             )
         if self.strategy == "samples" and self.random_starts is not None:
             raise ValueError(
@@ -95,8 +95,8 @@ class SolveConfig:
             )
         if self.strategy != "samples" and self.refine not in (None, *START_REFINERS):
             raise ValueError(
-                f"SolveConfig: the strategy {self.strategy!r} refines its starts with one of "
-                f"{START_REFINERS}, got refine={self.refine!r}"
+                f"SolveConfig.refine: the strategy {self.strategy!r} refines its starts with one of "
+                f"{START_REFINERS}, got {self.refine!r}"
             )
 
         if self.first_solution and self.method not in ("lm", "dg+lm"):

@@ -271,11 +271,29 @@ def check_path_inputs(robot: Robot, poses, q_start=None) -> tuple[torch.Tensor, 
     poses = check_pose(torch.as_tensor(poses), "poses").to(torch.float64)
     if poses.ndim != 3 or poses.shape[0] < 1:
         raise ValueError(f"poses must have shape (T, 4, 4) with T >= 1, got {tuple(poses.shape)}")
-    if q_start is not None:
-        q_start = robot.check_q(q_start).to(torch.float64)
-        if q_start.shape != (robot.dof,) or not bool(robot.within_limits(q_start)):
-            raise ValueError(f"q_start must be one configuration ({robot.dof},) within the joint limits")
-    return poses, q_start
+    return poses, None if q_start is None else check_start(robot, q_start)
+
+
+def check_start(robot: Robot, q_start, name: str = "q_start") -> torch.Tensor:
+    """``q_start`` as one configuration (dof,) float64 [rad or m], checked: ValueError (the value called ``name``) for
+    another number of values, NaN/inf, or values outside the joint limits (naming the joints)."""
+    q = torch.as_tensor(q_start, dtype=torch.float64)
+    if q.shape != (robot.dof,):
+        raise ValueError(
+            f"{name} must be one configuration of {robot.dof} joint values ({', '.join(robot.joint_names)}), "
+            f"got shape {tuple(q.shape)}"
+        )
+    if not bool(torch.isfinite(q).all()):
+        raise ValueError(f"{name}: every value must be a finite number, got {' '.join(f'{v:g}' for v in q.tolist())}")
+    inside = robot.joints_within_limits(q)
+    if not bool(inside.all()):
+        outside = [
+            f"{joint} = {float(v):g} outside [{float(lo):g}, {float(hi):g}]"
+            for joint, v, lo, hi, ok in zip(robot.joint_names, q, robot.lower, robot.upper, inside)
+            if not ok
+        ]
+        raise ValueError(f"{name} must be one configuration within the joint limits: {'; '.join(outside)}")
+    return q
 
 
 def _next_starts(
