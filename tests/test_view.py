@@ -5,6 +5,7 @@ tests/test_view_browser.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import threading
@@ -64,9 +65,14 @@ def test_the_viewer_serves_the_robot_and_the_solutions_of_its_first_goal(viewer,
 
 
 def test_a_moved_goal_is_solved_and_its_solutions_drawn_at_it(viewer, panda):
+    from ggik.viewer.panel import outcome_markdown
+
     T = reachable_goal(panda, 3)
     viewer.set_goal(T)
     assert viewer.wait_idle(TIMEOUT)
+    assert not viewer.outcome.first and "the first solve" not in outcome_markdown(viewer.outcome, 8)
+    first = dataclasses.replace(viewer.outcome, first=True)  # the first goal's outcome (solved once, not twice)
+    assert "the first solve: its times include loading" in outcome_markdown(first, 8)
     s = viewer.summary()
     assert torch.equal(s["goal"], T) and torch.equal(viewer.outcome.request.goal, T)
     assert np.allclose(viewer.gizmo.position, T[:3, 3].numpy())

@@ -126,7 +126,7 @@ class Viewer:
 
         self.gizmo.on_update(on_gizmo)
         self.panel.show_goal(self.goal)
-        self.warm = False  #: the worker has solved (and discarded) a first request
+        self.solved_once = False  #: the worker has solved a request (the first one's times include one-off costs)
         self.worker: SolveWorker[SolveRequest, SolveOutcome] = SolveWorker(self._solve, self._solved)
         self.playback: Playback | None = None
         if self.trajectory is not None:
@@ -219,12 +219,11 @@ class Viewer:
         if self.solver is None:
             self.solver = GGIK.load_or_pretrained(self.ckpt)
         try:
-            if not self.warm:  # a first solve, discarded: the graph, LM's first load; the timings shown are warm
-                run_request(self.solver, self.robot, request, self.obstacles, self.collision, self.config.max_distinct)
-                self.warm = True
-            return run_request(
+            outcome = run_request(
                 self.solver, self.robot, request, self.obstacles, self.collision, self.config.max_distinct
             )
+            outcome.first, self.solved_once = not self.solved_once, True
+            return outcome
         except Exception as exc:  # shown in the panel (run_request already turns a bad goal into its message)
             return SolveOutcome(request, error=f"{type(exc).__name__}: {exc}")
 

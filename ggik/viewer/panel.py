@@ -47,6 +47,8 @@ def outcome_markdown(outcome: SolveOutcome, limit: int) -> str:
     if outcome.refined is not None:
         solved = int((outcome.refined.success[0] & outcome.refined.within_limits[0]).sum())
         lines.append(f"refined: {solved} of {outcome.refined.q.shape[1]} solved in {outcome.refined_ms:.1f} ms")
+    if outcome.first and lines:
+        lines.append("(the first solve: its times include loading the robot's graph and the solvers)")
     shown = outcome.shown
     if shown is None:
         return "  \n".join(lines)

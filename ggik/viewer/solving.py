@@ -64,6 +64,7 @@ class SolveOutcome:
             joint limits), best first; without ``refined``, of the distinct raw samples.
         raw_ms, refined_ms: [ms] wall time of the two solves (0 where not run).
         error: the message of a solve that failed (bad goal), else "".
+        first: the viewer's first solve: its times include one-off costs (the robot's graph, loading the solvers).
     """
 
     request: SolveRequest
@@ -73,6 +74,7 @@ class SolveOutcome:
     raw_ms: float = 0.0
     refined_ms: float = 0.0
     error: str = ""
+    first: bool = False
 
     @property
     def shown(self) -> IKResult | None:
