@@ -14,7 +14,13 @@ import torch
 from ggik import GGIK, Robot, RobotGraph, random_robot
 from ggik.errors import ChainError, GGIKError, GraphError
 from ggik.graph import Goals, GraphBatch
-from ggik.graph.conventions import EE_ANCHOR_OFFSET, GRAPH_CONVENTIONS, axis_lines, canonical_points
+from ggik.graph.conventions import (
+    EE_ANCHOR_OFFSET,
+    GRAPH_CONVENTIONS,
+    axis_lines,
+    canonical_frames,
+    canonical_points,
+)
 from ggik.graph.goal_kinds import GOAL_KINDS
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import geometry as geo
@@ -426,3 +432,44 @@ def test_goals_made_by_another_graph_of_the_robot_are_mapped_anew():
     tool_graph = canonical.for_goal_kind("position")
     assert tool_graph.ee_anchor == "tool" and tool_graph.for_goal_kind("pose") is canonical
     torch.testing.assert_close(tool_graph.partial(T).known_positions, canonical.partial(T).known_positions)
+
+
+def _fallback_robot(kind: str, seed: int) -> Robot:
+    """Chains that take the canonical rules' fallbacks: one joint (no axis 2: the base frame from u_1 alone), or
+    joints 1 and 2 on one line (coincident axes: the same)."""
+    from tests.conftest import _chain  # the suite's URDF writer
+
+    g = torch.Generator().manual_seed(seed)
+    rpy = lambda: " ".join(f"{v:.4f}" for v in (torch.rand(3, generator=g) * 2 - 1).tolist())  # noqa: E731
+    tool = ("tool", "fixed", dict(xyz="0.3 0.1 0.2"))
+    if kind == "one-joint":
+        specs = [("j1", "revolute", dict(xyz="0.1 0.2 0.3", rpy=rpy(), axis="0 0 1")), tool]
+    else:  # joint 2 on joint 1's axis, 0.4 m up it; then two joints off it
+        specs = [
+            ("j1", "revolute", dict(xyz="0 0 0.1", axis="0 0 1")),
+            ("j2", "revolute", dict(xyz="0 0 0.4", rpy="0 0 0.7", axis="0 0 1")),
+            ("j3", "revolute", dict(xyz="0.3 0 0.1", rpy=rpy(), axis="0 1 0")),
+            ("j4", "revolute", dict(xyz="0 0.3 0", rpy=rpy(), axis="1 0 0")),
+            tool,
+        ]
+    return Robot.from_urdf(_chain(kind, specs))
+
+
+@pytest.mark.parametrize("kind", ["one-joint", "coincident-first-axes"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_canonical_fallbacks_give_orthonormal_frames_on_the_axes_and_graphs_that_round_trip(kind, seed):
+    robot = _fallback_robot(kind, seed)
+    F = canonical_frames(robot)
+    R = F[:, :3, :3]
+    torch.testing.assert_close(R.transpose(-1, -2) @ R, torch.eye(3, dtype=F.dtype).expand_as(R), rtol=0, atol=1e-12)
+    torch.testing.assert_close(torch.linalg.det(R), torch.ones(R.shape[0], dtype=F.dtype), rtol=0, atol=1e-12)
+    o, u, _ = axis_lines(robot)
+    for i in range(robot.dof):  # each joint frame's origin on its axis, its z along it
+        torch.testing.assert_close(R[i, :, 2], u[i], rtol=0, atol=1e-12)
+        off = F[i, :3, 3] - o[i]
+        torch.testing.assert_close(torch.linalg.cross(off, u[i]), torch.zeros(3, dtype=F.dtype), rtol=0, atol=1e-12)
+    graph = RobotGraph.from_robot(robot, "canonical")
+    q = robot.sample_q(16, torch.Generator().manual_seed(seed))
+    T = robot.fk(q)
+    got = robot.fk(graph.joint_angles(graph.realize(q), T))
+    torch.testing.assert_close(got, T, rtol=0, atol=1e-9)  # any angles of the same pose: joints 1 and 2 may trade
