@@ -21,6 +21,7 @@ from ggik.ik.sampling import sample_joint_angles, shared_noise
 from ggik.kinematics.geometry import pose_errors
 from ggik.path import solve_path
 from ggik.path.candidates import anchors, distinct, interpolate, sweep
+from ggik.path.config import TrajectoryConfig
 from ggik.path.result import path_result
 from ggik.path.search import (
     JointScale,
@@ -32,7 +33,7 @@ from ggik.path.search import (
     smooth_path,
     unwrap,
 )
-from ggik.path.trajectory import TrajectoryConfig, trajectory_check, trajectory_refine
+from ggik.path.trajectory import trajectory_check, trajectory_refine
 
 F64 = torch.float64
 JUMP = math.radians(7.0)

@@ -25,7 +25,7 @@ from ggik.ik.refine_config import RefineConfig
 from ggik.ik.sampling import RawSamples
 from ggik.ik.tolerances import PATH_TOLERANCES, SOLVE_TOLERANCES, Tolerances
 from ggik.kinematics.geometry import make_transform, pose_errors, quat_to_matrix
-from ggik.path.trajectory import TrajectoryConfig
+from ggik.path.config import TrajectoryConfig
 from ggik.training.config import TrainConfig
 from ggik.training.trainer import Trainer
 from ggik.typed_config import apply_overrides, from_dict, load_yaml

@@ -8,7 +8,21 @@ from dataclasses import dataclass
 from ggik.ik.refine_config import RefineConfig
 from ggik.ik.tolerances import PATH_TOLERANCES, Tolerances
 
-__all__ = ["PathConfig"]
+__all__ = ["PathConfig", "TrajectoryConfig"]
+
+
+@dataclass
+class TrajectoryConfig:
+    """Tolerances and budget of :func:`ggik.path.trajectory.trajectory_refine` (tolerance defaults:
+    :data:`ggik.ik.tolerances.PATH_TOLERANCES`)."""
+
+    pos_tol: float = PATH_TOLERANCES.pos_tol  #: a waypoint is reached when its position error is below this [m]
+    rot_tol: float = PATH_TOLERANCES.rot_tol  #: ... and its rotation error below this [rad]
+    max_iters: int = 30  #: LM iterations (each one banded solve)
+    smooth_weight: float = 1e-6  #: initial s [m^2]: a full allowed move costs like sqrt(s) m of position error
+    smooth_decay: float = 0.3  #: s is multiplied by this after every iteration without a too large move
+    rot_weight: float = 0.1  #: [m/rad] length that makes rotation errors comparable to positions
+    damping: float = 1e-3  #: initial LM damping (relative to the diagonal, plus the identity)
 
 
 @dataclass
@@ -82,6 +96,17 @@ class PathConfig:
     def tolerances(self) -> Tolerances:
         """``pos_tol`` and ``rot_tol`` as :class:`Tolerances` (ValueError unless both are positive)."""
         return Tolerances(self.pos_tol, self.rot_tol)
+
+    def trajectory_config(self) -> TrajectoryConfig:
+        """The :class:`TrajectoryConfig` of the whole-trajectory refinement and of judging a trajectory: these
+        tolerances, ``traj_iters``, ``smooth_weight`` and ``rot_weight``."""
+        return TrajectoryConfig(
+            pos_tol=self.pos_tol,
+            rot_tol=self.rot_tol,
+            max_iters=self.traj_iters,
+            smooth_weight=self.smooth_weight,
+            rot_weight=self.rot_weight,
+        )
 
     def lm_config(self) -> RefineConfig:
         """The :class:`RefineConfig` of every candidate's LM: these tolerances, ``lm_iters`` and ``rot_weight``."""

@@ -12,7 +12,7 @@ import torch
 from ggik.kinematics.robot import Robot
 from ggik.path.config import PathConfig
 from ggik.path.search import joint_scale
-from ggik.path.trajectory import TrajectoryConfig, TrajectoryInfo, trajectory_check
+from ggik.path.trajectory import TrajectoryInfo, trajectory_check
 
 if TYPE_CHECKING:
     from ggik.collision import Clearance
@@ -131,8 +131,7 @@ def path_result(
         raise ValueError(f"info judges {tuple(info.pos_err.shape)} waypoints, the trajectory has {q.shape[0]}")
     if info is None:
         scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
-        traj = TrajectoryConfig(pos_tol=cfg.pos_tol, rot_tol=cfg.rot_tol)
-        info = trajectory_check(robot, poses, q, scale, traj, q_start, clearance=clearance)
+        info = trajectory_check(robot, poses, q, scale, cfg.trajectory_config(), q_start, clearance=clearance)
     clear = info.clearance
     full = q if q_start is None else torch.cat([q_start[None], q])
     steps = full[1:] - full[:-1]

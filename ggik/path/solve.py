@@ -41,7 +41,7 @@ from ggik.path.candidates import distinct, model_tracks, random_tracks, refine_t
 from ggik.path.config import PathConfig
 from ggik.path.result import PathResult, path_result
 from ggik.path.search import JointScale, SearchResult, joint_scale, jumps, search_path, wrap_difference
-from ggik.path.trajectory import TrajectoryConfig, TrajectoryInfo, trajectory_check, trajectory_refine
+from ggik.path.trajectory import TrajectoryInfo, trajectory_check, trajectory_refine
 
 if TYPE_CHECKING:
     from ggik.collision import Clearance
@@ -170,13 +170,7 @@ def solve_path(
     T = poses.shape[0]
     scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
     lm = cfg.lm_config()
-    traj = TrajectoryConfig(
-        pos_tol=cfg.pos_tol,
-        rot_tol=cfg.rot_tol,
-        max_iters=cfg.traj_iters,
-        smooth_weight=cfg.smooth_weight,
-        rot_weight=cfg.rot_weight,
-    )
+    traj = cfg.trajectory_config()
     timings = dict.fromkeys(("starts", "sweeps", "tracks", "correct", "search", "refine"), 0.0)
     pool, count, rounds, first_valid = _Pool(scale), 0, 0, math.nan
     best: tuple[tuple, torch.Tensor, TrajectoryInfo] | None = None  # (rank key, trajectory, its judgement)

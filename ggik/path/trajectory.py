@@ -23,30 +23,16 @@ import torch
 from ggik.ik.lm_core import damped, held_joints, next_damping
 from ggik.ik.refine import pose_residual
 from ggik.ik.residuals import pose_weights
-from ggik.ik.tolerances import PATH_TOLERANCES
 from ggik.kinematics.geometry import pose_errors
 from ggik.kinematics.robot import Robot
+from ggik.path.config import TrajectoryConfig
 from ggik.path.motion import motion_clearance
 from ggik.path.search import JointScale
 
 if TYPE_CHECKING:
     from ggik.collision import Clearance
 
-__all__ = ["TrajectoryConfig", "TrajectoryInfo", "trajectory_refine", "trajectory_check"]
-
-
-@dataclass
-class TrajectoryConfig:
-    """Tolerances and budget of :func:`trajectory_refine` (tolerance defaults:
-    :data:`ggik.ik.tolerances.PATH_TOLERANCES`)."""
-
-    pos_tol: float = PATH_TOLERANCES.pos_tol  #: a waypoint is reached when its position error is below this [m]
-    rot_tol: float = PATH_TOLERANCES.rot_tol  #: ... and its rotation error below this [rad]
-    max_iters: int = 30  #: LM iterations (each one banded solve)
-    smooth_weight: float = 1e-6  #: initial s [m^2]: a full allowed move costs like sqrt(s) m of position error
-    smooth_decay: float = 0.3  #: s is multiplied by this after every iteration without a too large move
-    rot_weight: float = 0.1  #: [m/rad] length that makes rotation errors comparable to positions
-    damping: float = 1e-3  #: initial LM damping (relative to the diagonal, plus the identity)
+__all__ = ["TrajectoryInfo", "trajectory_refine", "trajectory_check"]
 
 
 @dataclass
