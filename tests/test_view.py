@@ -104,15 +104,38 @@ def test_changing_samples_and_settings_resolves(viewer):
     assert len(offsets) == viewer.summary()["distinct"] and len(np.unique(offsets, axis=0)) == len(offsets)
 
 
+def _browser_sends(viewer, message) -> None:
+    """Hand ``message`` (a viser client message) to the server's scene as a browser's websocket does: on viser's
+    event loop, through its handler (which updates the gizmo and awaits the viewer's async callback)."""
+    import asyncio
+
+    from viser import _messages
+
+    scene = viewer.server.scene
+    handler = {
+        _messages.TransformControlsUpdateMessage: scene._handle_transform_controls_updates,
+        _messages.TransformControlsDragStartMessage: scene._handle_transform_controls_drag_start,
+        _messages.TransformControlsDragEndMessage: scene._handle_transform_controls_drag_end,
+    }[type(message)]
+    asyncio.run_coroutine_threadsafe(handler(0, message), viewer.server.get_event_loop()).result(TIMEOUT)
+
+
 def test_a_drag_that_leaves_the_goal_where_it_is_solves_nothing_and_the_typed_fields_follow(viewer, panda):
+    from viser import _messages
+
     submitted = viewer.worker.submitted
-    viewer.gizmo_moved()  # the pose of the last update again (a grab or a release of the gizmo)
+    _browser_sends(viewer, _messages.TransformControlsDragStartMessage(name="/goal"))  # a grab: no new pose
     assert viewer.worker.submitted == submitted
+    wxyz, position = tuple(map(float, viewer.gizmo.wxyz)), tuple(map(float, viewer.gizmo.position))
+    _browser_sends(viewer, _messages.TransformControlsUpdateMessage(name="/goal", wxyz=wxyz, position=position))
+    assert viewer.worker.submitted == submitted  # the pose of the last update again
     T = reachable_goal(panda, 7)
-    viewer.gizmo.position = tuple(float(v) for v in T[:3, 3])
-    viewer.gizmo_moved()
+    position = tuple(float(v) for v in T[:3, 3])
+    _browser_sends(viewer, _messages.TransformControlsUpdateMessage(name="/goal", wxyz=wxyz, position=position))
     assert viewer.worker.submitted == submitted + 1
     assert np.allclose(viewer.panel.position.value, T[:3, 3].numpy(), atol=1e-4)
+    _browser_sends(viewer, _messages.TransformControlsDragEndMessage(name="/goal"))  # the release: nothing new
+    assert viewer.worker.submitted == submitted + 1
     assert viewer.wait_idle(TIMEOUT)
 
 
