@@ -66,6 +66,7 @@ reads as it was before the key existed (:data:`ggik.checkpoint.IMPLIED_CONFIG`: 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict
 
 import torch
@@ -130,7 +131,8 @@ class GGIKModel(nn.Module):
             if cfg.gn_steps
             else None
         )
-        self._compiled_decode = None  # set by compile_decoder: what sample() decodes with
+        #: set by compile_decoder: what sample() decodes with
+        self._compiled_decode: Callable[[torch.Tensor, ProblemEncoding, torch.Tensor], torch.Tensor] | None = None
 
     def compile_decoder(self, enabled: bool = True) -> GGIKModel:
         """Sample through ``torch.compile(self.decode)`` (inductor: the EGNN layers' element-wise work fused), or

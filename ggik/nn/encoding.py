@@ -74,7 +74,12 @@ class ProblemEncoding:
         """The decoder inputs of the problems ``index`` (a (B',) index tensor, repeats allowed); the prior is left
         out."""
         return ProblemEncoding(
-            *(t[index] for t in (self.h0, self.h_partial, self.x_partial, self.edge_attr, self.movable, self.frame))
+            h0=self.h0[index],
+            h_partial=self.h_partial[index],
+            x_partial=self.x_partial[index],
+            edge_attr=self.edge_attr[index],
+            movable=self.movable[index],
+            frame=self.frame[index],
         )
 
     def repeat_for_samples(self, num_samples: int) -> ProblemEncoding:

@@ -30,7 +30,7 @@ from ggik.checkpoint import WEIGHTS_FORMAT, load_model, read_checkpoint
 from ggik.data import DataConfig, TrainingData
 from ggik.errors import GGIKError
 from ggik.fileio import atomic_write, load_torch_file
-from ggik.nn.cvae import GGIKModel
+from ggik.nn.cvae import GGIKModel, ProblemEncoding
 from ggik.rng import step_generator
 from ggik.training.signals import install_stop_handlers, restore_handlers
 from ggik.typed_config import from_dict
@@ -157,7 +157,7 @@ class Distillation:
     # ------------------------------------------------------------------ training
     def _decodings(
         self, step: int, batch_size: int, rank: int = 0
-    ) -> tuple[torch.Tensor, torch.Tensor, object, torch.Tensor]:
+    ) -> tuple[torch.Tensor, torch.Tensor, ProblemEncoding, torch.Tensor]:
         """The teacher's decodings of the problems of ``step``: (z (B S, L, Z), x_teacher (B S, N, 3) [m], problem
         encoding repeated S times, node mask (B S, N))."""
         batch = self.data.examples(step, rank, batch_size=batch_size).to(dtype=torch.float32)
@@ -174,7 +174,7 @@ class Distillation:
             x_t = self.teacher.decode(z, rep, mask).float()
         return z, x_t, rep, mask
 
-    def _loss(self, z, x_t, rep, mask) -> torch.Tensor:
+    def _loss(self, z: torch.Tensor, x_t: torch.Tensor, rep: ProblemEncoding, mask: torch.Tensor) -> torch.Tensor:
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.cfg.bf16):
             x_s = self.student.decode(z, rep, mask).float()
         free = rep.movable.to(x_s.dtype)
