@@ -172,7 +172,7 @@ def test_errors_name_the_flag_the_user_typed(tmp_path):
         (["solve", "--robot", "panda", "--pose", "nan", *POSE[1:]],
          "--pose X Y Z QW QX QY QZ: every value must be a finite number"),
         (["path", "--robot", "panda", "--path", WAYPOINTS, "--start", "0", "0", "0", "0", "0", "0", "0"],
-         "--start is outside the joint limits: panda_joint4 = 0 outside [-3.0718, -0.0698]"),
+         "--start must be one configuration within the joint limits: panda_joint4 = 0 outside [-3.0718, -0.0698]"),
     ]  # fmt: skip
     fork = tmp_path / "fork.urdf"
     fork.write_text(TWO_LEAVES)

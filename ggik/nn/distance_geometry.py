@@ -102,9 +102,9 @@ def gauss_newton_step(
         lam = damping * scale.clamp_min(1e-6)
         diag += lam[:, None] * mov3 + (1.0 - mov3)  # damping on the unknowns, a unit row for the others
         rhs = -(grad.reshape(B, 3 * M) * mov3)[..., None]
-        # symmetric positive definite: Cholesky, no pivoting (no error check: no host sync)
-        L = torch.linalg.cholesky_ex(H)[0]
-        sub = torch.cholesky_solve(rhs, L)[..., 0].reshape(B, M, 3) * mov[..., None]
+        # LU with pivoting (no error check: no host sync); Cholesky broke down on the nearly singular systems of a
+        # small damping (the DG refinement's late steps)
+        sub = torch.linalg.solve_ex(H, rhs)[0][..., 0].reshape(B, M, 3) * mov[..., None]
         sub = _clamp_step_length(sub, max_step)
         step = step.index_copy(1, cols, sub)
     return step.to(dtype)
