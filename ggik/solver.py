@@ -204,13 +204,32 @@ class GGIK:
         over = config.oversample or 1
         if config.strategy == "samples":
             return samples_strategy(
-                self.model, graph, goals, samples, config.refine, cfg, self.dg_config, generator, over, clearance,
+                self.model,
+                graph,
+                goals,
+                samples,
+                config.refine,
+                cfg,
+                self.dg_config,
+                generator,
+                over,
+                clearance,
                 on_device=resident,
-            ).to("cpu")  # fmt: skip
+            ).to("cpu")
         return model_first_strategy(
-            self.model, graph, goals, samples, config.starts, config.method, cfg, generator, generator, over, clearance,
+            self.model,
+            graph,
+            goals,
+            samples,
+            config.starts,
+            config.method,
+            cfg,
+            generator,
+            generator,
+            over,
+            clearance,
             on_device=resident,
-        ).result.to("cpu")  # fmt: skip
+        ).result.to("cpu")
 
     def _robot_solver(self, robot: Robot, cfg: RefineConfig, starts: int) -> single_goal.RobotSolver:
         """The warm single-goal solver of (robot, settings), made on first use and kept (the last 16 kept)."""

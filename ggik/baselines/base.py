@@ -74,8 +74,11 @@ class TrainedBaseline(ABC):
 
     def check(self, robot: Robot) -> None:
         """GGIKError unless ``robot`` is the arm this model was trained for."""
-        check_robot(robot, {"name": self.robot.name, "dof": self.robot.dof,
-                            "fingerprint": self.training["fingerprint"]}, self.kind)  # fmt: skip
+        check_robot(
+            robot,
+            {"name": self.robot.name, "dof": self.robot.dof, "fingerprint": self.training["fingerprint"]},
+            self.kind,
+        )
 
     def ranked(self, robot: Robot, q: torch.Tensor, T: torch.Tensor, pos_tol: float, rot_tol: float) -> IKResult:
         """The answers q (B, S, dof) for goal poses T (B, 4, 4) as an IKResult sorted best first (rot_err 0 for a
@@ -88,8 +91,9 @@ class TrainedBaseline(ABC):
 
     def save(self, path: str | Path) -> Path:
         """Write this model to ``path`` (atomically)."""
-        return save_baseline(path, self.kind, {**asdict(self.config), "scale": self.scale}, self.net, self.robot,
-                             self.training)  # fmt: skip
+        return save_baseline(
+            path, self.kind, {**asdict(self.config), "scale": self.scale}, self.net, self.robot, self.training
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> Any:

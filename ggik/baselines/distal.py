@@ -121,9 +121,14 @@ class DistalTeacher(TrainedBaseline):
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-        training = {"samples": cfg.samples, "steps": cfg.steps, "wall_s": time.perf_counter() - t0,
-                    "cpu_s": time.process_time() - c0, "final_loss": float(loss.detach()),
-                    "fingerprint": robot_fingerprint(robot)}  # fmt: skip
+        training = {
+            "samples": cfg.samples,
+            "steps": cfg.steps,
+            "wall_s": time.perf_counter() - t0,
+            "cpu_s": time.process_time() - c0,
+            "final_loss": float(loss.detach()),
+            "fingerprint": robot_fingerprint(robot),
+        }
         return cls(net, cfg, robot, scale, training)
 
     @staticmethod

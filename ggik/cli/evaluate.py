@@ -280,10 +280,21 @@ def add_eval_parser(sub: Any) -> None:
         "shipped robots)",
     )
     add_chain_args(p, of=URDF_FILES)
-    p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS), metavar="VARIANT",
-                   help=f"file variants, of {', '.join(repr(v) for v in VARIANTS)} (default: all)")  # fmt: skip
-    p.add_argument("--conventions", nargs="+", default=list(GRAPH_CONVENTIONS), choices=list(GRAPH_CONVENTIONS),
-                   help="graph conventions to sample on (default: both)")  # fmt: skip
+    p.add_argument(
+        "--variants",
+        nargs="+",
+        default=list(VARIANTS),
+        choices=list(VARIANTS),
+        metavar="VARIANT",
+        help=f"file variants, of {', '.join(repr(v) for v in VARIANTS)} (default: all)",
+    )
+    p.add_argument(
+        "--conventions",
+        nargs="+",
+        default=list(GRAPH_CONVENTIONS),
+        choices=list(GRAPH_CONVENTIONS),
+        help="graph conventions to sample on (default: both)",
+    )
     p.add_argument("-n", "--goals", dest="n", type=positive_int, default=200, help="pose goals per robot")
     p.add_argument("-s", "--samples", type=positive_int, default=32, help="samples per goal")
     p.add_argument("--seed", type=int, default=0, help="seed of goals, samples and the files' transforms")

@@ -50,9 +50,16 @@ def cmd_view(args: argparse.Namespace) -> int:
     from ggik.viewer.playback import read_trajectory
 
     config = ViewerConfig(
-        host=args.host, port=args.port, strategy=args.strategy, samples=args.samples, refine=not args.raw,
-        goal_kind=args.goal_kind, layout=args.layout, seed=args.seed, hide_notifications=args.screenshot is not None,
-    )  # fmt: skip
+        host=args.host,
+        port=args.port,
+        strategy=args.strategy,
+        samples=args.samples,
+        refine=not args.raw,
+        goal_kind=args.goal_kind,
+        layout=args.layout,
+        seed=args.seed,
+        hide_notifications=args.screenshot is not None,
+    )
     robot = robot_from_options(args.robot, args.urdf, args.base, args.ee, args.lock)
     trajectory = read_trajectory(robot, args.path) if args.path else None
     if trajectory is None and args.strategy != "random":
@@ -124,9 +131,13 @@ def add_view_parser(sub: Any) -> None:
     )
     p.add_argument("--goal-kind", choices=GOAL_KINDS, default=DEFAULTS.goal_kind, help="(default: pose)")
     p.add_argument(
-        "-s", "--samples", type=positive_int, default=DEFAULTS.samples, metavar="S",
+        "-s",
+        "--samples",
+        type=positive_int,
+        default=DEFAULTS.samples,
+        metavar="S",
         help=f"model samples per goal (random starts for --strategy random) (default {DEFAULTS.samples})",
-    )  # fmt: skip
+    )
     p.add_argument(
         "--strategy",
         choices=STRATEGIES,
@@ -142,13 +153,16 @@ def add_view_parser(sub: Any) -> None:
         "--host", default=DEFAULTS.host, help=f"address to listen on (default {DEFAULTS.host}: this machine)"
     )
     p.add_argument(
-        "--port", type=port_number, default=DEFAULTS.port,
+        "--port",
+        type=port_number,
+        default=DEFAULTS.port,
         help=f"TCP port (default {DEFAULTS.port}; a busy one: the next free one; 0: any free port)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--screenshot", metavar="FILE.png",
+        "--screenshot",
+        metavar="FILE.png",
         help="write a screenshot of the page (headless Chromium from PATH) and exit instead of serving",
-    )  # fmt: skip
+    )
     p.add_argument(
         "--window", type=_size, default=(1280, 800), metavar="WxH", help="screenshot size (default 1280x800)"
     )

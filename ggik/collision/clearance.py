@@ -68,10 +68,12 @@ class Clearance:
         self.self_pairs = model.self_pairs if self.config.self_collision else torch.zeros(0, 2, dtype=torch.long)
         self.pairs = len(self.cap_pairs) + len(self.box_pairs) + len(self.self_pairs)
         #: (P,) [m] the clearance each pair's hinge asks for
-        self.margins = torch.cat([
-            torch.full((self.obstacle_pairs,), float(self.config.margin), dtype=torch.float64),
-            torch.full((len(self.self_pairs),), float(self.config.self_margin), dtype=torch.float64),
-        ])  # fmt: skip
+        self.margins = torch.cat(
+            [
+                torch.full((self.obstacle_pairs,), float(self.config.margin), dtype=torch.float64),
+                torch.full((len(self.self_pairs),), float(self.config.self_margin), dtype=torch.float64),
+            ]
+        )
         consts, _ = robot.chain_constants()
         self._axes = torch.tensor(consts["axes"])
         self._prismatic = torch.tensor(consts["prismatic"])

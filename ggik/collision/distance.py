@@ -117,8 +117,7 @@ def segment_box(
     (:func:`_segment_box_depth`); n is then that translation's direction and t the segment end deepest against it.
     The result is continuous through contact. Without autograd: the solvers take the derivatives through n."""
     with torch.no_grad():
-        shape = broadcast_shapes(a.shape[:-1], b.shape[:-1], centre.shape[:-1], half.shape[:-1],
-                                       rotation.shape[:-2])  # fmt: skip
+        shape = broadcast_shapes(a.shape[:-1], b.shape[:-1], centre.shape[:-1], half.shape[:-1], rotation.shape[:-2])
         a, b, centre, half = (x.expand(shape + (3,)) for x in (a, b, centre, half))
         rotation = rotation.expand(shape + (3, 3))
         p0 = ((a - centre)[..., None, :] @ rotation)[..., 0, :]  # the segment in box coordinates
@@ -127,8 +126,10 @@ def segment_box(
         safe_v = torch.where(moving, v, torch.ones_like(v))
         cross = torch.cat([(half - p0) / safe_v, (-half - p0) / safe_v], -1)  # where p_k(t) = +-h_k
         cross = torch.where(torch.cat([moving, moving], -1), cross, torch.zeros_like(cross)).clamp(0, 1)
-        zero, one = torch.zeros(shape + (1,), dtype=a.dtype, device=a.device), torch.ones(shape + (1,), dtype=a.dtype,
-                                                                                         device=a.device)  # fmt: skip
+        zero, one = (
+            torch.zeros(shape + (1,), dtype=a.dtype, device=a.device),
+            torch.ones(shape + (1,), dtype=a.dtype, device=a.device),
+        )
         knots = torch.cat([zero, cross, one], -1).sort(-1).values  # (..., 8)
 
         def slope(t: torch.Tensor) -> torch.Tensor:  # g'(t) / 2 at knots t (..., K)

@@ -138,8 +138,12 @@ class CollisionModel:
             moving=torch.as_tensor(moved_by[link.numpy()] > 0),
             self_pairs=torch.zeros(0, 2, dtype=torch.long),
         )
-        pairs = [(i, j) for i in range(len(caps)) for j in range(i + 1, len(caps))
-                 if abs(moved_by[caps[j][0]] - moved_by[caps[i][0]]) >= 2]  # fmt: skip
+        pairs = [
+            (i, j)
+            for i in range(len(caps))
+            for j in range(i + 1, len(caps))
+            if abs(moved_by[caps[j][0]] - moved_by[caps[i][0]]) >= 2
+        ]
         model.self_pairs = torch.tensor(pairs, dtype=torch.long).reshape(-1, 2)
         if self_samples and pairs:
             gen = torch.Generator().manual_seed(seed)
@@ -175,9 +179,11 @@ class CollisionModel:
 
     def describe(self) -> str:
         """Lines for ``ggik robot show``: the capsules per link and the self-collision pairs."""
-        lines = [f"collision model: {len(self.source)} capsules, {len(self.self_pairs)} self-collision pairs checked "
-                 f"({self.dropped_pairs[0]} never and {self.dropped_pairs[1]} always in contact at "
-                 f"random configurations, dropped)"]  # fmt: skip
+        lines = [
+            f"collision model: {len(self.source)} capsules, {len(self.self_pairs)} self-collision pairs checked "
+            f"({self.dropped_pairs[0]} never and {self.dropped_pairs[1]} always in contact at "
+            f"random configurations, dropped)"
+        ]
         for c in range(len(self.source)):
             length = float(torch.linalg.vector_norm(self.b[c] - self.a[c]))
             moves = "" if bool(self.moving[c]) else ", fixed (not checked against obstacles)"

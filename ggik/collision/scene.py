@@ -100,8 +100,11 @@ class Capsule:
         object.__setattr__(self, "radius", _length(self.radius, "capsule radius", positive=True))
 
 
-_KEYS = {"boxes": (Box, {"size", "xyz", "rpy"}), "spheres": (Sphere, {"radius", "xyz"}),
-         "capsules": (Capsule, {"a", "b", "radius"})}  # fmt: skip
+_KEYS = {
+    "boxes": (Box, {"size", "xyz", "rpy"}),
+    "spheres": (Sphere, {"radius", "xyz"}),
+    "capsules": (Capsule, {"a", "b", "radius"}),
+}
 _REQUIRED = {"boxes": {"size"}, "spheres": {"radius"}, "capsules": {"a", "b", "radius"}}
 
 
@@ -213,9 +216,7 @@ class Scene:
             f"base link {robot.base_link!r} or a link fixed to it; express them in the base-link frame"
         )
 
-    def box_arrays(
-        self, to_base: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # fmt: skip
+    def box_arrays(self, to_base: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(centres (M, 3), rotations (M, 3, 3) box -> base, half extents (M, 3)) [m] of the boxes, float64, mapped by
         ``to_base`` (4, 4) (:meth:`to_base`; default the identity)."""
         T = torch.eye(4, dtype=torch.float64) if to_base is None else to_base
@@ -226,9 +227,7 @@ class Scene:
         half = torch.tensor([b.size for b in self.boxes], dtype=torch.float64) / 2
         return centre, rotation, half
 
-    def capsule_arrays(
-        self, to_base: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # fmt: skip
+    def capsule_arrays(self, to_base: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(a (K, 3), b (K, 3), radius (K,)) [m] of the spheres (a = b = centre), then the capsules, float64, mapped
         by ``to_base`` (4, 4) (default the identity)."""
         T = torch.eye(4, dtype=torch.float64) if to_base is None else to_base

@@ -17,8 +17,16 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["HOLD_GRADIENT", "DAMPING_DOWN", "DAMPING_UP", "DAMPING_MIN", "DAMPING_MAX", "held_joints", "damped",
-           "next_damping"]  # fmt: skip
+__all__ = [
+    "HOLD_GRADIENT",
+    "DAMPING_DOWN",
+    "DAMPING_UP",
+    "DAMPING_MIN",
+    "DAMPING_MAX",
+    "held_joints",
+    "damped",
+    "next_damping",
+]
 
 #: a joint on a limit is held out of a step when its gradient component points outward by more than this (J^T e, in
 #: m^2 per rad for the position rows): a zero component (a joint the goal leaves free, e.g. the roll about the tool

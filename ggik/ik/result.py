@@ -38,10 +38,14 @@ class IKResult:
             return self
         free, clear = self.collision_free, self.clearance
         return IKResult(
-            self.q.to(device), self.pos_err.to(device), self.rot_err.to(device), self.success.to(device),
-            self.within_limits.to(device), None if free is None else free.to(device),
+            self.q.to(device),
+            self.pos_err.to(device),
+            self.rot_err.to(device),
+            self.success.to(device),
+            self.within_limits.to(device),
+            None if free is None else free.to(device),
             None if clear is None else clear.to(device),
-        )  # fmt: skip
+        )
 
     def best(self) -> torch.Tensor:
         """(B, dof): the best solution of each goal."""
@@ -92,7 +96,11 @@ def sort_best_first(
         return torch.gather(t, 1, order if t.ndim == 2 else order[..., None].expand_as(t))
 
     return IKResult(
-        q=take(q), pos_err=take(pos), rot_err=take(rot), success=take(success), within_limits=take(within),
+        q=take(q),
+        pos_err=take(pos),
+        rot_err=take(rot),
+        success=take(success),
+        within_limits=take(within),
         collision_free=None if free is None else take(free),
         clearance=None if clearance is None else take(clearance),
-    )  # fmt: skip
+    )

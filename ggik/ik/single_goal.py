@@ -71,9 +71,17 @@ class RobotSolver:
         goals = np.ascontiguousarray(np.broadcast_to(pose, (self.starts, 4, 4)))
         stop = self.starts if self.cfg.stop_at_first else 0
         q, _, pos, rot = lm_compiled.lm_compiled(
-            self.consts, goals, np.clip(q0.numpy(), self.lo, self.hi), self.lo, self.hi, self.axis, self.no_basis,
-            kind="pose", starts=stop, cfg=self.cfg,
-        )  # fmt: skip
+            self.consts,
+            goals,
+            np.clip(q0.numpy(), self.lo, self.hi),
+            self.lo,
+            self.hi,
+            self.axis,
+            self.no_basis,
+            kind="pose",
+            starts=stop,
+            cfg=self.cfg,
+        )
         return self._ranked(q, pos, rot)
 
     def _ranked(self, q: np.ndarray, pos: np.ndarray, rot: np.ndarray) -> IKResult:

@@ -55,9 +55,14 @@ class StrategyOutcome:
 
 
 def refine_starts(
-    robot: Robot, T: torch.Tensor, kind: str, q0: torch.Tensor, method: str | None, cfg: RefineConfig,
+    robot: Robot,
+    T: torch.Tensor,
+    kind: str,
+    q0: torch.Tensor,
+    method: str | None,
+    cfg: RefineConfig,
     clearance: Clearance | None = None,
-) -> tuple[torch.Tensor, RefineInfo]:  # fmt: skip
+) -> tuple[torch.Tensor, RefineInfo]:
     """Refine starts ``q0`` (B, K, dof) towards the checked canonical goals ``T`` (B, 4, 4) of ``kind``: SLSQP for
     ``method`` "slsqp", LM otherwise (:func:`~ggik.ik.refine.lm_refine_checked`); with ``clearance``, LM's clearance
     rows or SLSQP's clearance constraints."""
@@ -66,9 +71,13 @@ def refine_starts(
 
 
 def ranked_solutions(
-    robot: Robot, q: torch.Tensor, pos: torch.Tensor, rot: torch.Tensor, cfg: RefineConfig,
+    robot: Robot,
+    q: torch.Tensor,
+    pos: torch.Tensor,
+    rot: torch.Tensor,
+    cfg: RefineConfig,
     clearance: Clearance | None = None,
-) -> IKResult:  # fmt: skip
+) -> IKResult:
     """The solutions of B goals (q (B, K, dof), errors (B, K)) sorted best first; with ``clearance``, collision-free
     is part of success."""
     free = None if clearance is None else clearance.min_clearance(q)
@@ -94,8 +103,9 @@ def samples_strategy(
     and LM/SLSQP budgets, ``dg``: the budget of "dg". IKResult (B, samples). ``clearance``: obstacles, kept clear by
     LM and SLSQP, pushed out of by "dg" (:func:`ggik.ik.dg_refine.push_out`), and checked for every refinement."""
     robot = graph.robot
-    raw = sample_joint_angles(model, graph, goals, samples, generator=generator, oversample=oversample,
-                              on_device=on_device)  # fmt: skip
+    raw = sample_joint_angles(
+        model, graph, goals, samples, generator=generator, oversample=oversample, on_device=on_device
+    )
     q, pos, rot = raw.q, raw.pos_err, raw.rot_err
     if refine in ("dg", "dg+lm"):
         projected = dg_refine(graph, raw.points, goals, dg, clearance=clearance)
@@ -151,8 +161,9 @@ def model_first_strategy(
     only, in goal order, after the model's noise when both are the same generator); ``oversample`` as in
     :func:`samples_strategy`; ``clearance`` as there (a goal without a collision-free solution is restarted);
     ``on_device``: the samples stay on the model's device, and so do LM and the result."""
-    raw = sample_joint_angles(model, graph, goals, samples, generator=generator, oversample=oversample,
-                              on_device=on_device)  # fmt: skip
+    raw = sample_joint_angles(
+        model, graph, goals, samples, generator=generator, oversample=oversample, on_device=on_device
+    )
     return starts_then_restarts(
         graph.robot, goals.in_base, goals.kind, raw.q, random_starts, method, cfg, start_generator, clearance
     )

@@ -113,8 +113,10 @@ def reframe(robot: Robot, how: Reframing, name: str | None = None) -> Robot:
             joints.append(replace(j, origin=origin))
         else:
             what = "a mimic joint" if j.mimic is not None else f"a {j.type} joint"
-            raise ChainError(f"{robot.name}: joint {j.name!r} is {what} and cannot be reframed: independent revolute "
-                             "and continuous joints only")  # fmt: skip
+            raise ChainError(
+                f"{robot.name}: joint {j.name!r} is {what} and cannot be reframed: independent revolute "
+                "and continuous joints only"
+            )
     mount = JointSpec("mount_joint", "fixed", "mount", robot.base_link, base, np.array([1.0, 0.0, 0.0]))
     tip = JointSpec("tool_joint", "fixed", robot.ee_link, "tool", carry @ tool, np.array([1.0, 0.0, 0.0]))
     return Robot([mount, *joints, tip], name=name or f"{robot.name}~reframed", source=f"{robot.source} (reframed)")

@@ -20,8 +20,12 @@ from ggik.kinematics.geometry import rpy_to_matrix
 __all__ = ["CollisionShape", "read_collision_shapes", "SHAPE_PARAMETERS"]
 
 #: the numbers of each primitive, in the order of :attr:`CollisionShape.params` [m]
-SHAPE_PARAMETERS = {"box": ("size",), "cylinder": ("radius", "length"), "sphere": ("radius",),
-                    "capsule": ("radius", "length")}  # fmt: skip
+SHAPE_PARAMETERS = {
+    "box": ("size",),
+    "cylinder": ("radius", "length"),
+    "sphere": ("radius",),
+    "capsule": ("radius", "length"),
+}
 
 
 @dataclass(frozen=True)

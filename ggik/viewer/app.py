@@ -100,8 +100,9 @@ class Viewer:
             self.server.stop()
             raise
 
-    def _start(self, robot: Robot, config: ViewerConfig, scene_meshes: list, start: torch.Tensor,
-               result: IKResult | None) -> None:  # fmt: skip
+    def _start(
+        self, robot: Robot, config: ViewerConfig, scene_meshes: list, start: torch.Tensor, result: IKResult | None
+    ) -> None:
         """The scene, the panel, the gizmo and the worker of a started server (``__init__``)."""
         self.server.scene.set_up_direction("+z")
         self.server.initial_camera.position = (1.1 * self.reach, -1.0 * self.reach, 0.75 * self.reach)
@@ -132,9 +133,14 @@ class Viewer:
         if self.trajectory is not None:
             tool = robot.fk(self.trajectory)[:, :3, 3].numpy()
             self.playback = Playback(
-                self.server.gui, self.server.scene, self.trajectory, tool, config.path_color, config.playback_fps,
+                self.server.gui,
+                self.server.scene,
+                self.trajectory,
+                tool,
+                config.path_color,
+                config.playback_fps,
                 self.show_configuration,
-            )  # fmt: skip
+            )
         if result is not None:
             self.show_result(result)
         elif self.live:
@@ -167,9 +173,14 @@ class Viewer:
         """The solve of the current goal with the panel's settings."""
         p = self.panel
         return SolveRequest(
-            goal=self.goal.clone(), kind=str(p.kind.value), strategy=str(p.strategy.value),
-            samples=int(p.samples.value), refine=bool(p.refine.value), raw=bool(p.raw.value), seed=self.config.seed,
-        )  # fmt: skip
+            goal=self.goal.clone(),
+            kind=str(p.kind.value),
+            strategy=str(p.strategy.value),
+            samples=int(p.samples.value),
+            refine=bool(p.refine.value),
+            raw=bool(p.raw.value),
+            seed=self.config.seed,
+        )
 
     def submit(self) -> int:
         """Queue the solve of the current goal on the worker (a pending one is superseded); its number."""

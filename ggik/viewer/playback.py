@@ -88,9 +88,15 @@ class Playback:
     """
 
     def __init__(
-        self, gui: Any, scene: Any, q: torch.Tensor, tool_points: np.ndarray, color: tuple[int, int, int],
-        fps: float, show: Callable[[torch.Tensor], None],
-    ) -> None:  # fmt: skip
+        self,
+        gui: Any,
+        scene: Any,
+        q: torch.Tensor,
+        tool_points: np.ndarray,
+        color: tuple[int, int, int],
+        fps: float,
+        show: Callable[[torch.Tensor], None],
+    ) -> None:
         self.q, self.show_q, self.fps = q, show, fps
         self.playing = threading.Event()
         self.stopped = threading.Event()

@@ -35,19 +35,31 @@ def screenshot(url: str, out: str | Path, width: int = 1280, height: int = 800, 
     GGIKError when no browser is found or it writes no image (its last error lines quoted)."""
     browser = find_browser()
     if browser is None:
-        raise GGIKError(f"a screenshot needs a Chromium browser on PATH (one of {', '.join(BROWSERS)}; e.g. apt-get "
-                        "install chromium), or its path in $GGIK_BROWSER")  # fmt: skip
+        raise GGIKError(
+            f"a screenshot needs a Chromium browser on PATH (one of {', '.join(BROWSERS)}; e.g. apt-get "
+            "install chromium), or its path in $GGIK_BROWSER"
+        )
     out = Path(out).resolve()
     if not out.parent.is_dir():
         raise GGIKError(f"--screenshot {out}: not a file in an existing folder")
     with tempfile.TemporaryDirectory(prefix="ggik-chromium-") as profile:
         shot = Path(profile) / "shot.png"
         command = [
-            browser, "--headless", "--no-sandbox", "--disable-gpu", "--use-angle=swiftshader",
-            "--enable-unsafe-swiftshader", "--no-first-run", "--no-default-browser-check", "--hide-scrollbars",
-            f"--user-data-dir={profile}", f"--window-size={width},{height}", f"--virtual-time-budget={wait_ms}",
-            f"--screenshot={shot}", url,
-        ]  # fmt: skip
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--use-angle=swiftshader",
+            "--enable-unsafe-swiftshader",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--hide-scrollbars",
+            f"--user-data-dir={profile}",
+            f"--window-size={width},{height}",
+            f"--virtual-time-budget={wait_ms}",
+            f"--screenshot={shot}",
+            url,
+        ]
         for attempt in range(ATTEMPTS):  # a software-rendered page now and then never ends its virtual time
             try:
                 done = subprocess.run(command, capture_output=True, text=True, timeout=60 + wait_ms / 1e3)

@@ -83,9 +83,13 @@ class SolveOutcome:
 
 
 def run_request(
-    solver: GGIK, robot: Robot, request: SolveRequest, obstacles: Scene | None = None,
-    collision: CollisionConfig | None = None, limit: int = 12,
-) -> SolveOutcome:  # fmt: skip
+    solver: GGIK,
+    robot: Robot,
+    request: SolveRequest,
+    obstacles: Scene | None = None,
+    collision: CollisionConfig | None = None,
+    limit: int = 12,
+) -> SolveOutcome:
     """Solve ``request`` for ``robot`` (among ``obstacles``, kept clear as ``collision`` says): the raw samples (if
     asked and the strategy samples a model), the refined solutions (if refine is on) and at most ``limit`` distinct
     solutions. Bad goals
