@@ -6,6 +6,7 @@ Each is a per-robot model with ``fit(robot, config)``, ``solve(robot, T_goal) ->
 """
 
 from ggik.baselines.distal import DistalConfig, DistalTeacher
-from ggik.baselines.iknet import IKNet, IKNetConfig
+from ggik.baselines.iknet import IKNet
+from ggik.baselines.iknet_config import IKNetConfig
 
 __all__ = ["DistalConfig", "DistalTeacher", "IKNet", "IKNetConfig"]
