@@ -157,8 +157,9 @@ def lm_refine_checked(
     small = _small_batch_solver(q, n)
     if small is not None:  # per-op overhead: the compiled kernel, or numpy
         arrays = (t.detach().numpy() for t in (goal, q, lo, hi, axis, basis))
-        flat = tuple(torch.from_numpy(a) for a in small(robot.chain_constants(), *arrays, kind=kind, starts=starts,
-                                                        cfg=cfg))  # fmt: skip
+        flat = tuple(
+            torch.from_numpy(a) for a in small(robot.chain_constants(), *arrays, kind=kind, starts=starts, cfg=cfg)
+        )
     else:
         flat = _lm_flat(robot, goal, q, lo, hi, basis, axis, kind, cfg, starts)
     if clearance is not None:
@@ -176,10 +177,21 @@ def _small_batch_solver(q: torch.Tensor, n: int) -> Callable[..., tuple] | None:
 
 
 def _clear_of_obstacles(
-    robot: Robot, goal: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, basis: torch.Tensor, axis: torch.Tensor,
-    kind: str, cfg: RefineConfig, starts: int, clearance: Clearance, q: torch.Tensor, iters: torch.Tensor,
-    pos: torch.Tensor, rot: torch.Tensor,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:  # fmt: skip
+    robot: Robot,
+    goal: torch.Tensor,
+    lo: torch.Tensor,
+    hi: torch.Tensor,
+    basis: torch.Tensor,
+    axis: torch.Tensor,
+    kind: str,
+    cfg: RefineConfig,
+    starts: int,
+    clearance: Clearance,
+    q: torch.Tensor,
+    iters: torch.Tensor,
+    pos: torch.Tensor,
+    rot: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The second phase of :func:`lm_refine_checked` with obstacles, on its flat first-phase results."""
     reached = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
     done = reached & clearance.collision_free(q)
@@ -188,9 +200,7 @@ def _clear_of_obstacles(
     redo = ~done.view(-1, starts).any(-1).repeat_interleave(starts) if starts else reached & ~done
     idx = redo.nonzero()[:, 0]
     if idx.numel():
-        q2, it2, pos2, rot2 = _lm_flat(
-            robot, goal[idx], q[idx], lo, hi, basis[idx], axis, kind, cfg, 0, clearance
-        )  # fmt: skip
+        q2, it2, pos2, rot2 = _lm_flat(robot, goal[idx], q[idx], lo, hi, basis[idx], axis, kind, cfg, 0, clearance)
         q, iters, pos, rot = q.clone(), iters.clone(), pos.clone(), rot.clone()
         q[idx], pos[idx], rot[idx] = q2, pos2, rot2
         iters[idx] += it2
@@ -198,9 +208,18 @@ def _clear_of_obstacles(
 
 
 def _lm_flat(
-    robot: Robot, goal: torch.Tensor, q: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, basis: torch.Tensor,
-    axis: torch.Tensor, kind: str, cfg: RefineConfig, starts: int, clearance: Clearance | None = None,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:  # fmt: skip
+    robot: Robot,
+    goal: torch.Tensor,
+    q: torch.Tensor,
+    lo: torch.Tensor,
+    hi: torch.Tensor,
+    basis: torch.Tensor,
+    axis: torch.Tensor,
+    kind: str,
+    cfg: RefineConfig,
+    starts: int,
+    clearance: Clearance | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The torch LM loop of :func:`lm_refine_checked` on flat elements: goals (n, 4, 4), starts q (n, dof) within the
     limits (lo, hi) (dof,), the goals' basis (n, ...), ``starts`` > 0: stop a goal's consecutive ``starts`` elements
     at their first converged one; ``clearance``: its rows beside the goal's. Returns (q, iterations, pos, rot)."""
