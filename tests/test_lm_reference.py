@@ -1,0 +1,77 @@
+"""Every LM backend against an independent reference, not against another backend's kernel.
+
+The reference is the configuration that made the goal: on 6-DOF arms without a redundant direction a goal's
+solutions are isolated, so LM started 0.05 rad away must return to that configuration (no LM code involved in the
+answer), and the errors it reports must be those of an independent FK of what it returns. Each backend is chosen by
+the thresholds that route a batch (``ggik.ik.refine._small_batch_solver``): torch (both thresholds off), numpy
+(compiled off) and compiled (numba, where installed)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+import torch
+
+import ggik.ik.refine as refine
+from ggik import Robot, random_robot
+from ggik.graph.goal_kinds import goal_errors, goal_poses, tool_axis
+from ggik.ik import lm_compiled
+from ggik.ik.refine import lm_refine_checked
+from ggik.ik.refine_config import RefineConfig
+
+BACKENDS = ["torch", "numpy", "compiled"]
+
+
+def use_backend(name: str, monkeypatch) -> list[str]:
+    """Route LM to backend ``name``; returns the list of the backends called (filled as they run)."""
+    if name == "compiled" and importlib.util.find_spec("numba") is None:
+        pytest.skip("numba is not installed (pip install 'ggik[fast]')")
+    if name != "compiled":  # no batch size routes to the kernel
+        monkeypatch.setattr(lm_compiled, "COMPILED_MAX_ELEMENTS", -1)
+    if name == "torch":
+        monkeypatch.setattr(refine, "NUMPY_MAX_ELEMENTS", 0)
+    if name == "compiled":
+        monkeypatch.setattr(lm_compiled, "COMPILED_MIN_ELEMENTS", 0)
+    called: list[str] = []
+    spies = [(refine, "_lm_flat", "torch"), (refine, "lm_numpy", "numpy"), (lm_compiled, "lm_compiled", "compiled")]
+    for owner, attr, label in spies:
+        original = getattr(owner, attr)
+
+        def spy(*args, _original=original, _label=label, **kwargs):
+            called.append(_label)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(owner, attr, spy)
+    return called
+
+
+def arm(robot_id: str) -> Robot:
+    if robot_id == "random6":
+        return random_robot(6, torch.Generator().manual_seed(606), name="random6")
+    return Robot.from_name(robot_id)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("robot_id", ["ur10", "kr16_2", "random6"])
+def test_lm_returns_to_the_configuration_that_made_the_goal(robot_id, backend, monkeypatch):
+    robot = arm(robot_id)
+    g = torch.Generator().manual_seed(7)
+    mid, half = (robot.lower + robot.upper) / 2, (robot.upper - robot.lower) / 2
+    q_true = mid + 0.7 * half * (2 * torch.rand(64, robot.dof, generator=g, dtype=torch.float64) - 1)
+    J = robot.jacobian(q_true)
+    well_posed = torch.linalg.svdvals(J)[:, -1] > 0.02  # away from singular configurations: an isolated solution
+    q_true = q_true[well_posed][:8]
+    assert q_true.shape[0] >= 4
+    T = robot.fk(q_true)
+    q0 = q_true + 0.05 * torch.randn(q_true.shape, generator=g, dtype=torch.float64)
+    cfg = RefineConfig(pos_tol=1e-9, rot_tol=1e-9, max_iters=60)
+    called = use_backend(backend, monkeypatch)
+    axis = tool_axis(robot)
+    q, info = lm_refine_checked(robot, goal_poses(T, "pose", axis), q0, cfg, "pose", axis)
+    assert set(called) == {backend}, called  # that backend ran, and no other
+    torch.testing.assert_close(q, q_true, rtol=0, atol=1e-6)
+    pos, rot = goal_errors(robot.fk(q), T, "pose", axis)  # the independent FK of what LM returned
+    torch.testing.assert_close(info.pos_err, pos, rtol=0, atol=1e-12)
+    torch.testing.assert_close(info.rot_err, rot, rtol=0, atol=1e-9)
+    assert bool((pos < 1e-9).all())
