@@ -174,3 +174,14 @@ def test_lm_from_8_panda_samples_without_restarts_does_not_solve_every_goal_for_
         for seed in range(1, 9)
     ]
     assert solved[0] and not all(solved)  # seed 1 (the CUDA test's) solves all six on the CPU; not every seed does
+
+
+@pytest.mark.slow
+def test_the_real_inductor_compile_samples_as_the_eager_decoder_does():
+    """torch.compile itself (inductor, a C++ compiler): one shape for every pass, and float32 samples that match the
+    eager decoder's to float rounding (tiny untrained model, no bf16)."""
+    model = GGIKModel(TINY).eval()
+    want = _raw(model, 5, bf16=False, graphs_per_pass=16)
+    got = _raw(model.compile_decoder(), 5, bf16=False, graphs_per_pass=16)
+    assert model.decoder_compiled  # no fallback warning: it compiled
+    torch.testing.assert_close(got.points, want.points, rtol=1e-4, atol=1e-5)

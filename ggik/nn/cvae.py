@@ -158,7 +158,9 @@ class GGIKModel(nn.Module):
                 rows = torch.arange(pad_to, device=z.device).clamp(max=G - 1)
                 z, problem, node_mask = z[rows], problem.rows(rows), node_mask[rows]
             try:
-                return self._compiled_decode(z, problem, node_mask)[:G]
+                with warnings.catch_warnings():  # torch's own lowering warns of its internals; nothing to act on
+                    warnings.filterwarnings("ignore", message=r".*_prims_common\.check", category=FutureWarning)
+                    return self._compiled_decode(z, problem, node_mask)[:G]
             except Exception as exc:  # noqa: BLE001 (inductor raises many types: no compiler, unsupported op, ...)
                 warnings.warn(
                     f"torch.compile of the decoder failed, sampling eagerly: {type(exc).__name__}: {exc}",
