@@ -153,21 +153,20 @@ class GGIKModel(nn.Module):
         """:meth:`decode`, compiled where :meth:`compile_decoder` asked; compiled, the G rows are first padded to
         ``pad_to`` (the last row repeated, the result cut back to G): every pass has one shape, one compilation."""
         if self._compiled_decode is not None:
-            G = z.shape[0]
+            G, args = z.shape[0], (z, problem, node_mask)
             if pad_to is not None and pad_to > G:
                 rows = torch.arange(pad_to, device=z.device).clamp(max=G - 1)
-                z, problem, node_mask = z[rows], problem.rows(rows), node_mask[rows]
+                args = (z[rows], problem.rows(rows), node_mask[rows])
             try:
                 with warnings.catch_warnings():  # torch's own lowering warns of its internals; nothing to act on
                     warnings.filterwarnings("ignore", message=r".*_prims_common\.check", category=FutureWarning)
-                    return self._compiled_decode(z, problem, node_mask)[:G]
+                    return self._compiled_decode(*args)[:G]
             except Exception as exc:  # noqa: BLE001 (inductor raises many types: no compiler, unsupported op, ...)
                 warnings.warn(
                     f"torch.compile of the decoder failed, sampling eagerly: {type(exc).__name__}: {exc}",
                     stacklevel=3,
                 )
                 self._compiled_decode = None
-                z, problem, node_mask = z[:G], problem.rows(torch.arange(G, device=z.device)), node_mask[:G]
         return self.decode(z, problem, node_mask)
 
     # ------------------------------------------------------------------ graphs

@@ -85,19 +85,7 @@ class ProblemEncoding:
     def repeat_for_samples(self, num_samples: int) -> ProblemEncoding:
         """The decoder inputs of each problem repeated ``num_samples`` times: (B, ...) -> (B * S, ...),
         problem-major (rows b * S .. b * S + S - 1 are problem b); the prior is left out."""
-        S = int(num_samples)
-
-        def tile(t: torch.Tensor) -> torch.Tensor:
-            return t[:, None].expand(t.shape[0], S, *t.shape[1:]).reshape(t.shape[0] * S, *t.shape[1:])
-
-        return ProblemEncoding(
-            h0=tile(self.h0),
-            h_partial=tile(self.h_partial),
-            x_partial=tile(self.x_partial),
-            edge_attr=tile(self.edge_attr),
-            movable=tile(self.movable),
-            frame=tile(self.frame),
-        )
+        return self.rows(torch.arange(self.h0.shape[0], device=self.h0.device).repeat_interleave(int(num_samples)))
 
 
 def initial_positions(batch: GraphBatch) -> torch.Tensor:
