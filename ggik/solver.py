@@ -44,7 +44,8 @@ class GGIK:
         checkpoint: the checkpoint dict it came from (for ``training_robots``, version), optional.
         device: where the model runs. On a CUDA GPU the whole solve stays there (sampling, angle recovery, LM, ranking;
             float64) and the result comes back to the CPU at the end, except with obstacles, SLSQP or DG (CPU);
-            on the CPU small batches run LM compiled (numba, :mod:`ggik.ik.lm_compiled`).
+            LM's backend is chosen per call (:func:`ggik.ik.lm.select.select_backend`: a small problem on a GPU is
+            solved on the CPU).
         tolerances: :class:`RefineConfig` (``pos_tol`` [m], ``rot_tol`` [rad] define success).
         dg: :class:`DGConfig`, the budget of ``refine="dg"`` (distance-geometric projection of the samples).
         compile_sampler: sample through ``torch.compile`` (:meth:`GGIKModel.compile_decoder`): the decoder's
@@ -191,7 +192,7 @@ class GGIK:
         resident = self.device.type == "cuda" and clearance is None and config.method in (None, "lm")
         where = self.device if resident else torch.device("cpu")
         if config.strategy == "random":  # no model, no graph: any chain LM can move
-            if not resident and single_goal.takes(T_goal, goal, config.method, clearance, config.starts):  # compiled
+            if not resident and single_goal.takes(T_goal, goal, config.method, clearance, cfg, config.starts):
                 return self._robot_solver(robot, cfg, config.starts).solve(T_goal, generator)
             T, kind = self._checked_goals(robot, T_goal, goal, None)
             result = random_strategy(robot, T.to(where), kind, config.starts, config.method, cfg, generator, clearance)
@@ -233,7 +234,7 @@ class GGIK:
 
     def _robot_solver(self, robot: Robot, cfg: RefineConfig, starts: int) -> single_goal.RobotSolver:
         """The warm single-goal solver of (robot, settings), made on first use and kept (the last 16 kept)."""
-        key = (robot, tuple(vars(cfg).values()), starts)  # RefineConfig's fields: scalars
+        key = (robot, tuple(vars(cfg).values()), starts)  # RefineConfig's fields: hashable
         with self._robot_solvers_lock:  # calls from several threads share the cache
             if key not in self._robot_solvers:
                 if len(self._robot_solvers) >= 16:

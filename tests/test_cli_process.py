@@ -268,12 +268,13 @@ def test_a_path_output_that_cannot_be_written_is_bad_input_before_the_search(tmp
 
 def test_one_solve_runs_its_lm_in_numpy_without_loading_numba():
     """A one-shot ggik solve refines a few dozen starts: numba's import and the kernel's load (~0.4 s) would cost it
-    more than the compiled LM saves, so its small batches run in numpy; the library's own default is left as it was."""
+    more than the compiled LM saves, so its small batches run in numpy (an argument of its solver, RefineConfig's
+    lm_backends, not a module global); the library's own default is left as it was."""
     code = (
-        "import sys\nfrom ggik.cli import main\nfrom ggik.ik import lm_compiled\n"
+        "import sys\nfrom ggik.cli import main\nfrom ggik.ik.refine_config import RefineConfig\n"
         "status = main(['solve', '--robot', 'panda', '--pose', '0.4', '0.1', '0.5', '0', '1', '0', '0'])\n"
-        "print(status, 'numba' in sys.modules, lm_compiled.COMPILED_MIN_ELEMENTS)"
+        "print(status, 'numba' in sys.modules, RefineConfig().lm_backends)"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines()[-1] == "0 False 0"
+    assert run.stdout.splitlines()[-1] == "0 False None"

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from ggik import GGIK, Robot, SolveConfig
+from ggik.ik.lm import select
 from ggik.kinematics.geometry import pose_errors
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
@@ -67,3 +68,42 @@ def test_cuda_random_starts_take_the_cpus_lm_steps(solvers):
     b = gpu.solve(panda, T, config, generator=torch.Generator().manual_seed(3))
     assert torch.equal(a.success, b.success)
     torch.testing.assert_close(a.q, b.q, rtol=0, atol=1e-6)
+
+
+def _device_of(value) -> str | None:
+    """The device type of the first tensor in ``value`` (a tensor, a tuple/list/dict of them, or a dataclass)."""
+    if isinstance(value, torch.Tensor):
+        return value.device.type
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, tuple | list) else ()
+    if hasattr(value, "__dataclass_fields__"):
+        items = [getattr(value, f) for f in value.__dataclass_fields__]
+    for item in items:
+        found = _device_of(item)
+        if found is not None:
+            return found
+    return None
+
+
+def test_a_cuda_solve_works_on_the_gpu_not_on_a_silent_cpu_fallback(solvers, monkeypatch):
+    """Spies record where the work happens: the model's samples on the GPU, a large LM problem in torch on the GPU, a
+    small one on the CPU (CUDA_MIN_ELEMENTS), and the result back on the CPU in every case."""
+    _, gpu = solvers
+    seen: list[tuple[str, str | None]] = []
+    real_sample = gpu.model.sample
+    monkeypatch.setattr(
+        gpu.model, "sample", lambda *a, **k: seen.append(("sample", _device_of(out := real_sample(*a, **k)))) or out
+    )
+    for name, real in list(select.SOLVERS.items()):
+        monkeypatch.setitem(select.SOLVERS, name, lambda p, n=name, r=real: seen.append((n, p.q0.device.type)) or r(p))
+    panda = Robot.from_name("panda")
+    T = panda.fk(panda.sample_q(128, torch.Generator().manual_seed(6)))
+    gpu.solve(panda, T[:4], SolveConfig(samples=8), generator=torch.Generator().manual_seed(1))
+    assert seen == [("sample", "cuda")], seen
+    seen.clear()
+    big = SolveConfig(strategy="random", random_starts=select.CUDA_MIN_ELEMENTS // 128)
+    res = gpu.solve(panda, T, big, generator=torch.Generator().manual_seed(1))
+    assert seen and seen[0] == ("torch", "cuda"), seen
+    assert res.q.device.type == "cpu"
+    seen.clear()
+    gpu.solve(panda, T[:2], SolveConfig(strategy="random", random_starts=8), generator=torch.Generator().manual_seed(1))
+    assert seen and seen[0][1] == "cpu" and seen[0][0] != "torch", seen

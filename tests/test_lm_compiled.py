@@ -1,12 +1,11 @@
-"""The compiled LM (ggik.ik.lm_compiled, numba) takes the numpy LM's steps, element for element.
+"""The compiled LM backend (ggik.ik.lm.compiled, numba) takes the numpy backend's steps, element for element.
 
-Small float64 CPU batches run compiled when numba is installed (extra ``fast``), else in numpy (``lm_numpy``), which
-``tests/test_lm_numpy.py`` holds to the torch solver. Here the compiled kernel is held to numpy on the same chains
+Float64 CPU batches run compiled when numba is installed (extra ``fast``), else in numpy, which
+``tests/test_lm_numpy.py`` holds to the torch backend. Here the compiled kernel is held to numpy on the same chains
 (shipped, random, prismatic, mimic, continuous, oblique axes), every goal kind, starts inside and outside the limits:
 every element's run is numpy's (iterations, convergence, joint values and errors up to float rounding). With the early
-stop per goal the compiled kernel runs a goal's starts in turn where numpy runs them in lock-step: each start that runs
-is numpy's run of that start, the starts after the first converged one do not run, and every goal numpy solves it
-solves too."""
+stop per goal the compiled kernel runs a goal's starts in turn where numpy runs them in lock-step; both return the
+same elements: each start before the solution numpy's run of it alone, the solution, the later starts as given."""
 
 from __future__ import annotations
 
@@ -14,12 +13,13 @@ import pytest
 import torch
 from test_lm_numpy import ROBOTS, make_robot
 
-import ggik.ik.refine as refine
 from ggik.graph.goal_kinds import GOAL_KINDS, goal_errors, goal_poses, tool_axis
+from ggik.ik.lm import compiled, select
+from ggik.ik.lm.problem import LMChain, LMProblem
 from ggik.ik.refine import lm_refine_checked
 from ggik.ik.refine_config import RefineConfig
 
-pytestmark = pytest.mark.skipif(not refine.lm_compiled.available(), reason="numba is not installed (extra 'fast')")
+pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba is not installed (extra 'fast')")
 
 
 def compiled_and_numpy(robot_id: str, kind: str, stop: bool, iters: int, monkeypatch, goals: int = 6, starts: int = 8):
@@ -31,16 +31,16 @@ def compiled_and_numpy(robot_id: str, kind: str, stop: bool, iters: int, monkeyp
     span = (robot.upper - robot.lower) * robot.limited  # starts partly outside the limits
     q0 = robot.sample_q(goals * starts, g).view(goals, starts, robot.dof)
     q0 = q0 + 0.3 * span * torch.randn(goals, starts, robot.dof, generator=g)
-    cfg = RefineConfig(max_iters=iters, stop_at_first=stop)
+    cfg = RefineConfig(max_iters=iters, stop_at_first=stop, lm_backends=("compiled",))
     calls = []
-    real = refine.lm_compiled.lm_compiled
-    monkeypatch.setattr(refine.lm_compiled, "lm_compiled", lambda *a, **k: calls.append(1) or real(*a, **k))
-    compiled = lm_refine_checked(robot, goal, q0, cfg, kind, axis)
+    real = select.SOLVERS["compiled"]
+    monkeypatch.setitem(select.SOLVERS, "compiled", lambda p: calls.append(1) or real(p))
+    by_kernel = lm_refine_checked(robot, goal, q0, cfg, kind, axis)
     assert calls, "the compiled kernel ran"
-    monkeypatch.setattr(refine.lm_compiled, "available", lambda: False)
-    numpy = lm_refine_checked(robot, goal, q0, cfg, kind, axis)
+    monkeypatch.setattr(compiled, "available", lambda: False)  # numba absent: numpy
+    by_numpy = lm_refine_checked(robot, goal, q0, RefineConfig(max_iters=iters, stop_at_first=stop), kind, axis)
     monkeypatch.undo()
-    return robot, T, compiled, numpy
+    return robot, T, by_kernel, by_numpy
 
 
 @pytest.mark.parametrize("kind", GOAL_KINDS)
@@ -79,11 +79,12 @@ def test_compiled_and_numpy_solve_alike_over_the_whole_budget(robot_id, kind, mo
 def test_stop_at_first_runs_a_goals_starts_in_turn(robot_id, kind, monkeypatch):
     """Per goal: the starts before the first converged one ran their whole budget unconverged, each exactly numpy's
     run of it alone; the converged one is numpy's run too; the later ones did not run (their starts, clamped, and 0
-    iterations); every goal numpy solves with lock-step starts, the compiled run solves."""
+    iterations); numpy, in lock-step, returns the same elements."""
     iters = 12
     robot, T, (q_s, info_s), (q_n, info_n) = compiled_and_numpy(robot_id, kind, True, iters, monkeypatch)
     _, _, (q_all, info_all), _ = compiled_and_numpy(robot_id, kind, False, iters, monkeypatch)  # each start alone
-    assert bool((info_s.converged.any(-1) | ~info_n.converged.any(-1)).all())  # numpy's solved goals are solved
+    assert torch.equal(info_s.iterations, info_n.iterations) and torch.equal(info_s.converged, info_n.converged)
+    torch.testing.assert_close(q_s, q_n, rtol=0, atol=1e-8)  # 12 iterations of rounding
     ran = info_s.iterations > 0
     for g in range(q_s.shape[0]):
         done = info_s.converged[g].nonzero()[:, 0]
@@ -124,20 +125,15 @@ def test_a_compiled_call_leaves_torchs_threads_as_they_were(threads):
 
 def test_numba_threads_are_restored_and_uneven_starts_refused():
     import numba
-    import numpy as np
-
-    from ggik.ik import lm_compiled
 
     before = numba.get_num_threads()
     test_a_compiled_call_leaves_torchs_threads_as_they_were(1)
     assert numba.get_num_threads() == before
     robot = make_robot("panda")
-    q = robot.sample_q(5, torch.Generator().manual_seed(0)).numpy()
-    goal = robot.fk(torch.from_numpy(q)).numpy()
-    lo, hi = robot.lower.numpy(), robot.upper.numpy()
+    q = robot.sample_q(5, torch.Generator().manual_seed(0))
+    chain = LMChain.of(robot, "pose", RefineConfig(), q)
     with pytest.raises(ValueError, match="not goals of 2 consecutive starts"):
-        lm_compiled.lm_compiled(robot.chain_constants(), goal, q, lo, hi, np.zeros(3), goal[:, :0, :0], kind="pose",
-                                starts=2, cfg=RefineConfig())  # fmt: skip
+        compiled.solve_compiled(LMProblem.on(chain, robot.fk(q), q, 2))
 
 
 _FRESH = """
@@ -177,10 +173,10 @@ def test_a_numba_that_refuses_to_import_leaves_numpy_to_run(tmp_path):
     (tmp_path / "numba").mkdir()
     (tmp_path / "numba" / "__init__.py").write_text("raise ImportError('Numba needs NumPy 2.0 or less')\n")
     code = (
-        "import torch; from ggik import Robot; from ggik.ik import lm_compiled; from ggik.ik.refine import lm_refine\n"
+        "import torch; from ggik import Robot; from ggik.ik.lm import compiled; from ggik.ik.refine import lm_refine\n"
         "robot = Robot.from_name('panda'); g = torch.Generator().manual_seed(0); T = robot.fk(robot.sample_q(2, g))\n"
         "info = lm_refine(robot, T[:, None], robot.sample_q(32, g).view(2, 16, -1))[1]\n"
-        "print(lm_compiled.available(), bool(info.converged.any()))"
+        "print(compiled.available(), bool(info.converged.any()))"
     )
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)

@@ -1,4 +1,4 @@
-"""The one LM step definition (ggik.ik.lm_core): the damped matrix, the damping schedule and the limit hold, the same
+"""The one LM step definition (ggik.ik.lm.core): the damped matrix, the damping schedule and the limit hold, the same
 for torch tensors, numpy arrays and numbers, and used by every LM in the package."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from ggik.ik import lm_core
-from ggik.ik.lm_core import DAMPING_MAX, DAMPING_MIN, HOLD_GRADIENT, damped, held_joints, next_damping
+from ggik.ik.lm import core
+from ggik.ik.lm.core import DAMPING_MAX, DAMPING_MIN, HOLD_GRADIENT, damped, damped_step, held_joints, next_damping
 
-IK = Path(lm_core.__file__).parent
+PACKAGE = Path(core.__file__).parents[2]
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -53,9 +53,37 @@ def test_a_joint_is_held_only_when_on_a_limit_and_pushed_outward_beyond_noise():
 def test_no_lm_in_the_package_writes_its_own_schedule_or_hold():
     """The step's constants live in lm_core alone: no other solver module divides lam by 3, multiplies it by 4 or holds
     a joint on a bare sign test (the drift a review found between four copies of the step)."""
-    for path in sorted(IK.glob("*.py")):
-        if path.name == "lm_core.py":
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == Path(core.__file__):
             continue
         text = path.read_text()
         assert not re.search(r"lam\w* / 3\.0|lam\w* \* 4\.0|1e-9\), 1e6", text), path.name
         assert not re.search(r"& \(g < 0\)\)|& \(g > 0\)\)", text), path.name
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_kernels_step_is_the_one_step(seed):
+    """The compiled kernel writes its step out per element (numba): run as plain Python (or compiled, once built), it
+    gives :func:`damped_step`'s dq, joints on a limit and pushed outward held, for numpy and torch alike."""
+    from ggik.ik.lm import kernel
+
+    rng = np.random.default_rng(seed)
+    n, m, dof = 5, 6, 7
+    J, e = rng.normal(size=(n, m, dof)), rng.normal(size=(n, m))
+    lo, hi = -np.ones(dof), np.ones(dof)
+    q = rng.uniform(-1, 1, size=(n, dof))
+    q[:, :3] = np.array([-1.0, 1.0, -1.0])  # on a limit: held or not by the gradient's sign
+    lam = rng.uniform(1e-3, 1.0, size=n)
+    expected = damped_step(J, e, q, lo, hi, lam)
+    torch.testing.assert_close(
+        damped_step(*(torch.from_numpy(a) for a in (J, e, q, lo, hi, lam))),
+        torch.from_numpy(expected),
+        rtol=0,
+        atol=1e-12,
+    )
+    chain = kernel.Chain(*(np.zeros(1) for _ in range(8)), lo, hi, np.zeros(3), np.zeros((16, 9)), np.zeros(16))
+    for i in range(n):
+        dq = np.zeros(dof)
+        kernel._step(J[i], m, e[i], q[i], chain, lam[i], HOLD_GRADIENT, dq)
+        np.testing.assert_allclose(dq, expected[i], rtol=0, atol=1e-10)
+    assert (expected[:, :3] == 0).any(), "the test needs held joints"

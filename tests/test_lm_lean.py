@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-import ggik.ik.refine as refine
 from ggik import Robot, random_robot
 from ggik.graph.goal_kinds import GOAL_KINDS, goal_errors, goal_poses, tool_axis
+from ggik.ik.lm import compiled, select
 from ggik.ik.refine import goal_residual, lm_refine_checked, residual_errors
 from ggik.ik.refine_config import RefineConfig
 
@@ -43,22 +43,21 @@ def test_errors_read_off_the_residual_equal_goal_errors(robot_id, kind):
     torch.testing.assert_close(rot, rot_ref, rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("path", ["compiled", "lock-step"])
+@pytest.mark.parametrize("path", ["compiled", "numpy", "torch"])
 @pytest.mark.parametrize("kind", GOAL_KINDS)
 @pytest.mark.parametrize("robot_id", ROBOTS)
 def test_stop_at_first_solves_the_same_goals_with_fewer_iterations(robot_id, kind, path, monkeypatch):
-    """Lock-step (numpy and torch): a goal's starts advance together and stop at the first converged one. Compiled:
-    they run in turn, each to convergence or its budget, until one converges. Either way every goal that some start
-    solves is solved, by a start that follows the path it follows alone, with fewer iterations in all."""
-    if path == "compiled" and not refine.lm_compiled.available():
+    """Every backend (lock-step in numpy and torch, in turn compiled): every goal that some start solves is solved, by
+    its lowest-indexed start that converges, which follows the path it follows alone, with fewer iterations in all."""
+    if path == "compiled" and not compiled.available():
         pytest.skip("numba is not installed (extra 'fast')")
-    monkeypatch.setattr(refine.lm_compiled, "available", lambda: path == "compiled")
     robot = make_robot(robot_id)
     axis = tool_axis(robot)
     T_goal, q0 = goals_and_starts(robot, 24, 4, seed=2)
     goal = goal_poses(T_goal, kind, axis)[:, None]
-    q_all, all_info = lm_refine_checked(robot, goal, q0, RefineConfig(), kind, axis)
-    q_one, one_info = lm_refine_checked(robot, goal, q0, RefineConfig(stop_at_first=True), kind, axis)
+    q_all, all_info = lm_refine_checked(robot, goal, q0, RefineConfig(lm_backends=(path,)), kind, axis)
+    one = RefineConfig(stop_at_first=True, lm_backends=(path,))
+    q_one, one_info = lm_refine_checked(robot, goal, q0, one, kind, axis)
     solved = all_info.converged.any(-1)
     assert solved.float().mean() > 0.5, "the test needs solved goals"
     # starts are independent: a goal's first converged start follows the same path in both runs
@@ -68,15 +67,13 @@ def test_stop_at_first_solves_the_same_goals_with_fewer_iterations(robot_id, kin
     both = one_info.converged & all_info.converged
     assert both.any(-1).equal(solved)
     torch.testing.assert_close(q_one[both], q_all[both], rtol=0, atol=1e-10)
-    if path == "lock-step":  # after a goal's first solution its other starts stopped: none ran past the quickest
-        first = torch.where(one_info.converged, one_info.iterations, 10**6).min(-1).values
-        assert (one_info.iterations.max(-1).values[solved] <= first[solved]).all()
-    else:  # in turn: the starts before the converged one ran their whole budget, the ones after it did not run
-        ran = one_info.iterations > 0
-        for g in solved.nonzero()[:, 0].tolist():
-            k = int(one_info.converged[g].nonzero()[0, 0])
-            if ran[g].any():
-                assert (one_info.iterations[g, :k] == RefineConfig().max_iters).all() and not ran[g, k + 1 :].any()
+    # in turn: the starts before the converged one ran their whole budget, the ones after it are as given
+    ran = one_info.iterations > 0
+    for g in solved.nonzero()[:, 0].tolist():
+        k = int(one_info.converged[g].nonzero()[0, 0])
+        assert int(one_info.converged[g].sum()) == 1
+        if ran[g].any():
+            assert (one_info.iterations[g, :k] == RefineConfig().max_iters).all() and not ran[g, k + 1 :].any()
     # what is reported is what the returned joint values give
     pos, rot = goal_errors(robot.fk(q_one), goal, kind, axis)
     torch.testing.assert_close(pos, one_info.pos_err, rtol=0, atol=1e-12)
@@ -96,15 +93,39 @@ def test_stop_at_first_with_one_start_and_an_unbatched_goal_is_plain_lm():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("kind", GOAL_KINDS)
-def test_lm_on_cuda_runs_there_and_matches_the_cpu(kind):
-    """Goals and starts on the GPU: LM runs there (float64) and takes the CPU's torch steps up to rounding."""
+def test_lm_on_cuda_runs_there_and_matches_the_cpu(kind, monkeypatch):
+    """Goals and starts on the GPU, the torch backend: LM runs there (float64; a spy checks where the problem's
+    tensors live when it runs, so a silent CPU fallback fails) and takes the CPU's torch steps up to rounding."""
     robot = make_robot("panda")
     axis = tool_axis(robot)
     T_goal, q0 = goals_and_starts(robot, 80, 4, seed=6)
     goal = goal_poses(T_goal, kind, axis)[:, None]
-    cfg = RefineConfig(max_iters=3, stop_at_first=True)
-    q_cpu, info_cpu = lm_refine_checked(robot, goal, q0, cfg, kind, axis)  # 320 elements: the torch path
+    cfg = RefineConfig(max_iters=3, stop_at_first=True, lm_backends=("torch",))
+    q_cpu, info_cpu = lm_refine_checked(robot, goal, q0, cfg, kind, axis)
+    devices = []
+    real = select.SOLVERS["torch"]
+    monkeypatch.setitem(select.SOLVERS, "torch", lambda p: devices.append(p.q0.device.type) or real(p))
     q_gpu, info_gpu = lm_refine_checked(robot, goal.cuda(), q0.cuda(), cfg, kind, axis)
+    assert devices == ["cuda"]
     assert q_gpu.device.type == "cuda" and info_gpu.pos_err.device.type == "cuda"
     assert torch.equal(info_gpu.iterations.cpu(), info_cpu.iterations)
     torch.testing.assert_close(q_gpu.cpu(), q_cpu, rtol=0, atol=1e-9)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_a_small_cuda_problem_is_solved_on_the_cpu_and_comes_back(monkeypatch):
+    """Fewer than CUDA_MIN_ELEMENTS elements on the GPU: the CPU backend runs (a spy sees CPU tensors), the result is
+    on the GPU, equal to the CPU's own solve; from CUDA_MIN_ELEMENTS on, torch runs on the GPU."""
+    robot = make_robot("panda")
+    T_goal, q0 = goals_and_starts(robot, 2, 16, seed=8)
+    goal = T_goal[:, None]
+    seen = []
+    for name, real in list(select.SOLVERS.items()):
+        monkeypatch.setitem(select.SOLVERS, name, lambda p, n=name, r=real: seen.append((n, p.q0.device.type)) or r(p))
+    q_cpu, _ = lm_refine_checked(robot, goal, q0, RefineConfig(), "pose", None)
+    q_gpu, _ = lm_refine_checked(robot, goal.cuda(), q0.cuda(), RefineConfig(), "pose", None)
+    assert seen[0] == seen[1] and seen[1][0] != "torch" and seen[1][1] == "cpu", seen
+    assert q_gpu.device.type == "cuda" and torch.equal(q_gpu.cpu(), q_cpu)
+    T_big, q_big = goals_and_starts(robot, select.CUDA_MIN_ELEMENTS // 8, 8, seed=9)
+    lm_refine_checked(robot, T_big[:, None].cuda(), q_big.cuda(), RefineConfig(max_iters=2), "pose", None)
+    assert seen[-1] == ("torch", "cuda")

@@ -1,20 +1,21 @@
-"""The numpy LM path (ggik.ik.lm_numpy) for small CPU batches: the same run as the torch solver, element for element.
+"""The numpy LM backend (ggik.ik.lm.numpy_lm) for small CPU batches: the same run as the torch backend, element for
+element.
 
-``lm_refine_checked`` hands float64 CPU batches of at most ``NUMPY_MAX_ELEMENTS`` elements to numpy; with the limit
-set to 0 the same call runs in torch. Both must agree up to float rounding: same iterations and convergence, same
-joint values and errors, over shipped, random and hand-written chains (prismatic, mimic, continuous joints), every
-goal kind, starts inside and outside the limits, with and without the early stop per goal."""
+``RefineConfig.lm_backends`` picks the backend of a call. Both must agree up to float rounding: same iterations and
+convergence, same joint values and errors, over shipped, random and hand-written chains (prismatic, mimic, continuous
+joints), every goal kind, starts inside and outside the limits, with and without the early stop per goal."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 import torch
 from conftest import HAND_URDFS
 
-import ggik.ik.refine as refine
 from ggik import Robot, random_robot
 from ggik.graph.goal_kinds import GOAL_KINDS, goal_errors, goal_poses, tool_axis
-from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS
+from ggik.ik.lm import select
 from ggik.ik.refine import lm_refine, lm_refine_checked
 from ggik.ik.refine_config import RefineConfig
 
@@ -31,11 +32,15 @@ def make_robot(robot_id: str) -> Robot:
 
 
 def both_paths(monkeypatch, robot, goal, q0, cfg, kind, axis):
-    assert q0.shape[:-1].numel() <= NUMPY_MAX_ELEMENTS
-    small = lm_refine_checked(robot, goal, q0, cfg, kind, axis)
-    monkeypatch.setattr(refine, "NUMPY_MAX_ELEMENTS", 0)
-    large = lm_refine_checked(robot, goal, q0, cfg, kind, axis)
+    """(numpy's, torch's) results; a spy checks that each backend ran."""
+    ran = []
+    for name in ("numpy", "torch"):
+        real = select.SOLVERS[name]
+        monkeypatch.setitem(select.SOLVERS, name, lambda p, n=name, r=real: ran.append(n) or r(p))
+    small = lm_refine_checked(robot, goal, q0, replace(cfg, lm_backends=("numpy",)), kind, axis)
+    large = lm_refine_checked(robot, goal, q0, replace(cfg, lm_backends=("torch",)), kind, axis)
     monkeypatch.undo()
+    assert ran == ["numpy", "torch"]
     return small, large
 
 
@@ -82,49 +87,18 @@ def test_numpy_and_torch_solve_alike_over_the_whole_budget(robot_id, kind, monke
     torch.testing.assert_close(rot, info_np.rot_err, rtol=0, atol=1e-9)
 
 
-def test_small_float64_cpu_batches_take_the_compiled_or_the_numpy_path(monkeypatch):
-    """Compiled (numba there) up to COMPILED_MAX_ELEMENTS, else numpy up to NUMPY_MAX_ELEMENTS, else torch; float32
-    and larger batches always torch."""
-    robot = Robot.from_name("panda")
-    calls = []
-
-    def path(name):
-        def run(*args, **kwargs):
-            calls.append(name)
-            raise RuntimeError(name)
-
-        return run
-
-    monkeypatch.setattr(refine, "lm_numpy", path("numpy"))
-    monkeypatch.setattr(refine.lm_compiled, "lm_compiled", path("compiled"))
-    monkeypatch.setattr(refine.lm_compiled, "COMPILED_MAX_ELEMENTS", 8)
-    monkeypatch.setattr(refine.lm_compiled, "available", lambda: True)
-    T = robot.fk(robot.sample_q(1, torch.Generator().manual_seed(0)))
-    q0 = robot.sample_q(NUMPY_MAX_ELEMENTS + 1, torch.Generator().manual_seed(1))
-    lm_refine_checked(robot, T, q0)  # one more than either limit: torch
-    lm_refine_checked(robot, T, q0[:4].float())  # float32: torch
-    assert not calls
-    for n, name in ((4, "compiled"), (16, "numpy")):
-        with pytest.raises(RuntimeError, match=name):
-            lm_refine_checked(robot, T, q0[:n])
-    monkeypatch.setattr(refine.lm_compiled, "available", lambda: False)  # numba not installed
-    with pytest.raises(RuntimeError, match="numpy"):
-        lm_refine_checked(robot, T, q0[:4])
-    assert calls == ["compiled", "numpy", "numpy"]
-
-
-@pytest.mark.parametrize("limit, compiled", [(0, True), (NUMPY_MAX_ELEMENTS, False), (0, False)],
-                         ids=["compiled", "numpy", "torch"])  # fmt: skip
+@pytest.mark.parametrize("backend", select.BACKENDS)
 @pytest.mark.parametrize("shape", [(0, 4), (3, 0)])
-def test_empty_batches_return_empty_results(shape, limit, compiled, monkeypatch):
-    if compiled and not refine.lm_compiled.available():
+def test_empty_batches_return_empty_results(shape, backend):
+    if backend == "compiled" and not select.compiled.available():
         pytest.skip("numba is not installed (extra 'fast')")
-    monkeypatch.setattr(refine, "NUMPY_MAX_ELEMENTS", limit)
-    monkeypatch.setattr(refine.lm_compiled, "available", lambda: compiled)
     robot = Robot.from_name("panda")
     T = robot.fk(robot.sample_q(shape[0], torch.Generator().manual_seed(0)))[:, None]
     for stop in (False, True):
         q, info = lm_refine(
-            robot, T, torch.zeros(shape + (robot.dof,), dtype=torch.float64), RefineConfig(stop_at_first=stop)
+            robot,
+            T,
+            torch.zeros(shape + (robot.dof,), dtype=torch.float64),
+            RefineConfig(stop_at_first=stop, lm_backends=(backend,)),
         )
         assert q.shape == shape + (robot.dof,) and info.converged.shape == info.iterations.shape == shape

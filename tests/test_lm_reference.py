@@ -3,47 +3,35 @@
 The reference is the configuration that made the goal: on 6-DOF arms without a redundant direction a goal's
 solutions are isolated, so LM started 0.05 rad away must return to that configuration (no LM code involved in the
 answer), and the errors it reports must be those of an independent FK of what it returns. Each backend is chosen by
-the thresholds that route a batch (``ggik.ik.refine._small_batch_solver``): torch (both thresholds off), numpy
-(compiled off) and compiled (numba, where installed)."""
+``RefineConfig.lm_backends`` (compiled where numba is installed), and a spy checks that it, and no other, ran."""
 
 from __future__ import annotations
-
-import importlib.util
 
 import pytest
 import torch
 
-import ggik.ik.refine as refine
 from ggik import Robot, random_robot
 from ggik.graph.goal_kinds import goal_errors, goal_poses, tool_axis
-from ggik.ik import lm_compiled
+from ggik.ik.lm import compiled, select
 from ggik.ik.refine import lm_refine_checked
 from ggik.ik.refine_config import RefineConfig
 
-BACKENDS = ["torch", "numpy", "compiled"]
+BACKENDS = select.BACKENDS
 
 
-def use_backend(name: str, monkeypatch) -> list[str]:
-    """Route LM to backend ``name``; returns the list of the backends called (filled as they run)."""
-    if name == "compiled" and importlib.util.find_spec("numba") is None:
+def use_backend(name: str, monkeypatch) -> tuple[RefineConfig, list[str]]:
+    """(settings that route LM to backend ``name``, the list of the backends called, filled as they run)."""
+    if name == "compiled" and not compiled.available():
         pytest.skip("numba is not installed (pip install 'ggik[fast]')")
-    if name != "compiled":  # no batch size routes to the kernel
-        monkeypatch.setattr(lm_compiled, "COMPILED_MAX_ELEMENTS", -1)
-    if name == "torch":
-        monkeypatch.setattr(refine, "NUMPY_MAX_ELEMENTS", 0)
-    if name == "compiled":
-        monkeypatch.setattr(lm_compiled, "COMPILED_MIN_ELEMENTS", 0)
     called: list[str] = []
-    spies = [(refine, "_lm_flat", "torch"), (refine, "lm_numpy", "numpy"), (lm_compiled, "lm_compiled", "compiled")]
-    for owner, attr, label in spies:
-        original = getattr(owner, attr)
+    for label, original in list(select.SOLVERS.items()):
 
-        def spy(*args, _original=original, _label=label, **kwargs):
+        def spy(problem, _original=original, _label=label):
             called.append(_label)
-            return _original(*args, **kwargs)
+            return _original(problem)
 
-        monkeypatch.setattr(owner, attr, spy)
-    return called
+        monkeypatch.setitem(select.SOLVERS, label, spy)
+    return RefineConfig(pos_tol=1e-9, rot_tol=1e-9, max_iters=60, lm_backends=(name,)), called
 
 
 def arm(robot_id: str) -> Robot:
@@ -65,8 +53,7 @@ def test_lm_returns_to_the_configuration_that_made_the_goal(robot_id, backend, m
     assert q_true.shape[0] >= 4
     T = robot.fk(q_true)
     q0 = q_true + 0.05 * torch.randn(q_true.shape, generator=g, dtype=torch.float64)
-    cfg = RefineConfig(pos_tol=1e-9, rot_tol=1e-9, max_iters=60)
-    called = use_backend(backend, monkeypatch)
+    cfg, called = use_backend(backend, monkeypatch)
     axis = tool_axis(robot)
     q, info = lm_refine_checked(robot, goal_poses(T, "pose", axis), q0, cfg, "pose", axis)
     assert set(called) == {backend}, called  # that backend ran, and no other

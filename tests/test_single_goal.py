@@ -1,15 +1,20 @@
-"""One pose goal per call (ggik.ik.single_goal): GGIK.solve's compiled path without per-call work gives exactly the
-general path's result, and refuses a bad pose with the general path's error."""
+"""One pose goal per call (ggik.ik.single_goal): GGIK.solve's path without per-call work (the compiled kernel) gives
+the general path's result with another LM backend (torch), and refuses a bad pose with the general path's error."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 import torch
 
 import ggik.ik.single_goal as single_goal
 from ggik import GGIK, Robot, SolveConfig, random_robot
+from ggik.ik.lm import compiled, select
+from ggik.ik.lm.select import COMPILED_MAX_ELEMENTS, NUMPY_MAX_ELEMENTS
+from ggik.ik.refine_config import RefineConfig
 
-pytestmark = pytest.mark.skipif(not single_goal.lm_compiled.available(), reason="numba is not installed (extra 'fast')")
+pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba is not installed (extra 'fast')")
 
 
 @pytest.fixture(scope="module")
@@ -18,10 +23,29 @@ def solver() -> GGIK:
 
 
 def general(monkeypatch, solver, *args, **kwargs):
+    """The general path's result, its LM in torch (another backend than the single-goal path's kernel)."""
     monkeypatch.setattr(single_goal, "takes", lambda *a: False)
+    monkeypatch.setattr(solver, "config", replace(solver.config, lm_backends=("torch",)))
+    ran = []
+    real = select.SOLVERS["torch"]
+    monkeypatch.setitem(select.SOLVERS, "torch", lambda p: ran.append(1) or real(p))
     out = solver.solve(*args, **kwargs)
     monkeypatch.undo()
+    assert ran, "the general path ran LM in torch"
     return out
+
+
+def assert_same_solutions(fast, slow) -> None:
+    """The same solutions of one goal up to float rounding (the backends differ in it), in the same order but where
+    rounding breaks a tie of the ranking's score; the best the same."""
+    d = torch.cdist(fast.q[0], slow.q[0])
+    match = d.argmin(-1)  # each of fast's solutions: slow's nearest
+    assert sorted(match.tolist()) == list(range(fast.q.shape[1])) and float(d.min(-1).values.max()) < 1e-6
+    for name in ("pos_err", "rot_err"):
+        torch.testing.assert_close(getattr(fast, name)[0], getattr(slow, name)[0][match], rtol=0, atol=1e-8)
+    for name in ("success", "within_limits"):
+        assert torch.equal(getattr(fast, name)[0], getattr(slow, name)[0][match]), name
+    assert int(match[0]) == 0 or not bool(fast.success[0, 0])
 
 
 @pytest.mark.parametrize("first", [True, False], ids=["first-solution", "every-start"])
@@ -37,21 +61,25 @@ def test_the_single_goal_path_is_the_general_path(robot, first, solver, monkeypa
         fast = solver.solve(r, goal, config, generator=torch.Generator().manual_seed(k))
         slow = general(monkeypatch, solver, r, goal, config, generator=torch.Generator().manual_seed(k))
         monkeypatch.setattr(single_goal.RobotSolver, "solve", lambda self, *a: calls.append(1) or real(self, *a))
-        for name in ("q", "pos_err", "rot_err", "success", "within_limits"):
-            assert torch.equal(getattr(fast, name), getattr(slow, name)), (k, name)
+        assert_same_solutions(fast, slow)
     assert len(calls) == 5  # every call took the single-goal path
 
 
 def test_calls_the_single_goal_path_does_not_take(solver):
     panda = Robot.from_name("panda")
     T = panda.fk(panda.sample_q(2, torch.Generator().manual_seed(0)))
-    lm = "lm"
-    assert single_goal.takes(T[0], "pose", lm, None) and single_goal.takes(T[:1], "pose", lm, None)
-    assert not single_goal.takes(T, "pose", lm, None)  # two goals: the batched path
-    assert not single_goal.takes(T[0], "position", lm, None)
-    assert not single_goal.takes(T[0], "pose", "slsqp", None)
-    assert not single_goal.takes(T[0], "pose", lm, object())  # obstacles
-    assert not single_goal.takes(T[0].numpy(), "pose", lm, None)  # an array: the general path converts and checks
+    lm, cfg = "lm", RefineConfig()
+    assert single_goal.takes(T[0], "pose", lm, None, cfg) and single_goal.takes(T[:1], "pose", lm, None, cfg)
+    assert not single_goal.takes(T, "pose", lm, None, cfg)  # two goals: the batched path
+    assert not single_goal.takes(T[0], "position", lm, None, cfg)
+    assert not single_goal.takes(T[0], "pose", "slsqp", None, cfg)
+    assert not single_goal.takes(T[0], "pose", lm, object(), cfg)  # obstacles
+    assert not single_goal.takes(T[0].numpy(), "pose", lm, None, cfg)  # an array: the general path converts and checks
+    torch_only = RefineConfig(lm_backends=("torch",))
+    assert not single_goal.takes(T[0], "pose", lm, None, torch_only)  # torch: the general path
+    numpy_only = RefineConfig(lm_backends=("numpy", "torch"))
+    assert single_goal.takes(T[0], "pose", lm, None, numpy_only, NUMPY_MAX_ELEMENTS)
+    assert not single_goal.takes(T[0], "pose", lm, None, numpy_only, NUMPY_MAX_ELEMENTS + 1)
 
 
 @pytest.mark.parametrize(
@@ -77,5 +105,5 @@ def test_a_goal_that_requires_grad_is_solved_as_by_the_general_path(solver, monk
     config = SolveConfig(strategy="random", random_starts=4)
     fast = solver.solve(panda, T, config, generator=torch.Generator().manual_seed(0))
     slow = general(monkeypatch, solver, panda, T, config, generator=torch.Generator().manual_seed(0))
-    assert torch.equal(fast.q, slow.q)
-    assert not single_goal.takes(T, "pose", "lm", None, single_goal.lm_compiled.COMPILED_MAX_ELEMENTS + 1)
+    assert_same_solutions(fast, slow)
+    assert not single_goal.takes(T, "pose", "lm", None, RefineConfig(), COMPILED_MAX_ELEMENTS + 1)

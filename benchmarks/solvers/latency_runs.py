@@ -23,17 +23,17 @@ import importlib.util
 import math
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
-import ggik.ik.refine as refine
 from benchmarks.common.measure import strict_valid
 from benchmarks.common.streams import LATENCY_GOALS, LATENCY_STARTS
 from benchmarks.solvers.solver_runs import TracIK
 from ggik import GGIK, SolveConfig
 from ggik.evaluation.report import Table
-from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS
+from ggik.ik.lm.select import NUMPY_MAX_ELEMENTS
 from ggik.ik.refine import lm_refine
 from ggik.ik.refine_config import RefineConfig
 from ggik.kinematics import Robot
@@ -41,24 +41,8 @@ from ggik.rng import step_generator
 
 __all__ = ["PATHS", "call_latency", "iteration_cost", "latency_tables", "tracik_latency"]
 
-#: path -> (compiled LM allowed, the solver's element limit for numpy) while measuring
-PATHS = {"compiled": (True, NUMPY_MAX_ELEMENTS), "numpy": (False, NUMPY_MAX_ELEMENTS), "torch": (False, 0)}
-
-
-class _Path:
-    """The LM path ``name`` of :data:`PATHS` in force inside a ``with`` block (the solver's settings restored after)."""
-
-    def __init__(self, name: str) -> None:
-        self.compiled, self.numpy_max = PATHS[name]
-
-    def __enter__(self) -> None:
-        self.saved = (refine.lm_compiled.available, refine.NUMPY_MAX_ELEMENTS)
-        compiled = self.compiled and self.saved[0]()
-        refine.lm_compiled.available = lambda: compiled
-        refine.NUMPY_MAX_ELEMENTS = self.numpy_max
-
-    def __exit__(self, *exc: object) -> None:
-        refine.lm_compiled.available, refine.NUMPY_MAX_ELEMENTS = self.saved
+#: path -> the LM backends allowed in a solver call (RefineConfig.lm_backends; None: the solver's default rule)
+PATHS: dict[str, tuple[str, ...] | None] = {"compiled": None, "numpy": ("numpy", "torch"), "torch": ("torch",)}
 
 
 def call_latency(solver: GGIK, robot: Robot, goals: int, starts: int, path: str, seed: int) -> dict[str, float]:
@@ -66,7 +50,9 @@ def call_latency(solver: GGIK, robot: Robot, goals: int, starts: int, path: str,
     g = step_generator(seed, LATENCY_GOALS, robot.dof)
     T = robot.fk(robot.sample_q(goals, g))
     config = SolveConfig(strategy="random", random_starts=starts, first_solution=True)
-    with _Path(path):
+    default = solver.config
+    solver.config = replace(default, lm_backends=PATHS[path])
+    try:
         solver.solve(robot, T[0], config, generator=step_generator(seed, LATENCY_STARTS, 10**6))  # warm-up
         times, ok = [], []
         for i in range(goals):
@@ -78,8 +64,11 @@ def call_latency(solver: GGIK, robot: Robot, goals: int, starts: int, path: str,
         iters = []
         for i in range(goals):  # the same calls' iterations, untimed (IKResult does not carry them)
             q0 = robot.sample_q(starts, step_generator(seed, LATENCY_STARTS, i))
-            its = lm_refine(robot, T[i : i + 1], q0, RefineConfig(stop_at_first=True))[1].iterations
+            cfg = RefineConfig(stop_at_first=True, lm_backends=PATHS[path])
+            its = lm_refine(robot, T[i : i + 1], q0, cfg)[1].iterations
             iters.append(int(its.sum() if path == "compiled" else its.max()))
+    finally:
+        solver.config = default
     times.sort()
     return {
         "median_ms": 1e3 * statistics.median(times),
@@ -94,15 +83,13 @@ def iteration_cost(robot: Robot, n: int, iters: int, path: str, repeats: int, se
     g = step_generator(seed, LATENCY_GOALS, 0)
     T = robot.fk(robot.sample_q(n, g))
     q0 = robot.sample_q(n, g)
-    cfg = RefineConfig(pos_tol=1e-300, rot_tol=1e-300, max_iters=iters)  # no element converges
-    with _Path(path):
-        refine.NUMPY_MAX_ELEMENTS = 10**9 if path == "numpy" else 0
+    cfg = RefineConfig(pos_tol=1e-300, rot_tol=1e-300, max_iters=iters, lm_backends=(path,))  # none converges
+    lm_refine(robot, T, q0, cfg)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
         lm_refine(robot, T, q0, cfg)
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            lm_refine(robot, T, q0, cfg)
-            times.append(time.perf_counter() - t0)
+        times.append(time.perf_counter() - t0)
     return 1e3 * statistics.median(times) / iters
 
 

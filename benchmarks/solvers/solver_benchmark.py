@@ -42,7 +42,7 @@ from benchmarks.solvers.solver_runs import Outcome, TracIK, run_lm, run_slsqp, r
 from ggik.data import ProblemSet
 from ggik.errors import GGIKError
 from ggik.evaluation.report import Table, model_stamp
-from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS
+from ggik.ik.lm.select import NUMPY_MAX_ELEMENTS
 from ggik.ik.metrics import DISTINCT_TOL, count_distinct
 from ggik.ik.refine_config import RefineConfig
 from ggik.ik.sampling import sample_joint_angles

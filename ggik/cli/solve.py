@@ -105,18 +105,8 @@ def _goal(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from ggik.ik import lm_compiled
-    from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS
+    from dataclasses import replace
 
-    saved = lm_compiled.COMPILED_MIN_ELEMENTS
-    lm_compiled.COMPILED_MIN_ELEMENTS = NUMPY_MAX_ELEMENTS + 1  # one solve per process: numpy, no numba to load
-    try:
-        return _solve(args)
-    finally:
-        lm_compiled.COMPILED_MIN_ELEMENTS = saved
-
-
-def _solve(args: argparse.Namespace) -> int:
     import torch
 
     from ggik.solver import GGIK
@@ -127,6 +117,7 @@ def _solve(args: argparse.Namespace) -> int:
         check_model_chain(robot, f"--robot {args.robot}" if args.robot else f"--urdf {args.urdf}")
     goal, kind = _goal(args)
     solver = GGIK.load_or_pretrained(args.ckpt)
+    solver.config = replace(solver.config, lm_backends=("numpy", "torch"))  # one solve per process: no numba to load
     kw = obstacle_options(args)
     check = None
     if kw:

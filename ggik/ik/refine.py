@@ -1,4 +1,4 @@
-"""Local IK refinement: batched Levenberg-Marquardt (torch; small CPU batches compiled or numpy), and SLSQP (scipy).
+"""Local IK refinement: batched Levenberg-Marquardt (:mod:`ggik.ik.lm`: torch, numpy or compiled), and SLSQP (scipy).
 
 Both minimise the end-effector pose error of ``robot`` for goals ``T_goal`` in the base-link frame from starts
 (random, or GGIK samples) within the joint limits (continuous joints unbounded). Errors: position [m] and rotation
@@ -11,7 +11,6 @@ axis is free; the rotation error is the angle between the axes) and ``"position"
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -22,20 +21,11 @@ import torch
 from ggik.errors import GoalError
 from ggik.graph import Goals
 from ggik.graph.goal_kinds import check_goal_kind, goal_errors, goal_poses, tool_axis
-from ggik.ik import lm_compiled
-from ggik.ik.lm_core import damped, held_joints, next_damping
-from ggik.ik.lm_numpy import NUMPY_MAX_ELEMENTS, lm_numpy
+from ggik.ik.lm import LMOutcome, LMProblem, select_backend
+from ggik.ik.lm.problem import batch_shape, limits
+from ggik.ik.lm.torch_lm import clear_of_obstacles
 from ggik.ik.refine_config import RefineConfig
-from ggik.ik.residuals import (
-    goal_axis_basis,
-    goal_residual,
-    pose_residual,
-    pose_row_weights,
-    residual_errors,
-    residual_rows,
-    weighted_rows,
-)
-from ggik.kinematics.geometry import broadcast_shapes
+from ggik.ik.residuals import goal_axis_basis, goal_residual, pose_residual, residual_errors, residual_rows
 from ggik.kinematics.robot import Robot
 
 if TYPE_CHECKING:  # ggik.collision imports the kinematics only; the solver takes its Clearance as an argument
@@ -77,24 +67,6 @@ def _goal_input(robot: Robot, T_goal, kind: str | None) -> tuple[torch.Tensor, s
     kind = check_goal_kind(kind)
     axis = tool_axis(robot)
     return goal_poses(T_goal, kind, axis), kind, axis
-
-
-def _batch_shape(q: torch.Tensor, T_goal: torch.Tensor) -> torch.Size:
-    """Broadcast batch shape of q (..., dof) and T_goal (..., 4, 4); ValueError when they do not broadcast."""
-    try:
-        return broadcast_shapes(q.shape[:-1], T_goal.shape[:-2])
-    except RuntimeError:
-        raise ValueError(
-            f"the batch shapes of q {tuple(q.shape)} and T_goal {tuple(T_goal.shape)} do not broadcast "
-            f"({tuple(q.shape[:-1])} vs {tuple(T_goal.shape[:-2])})"
-        ) from None
-
-
-def _limits(robot: Robot, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    inf = torch.tensor(float("inf"), dtype=like.dtype, device=like.device)
-    lo = torch.where(robot.limited.to(like.device), robot.lower.to(like), -inf)
-    hi = torch.where(robot.limited.to(like.device), robot.upper.to(like), inf)
-    return lo, hi
 
 
 def lm_refine(
@@ -141,161 +113,16 @@ def lm_refine_checked(
     their pose is within the tolerances and they are collision-free (or a second budget ends). A start that plain LM
     solves clear of the obstacles costs what it costs without them. ``RefineInfo.converged`` reports the pose alone
     (the caller reads the clearances of the result); ``iterations`` counts both phases."""
-    cfg = cfg or RefineConfig()
-    q = q0.clone()
-    axis = tool_axis(robot) if axis is None else axis
-    T_goal, axis = T_goal.to(q), axis.to(q)
-    batch = _batch_shape(q, T_goal)
-    n = batch.numel()
-    q = q.expand(batch + (robot.dof,)).reshape(n, robot.dof).clone()
-    goal = T_goal.expand(batch + (4, 4)).reshape(n, 4, 4)
-    lo, hi = _limits(robot, q)
-    q = torch.maximum(torch.minimum(q, hi), lo)
-    # per-goal constant, computed once: the basis of position+axis goals (an empty stand-in for the other kinds)
-    basis = goal_axis_basis(goal, axis) if kind == "position+axis" else goal[:, :0, :0]
-    starts = batch[-1] if cfg.stop_at_first and len(batch) else 0  # the starts of one goal (consecutive elements)
-    small = _small_batch_solver(q, n)
-    if small is not None:  # per-op overhead: the compiled kernel, or numpy
-        arrays = (t.detach().numpy() for t in (goal, q, lo, hi, axis, basis))
-        flat = tuple(
-            torch.from_numpy(a) for a in small(robot.chain_constants(), *arrays, kind=kind, starts=starts, cfg=cfg)
-        )
-    else:
-        flat = _lm_flat(robot, goal, q, lo, hi, basis, axis, kind, cfg, starts)
+    problem, batch = LMProblem.build(robot, T_goal, q0, cfg or RefineConfig(), kind, axis)
+    outcome = select_backend(problem, prefer=problem.chain.cfg.lm_backends).solve(problem)
     if clearance is not None:
-        flat = _clear_of_obstacles(robot, goal, lo, hi, basis, axis, kind, cfg, starts, clearance, *flat)
-    return _outcome(*flat, batch=batch, cfg=cfg, dof=robot.dof)
+        outcome = clear_of_obstacles(problem, outcome, clearance)
+    return _outcome(outcome, batch, problem.chain.cfg, robot.dof)
 
 
-def _small_batch_solver(q: torch.Tensor, n: int) -> Callable[..., tuple] | None:
-    """Small float64 CPU batches (per-op overhead): compiled if numba is there, else numpy; None: torch's LM."""
-    if q.device.type != "cpu" or q.dtype != torch.float64:
-        return None
-    if lm_compiled.COMPILED_MIN_ELEMENTS <= n <= lm_compiled.COMPILED_MAX_ELEMENTS and lm_compiled.available():
-        return lm_compiled.lm_compiled
-    return lm_numpy if n <= NUMPY_MAX_ELEMENTS else None
-
-
-def _clear_of_obstacles(
-    robot: Robot,
-    goal: torch.Tensor,
-    lo: torch.Tensor,
-    hi: torch.Tensor,
-    basis: torch.Tensor,
-    axis: torch.Tensor,
-    kind: str,
-    cfg: RefineConfig,
-    starts: int,
-    clearance: Clearance,
-    q: torch.Tensor,
-    iters: torch.Tensor,
-    pos: torch.Tensor,
-    rot: torch.Tensor,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The second phase of :func:`lm_refine_checked` with obstacles, on its flat first-phase results."""
-    reached = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
-    done = reached & clearance.collision_free(q)
-    # stop_at_first: every start of a goal without a clear solution (the others were cut short); otherwise those that
-    # reached the pose in collision (a start plain LM could not bring to the pose in its budget is left as it is)
-    redo = ~done.view(-1, starts).any(-1).repeat_interleave(starts) if starts else reached & ~done
-    idx = redo.nonzero()[:, 0]
-    if idx.numel():
-        q2, it2, pos2, rot2 = _lm_flat(robot, goal[idx], q[idx], lo, hi, basis[idx], axis, kind, cfg, 0, clearance)
-        q, iters, pos, rot = q.clone(), iters.clone(), pos.clone(), rot.clone()
-        q[idx], pos[idx], rot[idx] = q2, pos2, rot2
-        iters[idx] += it2
-    return q, iters, pos, rot
-
-
-def _lm_flat(
-    robot: Robot,
-    goal: torch.Tensor,
-    q: torch.Tensor,
-    lo: torch.Tensor,
-    hi: torch.Tensor,
-    basis: torch.Tensor,
-    axis: torch.Tensor,
-    kind: str,
-    cfg: RefineConfig,
-    starts: int,
-    clearance: Clearance | None = None,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The torch LM loop of :func:`lm_refine_checked` on flat elements: goals (n, 4, 4), starts q (n, dof) within the
-    limits (lo, hi) (dof,), the goals' basis (n, ...), ``starts`` > 0: stop a goal's consecutive ``starts`` elements
-    at their first converged one; ``clearance``: its rows beside the goal's. Returns (q, iterations, pos, rot)."""
-    n = q.shape[0]
-    q = q.clone()
-    row_w = pose_row_weights(kind, cfg.rot_weight, q)
-    F, T = robot.joint_frames(q, trusted=True)  # the joint frames give the Jacobian without a second FK pass
-    e = goal_residual(T, goal, cfg.rot_weight, kind, axis, basis)
-    pos, rot = residual_errors(e, kind, cfg.rot_weight)
-    iters = torch.zeros(n, dtype=torch.long, device=q.device)
-    running = (pos >= cfg.pos_tol) | (rot >= cfg.rot_tol)
-    D, JD = clearance.rows(q) if clearance is not None else (q[:, :0], q[:, :0, None].expand(n, 0, robot.dof))
-    if clearance is not None:
-        running |= ~clearance.settled(D)
-    solved = (~running).view(-1, starts).any(-1) if starts else None  # (goals,) one start converged
-    if solved is not None:
-        running &= ~solved.repeat_interleave(starts)
-    active = running.nonzero()[:, 0]  # the working set: indices into the batch
-    qa, Fa, Ta, Tg, Ba, pos_a, rot_a, e, Da, JDa = (t[active] for t in (q, F, T, goal, basis, pos, rot, e, D, JD))
-    cost = (e * e).sum(-1) + _hinge_cost(clearance, Da)
-    lam = torch.full(active.shape, cfg.damping, dtype=q.dtype, device=q.device)
-    for _ in range(cfg.max_iters):
-        if active.numel() == 0:
-            break
-        B = Ba if kind == "position+axis" else None
-        J = weighted_rows(robot.jacobian_at(Fa, Ta), kind, cfg.rot_weight, B, row_w)  # rows matching the residual
-        ef = e
-        if clearance is not None:  # the clearance rows below the goal's
-            eh, Jh = clearance.hinge(Da, JDa)
-            J, ef = torch.cat([J, Jh], -2), torch.cat([e, eh], -1)
-        # Active set: a joint on a limit whose descent direction points outward is held for this step.
-        g = (J.transpose(-1, -2) @ ef[..., None])[..., 0]
-        held = held_joints(qa, lo, hi, g)
-        J = J * (~held)[..., None, :].to(J.dtype)
-        A = damped(J.transpose(-1, -2) @ J, lam)
-        dq = torch.linalg.solve_ex(A, torch.where(held, 0.0, g)[..., None])[0][..., 0]  # A is positive definite
-        q_new = torch.maximum(torch.minimum(qa + dq, hi), lo)
-        F_new, T_new = robot.joint_frames(q_new, trusted=True)
-        e_new = goal_residual(T_new, Tg, cfg.rot_weight, kind, axis, B)
-        D_new, JD_new = clearance.rows(q_new) if clearance is not None else (Da, JDa)
-        cost_new = (e_new * e_new).sum(-1) + _hinge_cost(clearance, D_new)
-        better = cost_new < cost
-        if clearance is not None:
-            Da = torch.where(better[:, None], D_new, Da)
-            JDa = torch.where(better[:, None, None], JD_new, JDa)
-        qa = torch.where(better[:, None], q_new, qa)
-        Fa = torch.where(better[:, None, None, None], F_new, Fa)
-        Ta = torch.where(better[:, None, None], T_new, Ta)
-        e = torch.where(better[:, None], e_new, e)
-        cost = torch.where(better, cost_new, cost)
-        lam = next_damping(lam, better)
-        iters[active] += 1
-        pos_a, rot_a = residual_errors(e, kind, cfg.rot_weight)
-        keep = (pos_a >= cfg.pos_tol) | (rot_a >= cfg.rot_tol)
-        if clearance is not None:
-            keep |= ~clearance.settled(Da)
-        if solved is not None:  # a goal's other starts stop with its first converged one
-            solved[active[~keep] // starts] = True
-            keep &= ~solved[active // starts]
-        if not bool(keep.all()):  # converged elements leave the working set
-            out = ~keep
-            q[active[out]], pos[active[out]], rot[active[out]] = qa[out], pos_a[out], rot_a[out]
-            active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a, Da, JDa = (
-                t[keep] for t in (active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a, Da, JDa)
-            )
-    q[active], pos[active], rot[active] = qa, pos_a, rot_a  # those still running at the budget's end
-    return q, iters, pos, rot
-
-
-def _hinge_cost(clearance: Clearance | None, D: torch.Tensor) -> torch.Tensor | float:
-    """The clearance rows' share of LM's cost (0 without obstacles)."""
-    return 0.0 if clearance is None else clearance.hinge_cost(D)
-
-
-def _outcome(q, iters, pos, rot, *, batch: torch.Size, cfg: RefineConfig, dof: int) -> tuple[torch.Tensor, RefineInfo]:
-    """(q (batch..., dof), RefineInfo) of the flat per-element results (q (n, dof); iterations, errors (n,)) of LM."""
+def _outcome(outcome: LMOutcome, batch: torch.Size, cfg: RefineConfig, dof: int) -> tuple[torch.Tensor, RefineInfo]:
+    """(q (batch..., dof), RefineInfo) of the flat per-element outcome of LM."""
+    q, iters, pos, rot = outcome
     done = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
     info = RefineInfo(done.reshape(batch), iters.reshape(batch), pos.reshape(batch), rot.reshape(batch))
     return q.reshape(batch + (dof,)), info
@@ -366,10 +193,10 @@ def slsqp_refine_checked(
     axis = tool_axis(robot) if axis is None else axis
     q0 = q0.detach().to("cpu", torch.float64)
     T_goal = T_goal.detach().to("cpu", torch.float64)
-    batch = _batch_shape(q0, T_goal)
+    batch = batch_shape(q0, T_goal)
     q0 = q0.expand(batch + (robot.dof,)).reshape(-1, robot.dof)
     goals = T_goal.expand(batch + (4, 4)).reshape(-1, 4, 4)
-    lo, hi = _limits(robot, q0)
+    lo, hi = limits(robot, q0)
     bounds = [
         (None if not torch.isfinite(a) else float(a), None if not torch.isfinite(b) else float(b))
         for a, b in zip(lo, hi)

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 from ggik.ik.tolerances import SOLVE_TOLERANCES, Tolerances
 
-__all__ = ["RefineConfig"]
+__all__ = ["RefineConfig", "LM_BACKENDS"]
+
+LM_BACKENDS = ("compiled", "numpy", "torch")  #: every LM backend (:mod:`ggik.ik.lm.select`), in its order of preference
 
 
 @dataclass
@@ -19,11 +21,21 @@ class RefineConfig:
     max_iters: int = 30  #: LM iterations (each a batched linear solve)
     rot_weight: float = 0.1  #: [m/rad] length that makes rotation errors comparable to positions
     damping: float = 1e-3  #: initial LM damping (relative to the diagonal of J^T J)
-    #: LM: a goal's starts (the last batch dimension) stop at its first converged one, the others keeping their values
-    #: (one solution per goal): in lock-step (torch, numpy), or one after another (compiled, ggik.ik.lm_compiled)
+    #: LM: a goal's starts (the last batch dimension) stop at its first solution: its lowest-indexed start that
+    #: converges, the starts after it returned as given (ggik.ik.lm.core.FirstSolution; the same on every backend)
     stop_at_first: bool = False
     slsqp_max_iters: int = 100  #: as in the GGIK paper
     slsqp_ftol: float = 1e-10  #: scipy's default 1e-6 stops far above a 1 mm criterion
+    #: the LM backends allowed (names of :data:`LM_BACKENDS`; None: all), chosen among by
+    #: :func:`ggik.ik.lm.select.select_backend`
+    lm_backends: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.lm_backends is not None:
+            names = (self.lm_backends,) if isinstance(self.lm_backends, str) else tuple(self.lm_backends)
+            if not names or any(n not in LM_BACKENDS for n in names):
+                raise ValueError(f"lm_backends must be some of {LM_BACKENDS} or None, got {self.lm_backends!r}")
+            object.__setattr__(self, "lm_backends", names)
 
     @property
     def tolerances(self) -> Tolerances:

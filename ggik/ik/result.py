@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import torch
 
-__all__ = ["IKResult", "sort_best_first"]
+__all__ = ["IKResult", "sort_best_first", "best_first_order"]
 
 
 @dataclass
@@ -87,10 +89,7 @@ def sort_best_first(
     if clearance is not None:
         free = clearance >= 0
         success = success & free
-    order = torch.argsort(pos / pos_tol + rot / rot_tol, dim=-1, stable=True)
-    for key in (within, success):  # stable sorts: the last key applied is the primary one
-        k = torch.gather((~key).to(torch.int8), 1, order)
-        order = torch.gather(order, 1, torch.argsort(k, dim=-1, stable=True))
+    order = best_first_order(pos / pos_tol + rot / rot_tol, within, success)
 
     def take(t: torch.Tensor) -> torch.Tensor:
         return torch.gather(t, 1, order if t.ndim == 2 else order[..., None].expand_as(t))
@@ -104,3 +103,19 @@ def sort_best_first(
         collision_free=None if free is None else take(free),
         clearance=None if clearance is None else take(clearance),
     )
+
+
+def best_first_order(score: Any, within: Any, success: Any) -> Any:
+    """(..., K) indices that order each row of K solutions: successful first, then within limits, then by ``score``
+    (..., K) ascending; stable, so equal keys keep their column order. The one ranking rule of the solver, for torch
+    tensors or numpy arrays alike (``within`` and ``success``: bool, the shape of ``score``)."""
+    if isinstance(score, torch.Tensor):
+        order = torch.argsort(score, dim=-1, stable=True)
+        for key in (within, success):  # stable sorts: the last key applied is the primary one
+            k = torch.gather((~key).to(torch.int8), -1, order)
+            order = torch.gather(order, -1, torch.argsort(k, dim=-1, stable=True))
+        return order
+    order = np.argsort(score, axis=-1, kind="stable")
+    for key in (within, success):
+        order = np.take_along_axis(order, np.argsort(~np.take_along_axis(key, order, -1), axis=-1, kind="stable"), -1)
+    return order

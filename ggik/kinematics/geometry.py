@@ -14,6 +14,7 @@ of its inputs.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 __all__ = [
@@ -37,6 +38,8 @@ __all__ = [
     "matrix_to_rotvec",
     "pose_errors",
     "check_pose",
+    "is_rigid",
+    "RIGID_TOL",
     "project_to_so3",
     "kabsch",
 ]
@@ -280,7 +283,19 @@ def pose_errors(T: torch.Tensor, T_goal: torch.Tensor) -> tuple[torch.Tensor, to
     return pos, rot
 
 
-def check_pose(T: torch.Tensor, name: str = "pose", tol: float = 1e-6) -> torch.Tensor:
+RIGID_TOL = 1e-6  #: the tolerance of :func:`check_pose` and :func:`is_rigid` on a pose's bottom row and rotation block
+
+
+def is_rigid(T: np.ndarray, tol: float = RIGID_TOL) -> bool:
+    """Whether one pose T (4, 4), a numpy array, passes :func:`check_pose`'s tests (finite, bottom row (0, 0, 0, 1),
+    rotation block orthonormal with determinant +1, within ``tol``), without torch's per-call work."""
+    if not np.isfinite(T).all() or np.abs(T[3] - (0.0, 0.0, 0.0, 1.0)).max() > tol:
+        return False
+    R = T[:3, :3]
+    return bool(np.abs(R.T @ R - np.eye(3)).max() <= tol and abs(np.linalg.det(R) - 1.0) <= tol)
+
+
+def check_pose(T: torch.Tensor, name: str = "pose", tol: float = RIGID_TOL) -> torch.Tensor:
     """Validate homogeneous rigid transforms (..., 4, 4); return them unchanged.
 
     Raises ``ValueError`` naming ``name`` for a wrong shape, NaN/inf, a bottom row other than

@@ -323,7 +323,11 @@ class Robot:
 
     def joints_within_limits(self, q, tol: float = 1e-9) -> torch.Tensor:
         """(..., dof) bool: each joint of q (..., dof) [rad or m] within [lower - tol, upper + tol]; continuous joints
-        always count as within. The one within-limits rule of the solver, the evaluation and the benchmarks."""
+        always count as within (a numpy array for a numpy array). The one within-limits rule of the solver, the
+        evaluation and the benchmarks."""
+        if isinstance(q, np.ndarray) and q.ndim and q.shape[-1] == self.dof:
+            lo, hi = self.lower.numpy(), self.upper.numpy()
+            return ((q >= lo - tol) & (q <= hi + tol)) | ~self.limited.numpy()
         q = torch.as_tensor(q)
         if q.ndim == 0 or q.shape[-1] != self.dof:
             raise ValueError(f"{self.name}: q must have shape (..., {self.dof}), got {tuple(q.shape)}")

@@ -22,7 +22,7 @@ import torch
 
 from ggik.graph import Goals
 from ggik.graph.robot_graph import RobotGraph
-from ggik.ik.lm_core import damped
+from ggik.ik.lm.core import damped
 from ggik.ik.refine import lm_refine_checked
 from ggik.ik.refine_config import RefineConfig
 from ggik.ik.residuals import pose_weights

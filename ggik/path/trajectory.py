@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from ggik.ik.lm_core import damped, held_joints, next_damping
+from ggik.ik.lm.core import damped, held_joints, next_damping
 from ggik.ik.refine import pose_residual
 from ggik.ik.residuals import pose_weights
 from ggik.kinematics.geometry import pose_errors

@@ -1,32 +1,22 @@
-"""The LM solver of :func:`ggik.ik.refine.lm_refine_checked` in numpy, for a handful of elements on a CPU.
+"""The LM backend in numpy, for a handful of elements on a CPU, where the torch backend's time is per-operation
+overhead (:func:`ggik.ik.lm.select.select_backend` chooses it for float64 CPU problems of up to
+:data:`ggik.ik.lm.select.NUMPY_MAX_ELEMENTS` elements when the compiled backend is not there or not wanted).
 
-The same algorithm, residuals and stopping rules as the torch solver, step for step; only the arithmetic library
-differs. For one goal and a few starts the torch solver's time is per-operation overhead, so
-:func:`ggik.ik.refine.lm_refine_checked` hands float64 CPU batches of up to :data:`NUMPY_MAX_ELEMENTS` elements to
-:func:`lm_numpy` (the crossover: ``benchmarks/solvers/README.md``). Results agree with the torch solver up to float
-rounding (``tests/test_lm_numpy.py``).
+The same algorithm, residuals, step (:func:`ggik.ik.lm.core.damped_step`) and stopping rules as the torch backend;
+only the arithmetic library differs. No obstacles.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import torch
 
-from ggik.ik.lm_core import damped, held_joints, next_damping
+from ggik.ik.lm.core import FirstSolution, damped_step, next_damping
+from ggik.ik.lm.problem import LMOutcome, LMProblem
 from ggik.ik.residuals import pose_weights
 from ggik.kinematics.geometry import SHEPPERD_MAP
 
-if TYPE_CHECKING:
-    from ggik.ik.refine_config import RefineConfig
-
-__all__ = ["NUMPY_MAX_ELEMENTS", "lm_numpy"]
-
-#: batches of at most this many elements (goals x starts) run in numpy on a CPU, larger ones in torch (the measured
-#: crossover: benchmarks/solvers/README.md)
-NUMPY_MAX_ELEMENTS = 256
-
+__all__ = ["solve_numpy"]
 
 _W, _C = SHEPPERD_MAP[0].numpy(), SHEPPERD_MAP[1].numpy()
 
@@ -81,7 +71,7 @@ def _rotvec(R: np.ndarray) -> np.ndarray:
 
 
 def _residual(T: np.ndarray, goal: np.ndarray, kind: str, w: float, ax: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """(n, 3|5|6) :func:`ggik.ik.refine.goal_residual`."""
+    """(n, 3|5|6) :func:`ggik.ik.residuals.goal_residual`."""
     dp = goal[:, :3, 3] - T[:, :3, 3]
     if kind == "position":
         return dp
@@ -97,42 +87,29 @@ def _residual(T: np.ndarray, goal: np.ndarray, kind: str, w: float, ax: np.ndarr
 
 
 def _errors(e: np.ndarray, kind: str, w: float) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`ggik.ik.refine.residual_errors`."""
+    """:func:`ggik.ik.residuals.residual_errors`."""
     pos = _norm(e[:, :3])
     return pos, (np.zeros_like(pos) if kind == "position" else _norm(e[:, 3:]) / w)
 
 
-def lm_numpy(
-    consts: tuple[dict[str, np.ndarray], bool],
-    goal: np.ndarray,
-    q: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    axis: np.ndarray,
-    basis: np.ndarray,
-    *,
-    kind: str,
-    starts: int,
-    cfg: RefineConfig,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """LM from q (n, dof), clamped into [lo, hi], towards canonical goals (n, 4, 4) of ``kind``; ``basis`` (n, 3, 2)
-    of position+axis goals (any (n, ...) array for the other kinds); ``starts`` > 0: consecutive groups of that many
-    elements are one goal's starts, stopped at the goal's first converged one; ``cfg``: the LM settings. Returns (q,
-    iterations, position errors [m], rotation errors [rad]) of every element, as
-    :func:`ggik.ik.refine.lm_refine_checked`."""
-    c, plain = consts
-    n, dof = q.shape
+def solve_numpy(problem: LMProblem) -> LMOutcome:
+    """LM on every element of ``problem`` in numpy (float64, on the CPU); the outcome as CPU float64 tensors."""
+    c, plain = problem.chain.robot.chain_constants()
+    goal, q0, lo, hi, axis, basis = problem.arrays()
+    cfg, kind, starts = problem.chain.cfg, problem.chain.kind, problem.starts
+    n = q0.shape[0]
     w = cfg.rot_weight
     row_w = pose_weights(w, torch.zeros((), dtype=torch.float64)).numpy()
-    q = np.clip(q, lo, hi)
+    q = np.clip(q0, lo, hi)
     F, T = _frames(c, q)
     e = _residual(T, goal, kind, w, axis, basis)
     pos, rot = _errors(e, kind, w)
+    pos0, rot0 = pos.copy(), rot.copy()
     iters = np.zeros(n, dtype=np.int64)
     running = (pos >= cfg.pos_tol) | (rot >= cfg.rot_tol)
-    solved: np.ndarray | None = np.asarray((~running).reshape(-1, starts).any(-1)) if starts else None
-    if solved is not None:
-        running &= ~np.repeat(solved, starts)
+    first = FirstSolution(~running, starts) if starts else None
+    if first is not None:
+        running = first.running(running)
     active = np.flatnonzero(running)
     qa, Fa, Ta, Tg, Ba, e = q[active], F[active], T[active], goal[active], basis[active], e[active]
     pos_a, rot_a = pos[active], rot[active]
@@ -148,12 +125,7 @@ def lm_numpy(
             J = J[:, :3, :]
         else:
             J = np.concatenate([J[:, :3, :], w * (Ba.transpose(0, 2, 1) @ J[:, 3:, :])], -2)
-        g = (J.transpose(0, 2, 1) @ e[..., None])[..., 0]
-        held = held_joints(qa, lo, hi, g)
-        J = J * (~held)[:, None, :]
-        A = damped(J.transpose(0, 2, 1) @ J, lam)
-        dq = np.linalg.solve(A, np.where(held, 0.0, g)[..., None])[..., 0]
-        q_new = np.minimum(np.maximum(qa + dq, lo), hi)
+        q_new = np.minimum(np.maximum(qa + damped_step(J, e, qa, lo, hi, lam), lo), hi)
         F_new, T_new = _frames(c, q_new)
         e_new = _residual(T_new, Tg, kind, w, axis, Ba)
         cost_new = (e_new * e_new).sum(-1)
@@ -167,9 +139,8 @@ def lm_numpy(
         iters[active] += 1
         pos_a, rot_a = _errors(e, kind, w)
         keep = (pos_a >= cfg.pos_tol) | (rot_a >= cfg.rot_tol)
-        if solved is not None:
-            solved[active[~keep] // starts] = True
-            keep &= ~solved[active // starts]
+        if first is not None:
+            keep = first.keep(active, keep)
         if not keep.all():
             out = ~keep
             q[active[out]], pos[active[out]], rot[active[out]] = qa[out], pos_a[out], rot_a[out]
@@ -177,4 +148,7 @@ def lm_numpy(
                 t[keep] for t in (active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a)
             )
     q[active], pos[active], rot[active] = qa, pos_a, rot_a
-    return q, iters, pos, rot
+    if first is not None:  # the starts after a goal's solution, as they were given
+        later = first.later()
+        q[later], iters[later], pos[later], rot[later] = np.clip(q0[later], lo, hi), 0, pos0[later], rot0[later]
+    return LMOutcome(*(torch.from_numpy(a) for a in (q, iters, pos, rot)))

@@ -1,0 +1,114 @@
+"""The LM backend in torch: any device and dtype, large batches, and the clearance rows of obstacles.
+
+Each iteration solves the damped normal equations (:func:`ggik.ik.lm.core.damped_step`) for every element still
+running at once: a step that lowers the cost is taken and the damping shrinks, otherwise it grows; joint values are
+clamped into the limits (projected LM). Elements that meet the tolerances leave the working set, so an iteration costs
+in proportion to the elements still running.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+
+from ggik.ik.lm.core import FirstSolution, damped_step, next_damping
+from ggik.ik.lm.problem import LMOutcome, LMProblem
+from ggik.ik.residuals import goal_residual, pose_row_weights, residual_errors, weighted_rows
+
+if TYPE_CHECKING:  # ggik.collision imports the kinematics only; the solver takes its Clearance as an argument
+    from ggik.collision import Clearance
+
+__all__ = ["solve_torch", "clear_of_obstacles"]
+
+
+def solve_torch(problem: LMProblem, clearance: Clearance | None = None) -> LMOutcome:
+    """LM on every element of ``problem`` in torch, on its device; ``clearance``: its hinge rows beside the goal's
+    (an element runs until its pose is within the tolerances and :meth:`~ggik.collision.Clearance.settled`)."""
+    p, c = problem, problem.chain
+    cfg, robot = c.cfg, c.robot
+    n, kind, w = p.size, c.kind, cfg.rot_weight
+    q = p.q0.clone()
+    row_w = pose_row_weights(kind, w, q)
+    F, T = robot.joint_frames(q, trusted=True)  # the joint frames give the Jacobian without a second FK pass
+    e = goal_residual(T, p.goal, w, kind, c.axis, p.basis)
+    pos, rot = residual_errors(e, kind, w)
+    pos0, rot0 = pos.clone(), rot.clone()
+    iters = torch.zeros(n, dtype=torch.long, device=q.device)
+    running = (pos >= cfg.pos_tol) | (rot >= cfg.rot_tol)
+    D, JD = clearance.rows(q) if clearance is not None else (q[:, :0], q[:, :0, None].expand(n, 0, robot.dof))
+    if clearance is not None:
+        running |= ~clearance.settled(D)
+    first = FirstSolution(~running, p.starts) if p.starts else None
+    if first is not None:
+        running = first.running(running)
+    active = running.nonzero()[:, 0]  # the working set: indices into the batch
+    qa, Fa, Ta, Tg, Ba, pos_a, rot_a, e, Da, JDa = (t[active] for t in (q, F, T, p.goal, p.basis, pos, rot, e, D, JD))
+    cost = (e * e).sum(-1) + _hinge_cost(clearance, Da)
+    lam = torch.full(active.shape, cfg.damping, dtype=q.dtype, device=q.device)
+    for _ in range(cfg.max_iters):
+        if active.numel() == 0:
+            break
+        B = Ba if kind == "position+axis" else None
+        J = weighted_rows(robot.jacobian_at(Fa, Ta), kind, w, B, row_w)  # rows matching the residual
+        ef = e
+        if clearance is not None:  # the clearance rows below the goal's
+            eh, Jh = clearance.hinge(Da, JDa)
+            J, ef = torch.cat([J, Jh], -2), torch.cat([e, eh], -1)
+        q_new = torch.maximum(torch.minimum(qa + damped_step(J, ef, qa, c.lo, c.hi, lam), c.hi), c.lo)
+        F_new, T_new = robot.joint_frames(q_new, trusted=True)
+        e_new = goal_residual(T_new, Tg, w, kind, c.axis, B)
+        D_new, JD_new = clearance.rows(q_new) if clearance is not None else (Da, JDa)
+        cost_new = (e_new * e_new).sum(-1) + _hinge_cost(clearance, D_new)
+        better = cost_new < cost
+        if clearance is not None:
+            Da = torch.where(better[:, None], D_new, Da)
+            JDa = torch.where(better[:, None, None], JD_new, JDa)
+        qa = torch.where(better[:, None], q_new, qa)
+        Fa = torch.where(better[:, None, None, None], F_new, Fa)
+        Ta = torch.where(better[:, None, None], T_new, Ta)
+        e = torch.where(better[:, None], e_new, e)
+        cost = torch.where(better, cost_new, cost)
+        lam = next_damping(lam, better)
+        iters[active] += 1
+        pos_a, rot_a = residual_errors(e, kind, w)
+        keep = (pos_a >= cfg.pos_tol) | (rot_a >= cfg.rot_tol)
+        if clearance is not None:
+            keep |= ~clearance.settled(Da)
+        if first is not None:
+            keep = first.keep(active, keep)
+        if not bool(keep.all()):  # converged elements leave the working set
+            out = ~keep
+            q[active[out]], pos[active[out]], rot[active[out]] = qa[out], pos_a[out], rot_a[out]
+            active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a, Da, JDa = (
+                t[keep] for t in (active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a, Da, JDa)
+            )
+    q[active], pos[active], rot[active] = qa, pos_a, rot_a  # those still running at the budget's end
+    if first is not None:  # the starts after a goal's solution, as they were given
+        later = first.later()
+        q[later], iters[later], pos[later], rot[later] = p.q0[later], 0, pos0[later], rot0[later]
+    return LMOutcome(q, iters, pos, rot)
+
+
+def clear_of_obstacles(problem: LMProblem, outcome: LMOutcome, clearance: Clearance) -> LMOutcome:
+    """The second phase of LM with obstacles (:func:`ggik.ik.refine.lm_refine_checked`), on the first phase's
+    ``outcome``: the elements to redo run again in torch from where they ended, with the clearance rows."""
+    cfg, starts = problem.chain.cfg, problem.starts
+    q, iters, pos, rot = outcome
+    reached = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
+    done = reached & clearance.collision_free(q)
+    # stop_at_first: every start of a goal without a clear solution (the others were cut short); otherwise those that
+    # reached the pose in collision (a start plain LM could not bring to the pose in its budget is left as it is)
+    redo = ~done.view(-1, starts).any(-1).repeat_interleave(starts) if starts else reached & ~done
+    idx = redo.nonzero()[:, 0]
+    if idx.numel():
+        q2, it2, pos2, rot2 = solve_torch(problem.subset(idx, q[idx]), clearance)
+        q, iters, pos, rot = q.clone(), iters.clone(), pos.clone(), rot.clone()
+        q[idx], pos[idx], rot[idx] = q2, pos2, rot2
+        iters[idx] += it2
+    return LMOutcome(q, iters, pos, rot)
+
+
+def _hinge_cost(clearance: Clearance | None, D: torch.Tensor) -> torch.Tensor | float:
+    """The clearance rows' share of LM's cost (0 without obstacles)."""
+    return 0.0 if clearance is None else clearance.hinge_cost(D)
