@@ -117,5 +117,8 @@ def best_first_order(score: Any, within: Any, success: Any) -> Any:
         return order
     order = np.argsort(score, axis=-1, kind="stable")
     for key in (within, success):
-        order = np.take_along_axis(order, np.argsort(~np.take_along_axis(key, order, -1), axis=-1, kind="stable"), -1)
+        if order.ndim == 1:  # one goal (the single-goal path): plain indexing, no per-axis helpers
+            order = order[np.argsort(~key[order], kind="stable")]
+        else:
+            order = np.take_along_axis(order, np.argsort(~np.take_along_axis(key, order, -1), -1, kind="stable"), -1)
     return order

@@ -49,6 +49,7 @@ class RobotSolver:
         self.robot, self.cfg, self.starts = robot, cfg, starts
         self.chain = LMChain.of(robot, "pose", cfg, torch.zeros((), dtype=torch.float64))
         self.backend = LMBackend(cpu_backend(starts, cfg.lm_backends), torch.device("cpu"))
+        self.no_basis = torch.zeros((starts, 0, 0), dtype=torch.float64)  # pose goals: no position+axis basis
 
     def solve(self, T_goal: torch.Tensor, generator: torch.Generator | None = None) -> IKResult:
         """An :class:`IKResult` (1, starts) for one pose (4, 4) or (1, 4, 4) [m] in the base-link frame."""
@@ -57,7 +58,7 @@ class RobotSolver:
             check_pose(T[None], "T_goal")  # raises the general path's error for this pose
         q0 = self.robot.sample_q(self.starts, generator)
         stop = self.starts if self.cfg.stop_at_first else 0
-        problem = LMProblem.on(self.chain, T.expand(self.starts, 4, 4), q0, stop)
+        problem = LMProblem(self.chain, T.expand(self.starts, 4, 4), q0, self.no_basis, stop)  # q0 within the limits
         q, _, pos, rot = (t.numpy() for t in self.backend.solve(problem))
         cfg = self.cfg
         success, within = (pos < cfg.pos_tol) & (rot < cfg.rot_tol), self.robot.joints_within_limits(q).all(-1)

@@ -54,8 +54,9 @@ def _compiled_kernel() -> Any:
             import numba
 
             names = vars(kernel)
-            jit = numba.njit(cache=True, nogil=True, error_model="numpy")
-            compiled = {name: jit(names[name]) for name in kernel.HELPERS}
+            options = {"cache": True, "nogil": True, "error_model": "numpy"}
+            inlined, unit = numba.njit(**options, inline="always"), numba.njit(**options)  # a unit: a call of its own
+            compiled = {name: (unit if name == "_solve_unit" else inlined)(names[name]) for name in kernel.HELPERS}
             names.update(compiled)
             names["numba_prange"] = numba.prange
             _BUILT["kernel"] = numba.njit(cache=True, nogil=True, parallel=True, error_model="numpy")(kernel.lm_kernel)

@@ -144,7 +144,9 @@ class LMProblem:
 
 
 def _array(t: torch.Tensor) -> np.ndarray:
-    return np.ascontiguousarray(t.detach().to("cpu", torch.float64).numpy())
+    if t.dtype != torch.float64 or t.device.type != "cpu":
+        t = t.to("cpu", torch.float64)
+    return np.ascontiguousarray(t.detach().numpy())
 
 
 def limits(robot: Robot, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

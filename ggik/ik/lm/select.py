@@ -108,6 +108,8 @@ def select_backend(
 def cpu_backend(n: int, prefer: str | Sequence[str] | None = None) -> str:
     """The float64 CPU backend of n elements among ``prefer`` (:func:`select_backend`): the rule's first that fits,
     else the first allowed that runs."""
+    if prefer is None and n <= COMPILED_MAX_ELEMENTS and compiled.available():  # the common case, without the lists
+        return "compiled"
     allowed = check_backends(prefer)
     runs = [a for a in allowed if a != "compiled" or compiled.available()]
     fits = {"compiled": n <= COMPILED_MAX_ELEMENTS, "numpy": n <= NUMPY_MAX_ELEMENTS, "torch": True}
