@@ -27,8 +27,9 @@ from ggik.ik import single_goal
 from ggik.ik.dg_refine import DGConfig
 from ggik.ik.refine_config import RefineConfig
 from ggik.ik.result import IKResult, sort_best_first
+from ggik.ik.sampling import SamplingOptions
 from ggik.ik.solve_config import DEFAULT_SAMPLES, REFINE_METHODS, SolveConfig
-from ggik.ik.strategies import model_first_strategy, random_strategy, samples_strategy
+from ggik.ik.strategies import ModelDraw, Refinement, model_first_strategy, random_strategy, samples_strategy
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel
 from ggik.path import PathConfig, PathProgress, PathResult, solve_path
@@ -68,7 +69,6 @@ class GGIK:
         self.device = torch.device(device)
         self.config = tolerances or RefineConfig()
         self.dg_config = dg or DGConfig()
-        self._graphs: weakref.WeakKeyDictionary[Robot, RobotGraph] = weakref.WeakKeyDictionary()
         self._collision_models: weakref.WeakKeyDictionary[Robot, CollisionModel] = weakref.WeakKeyDictionary()
         self._robot_solvers: dict[tuple[Robot, tuple, int], single_goal.RobotSolver] = {}
         self._robot_solvers_lock = threading.Lock()
@@ -131,10 +131,7 @@ class GGIK:
         return recorded_training_set(self.checkpoint) or {}
 
     def _graph(self, robot: Robot) -> RobotGraph:
-        if robot not in self._graphs:
-            # the graph of the model's convention; GraphError for chains the graph cannot take
-            self._graphs[robot] = self.model.graph(robot)
-        return self._graphs[robot]
+        return self.model.graph(robot)  # the graph of the model's convention, kept by the model
 
     def solve(
         self,
@@ -144,8 +141,7 @@ class GGIK:
         *,
         generator: torch.Generator | None = None,
         goal: str = "pose",
-        obstacles: Scene | None = None,
-        collision_model: CollisionModel | None = None,
+        obstacles: Scene | Clearance | None = None,
         collision: CollisionConfig | None = None,
     ) -> IKResult:
         """IK solutions for goals ``T_goal`` (4, 4) or (B, 4, 4): EE poses in ``robot``'s base-link frame.
@@ -170,13 +166,14 @@ class GGIK:
         within tolerance.
 
         ``obstacles``: a :class:`ggik.Scene` in the base-link frame. LM (``refine`` "lm" or "dg+lm", and the strategies
-        "model-first" and "random") and SLSQP keep every link capsule of ``collision_model`` (default
-        :meth:`ggik.collision.CollisionModel.from_robot`, made once per robot) clear of the obstacles and of the
-        robot's other links by ``collision.margin`` (:class:`ggik.collision.CollisionConfig`); "dg" pushes the joint
+        "model-first" and "random") and SLSQP keep every link capsule of the robot's collision model
+        (:meth:`collision_model`, made once per robot) clear of the obstacles and of the robot's other links by
+        ``collision.margin`` (:class:`ggik.collision.CollisionConfig`); "dg" pushes the joint
         points out of the obstacles between its steps (:func:`ggik.ik.dg_refine.push_out`); raw samples are only
         checked. The result then reports ``collision_free`` and ``clearance`` per solution, and ``success``
-        requires collision-free; the restarts of "model-first" go to the goals without such a solution. A
-        ``collision_model`` without ``obstacles`` checks self-collision alone. SLSQP takes the clearances as inequality
+        requires collision-free; the restarts of "model-first" go to the goals without such a solution. Or
+        ``obstacles`` is a :class:`ggik.collision.Clearance` of ``robot``: its own collision model, scene (None:
+        self-collision alone) and settings (``collision`` must then be None). SLSQP takes the clearances as inequality
         constraints (distance >= margin).
 
         The goals are checked once here (:meth:`ggik.RobotGraph.goals`) and passed down checked.
@@ -187,7 +184,7 @@ class GGIK:
         if not isinstance(config, SolveConfig):
             raise TypeError(f"config must be a ggik.SolveConfig, got {type(config).__name__}")
         cfg = self._refine_config(config)
-        clearance = self._clearance(robot, obstacles, collision_model, collision)
+        clearance = self._clearance(robot, obstacles, collision)
         # on a GPU the whole solve stays there (sampling, angle recovery, LM, ranking), the result comes back at the end
         resident = self.device.type == "cuda" and clearance is None and config.method in (None, "lm")
         where = self.device if resident else torch.device("cpu")
@@ -195,42 +192,20 @@ class GGIK:
             if not resident and single_goal.takes(T_goal, goal, config.method, clearance, cfg, config.starts):
                 return self._robot_solver(robot, cfg, config.starts).solve(T_goal, generator)
             T, kind = self._checked_goals(robot, T_goal, goal, None)
-            result = random_strategy(robot, T.to(where), kind, config.starts, config.method, cfg, generator, clearance)
-            return result.result.to("cpu")
+            refinement = Refinement(config.method, cfg, clearance)
+            return random_strategy(robot, T.to(where), kind, config.starts, refinement, generator).result.to("cpu")
         samples = DEFAULT_SAMPLES if config.samples is None else config.samples
         graph = self._graph(robot)
         goals = self._checked_goals(robot, T_goal, goal, graph)
         assert isinstance(goals, Goals)
         goals = goals.to(torch.float64, where)
-        over = config.oversample or 1
+        options = SamplingOptions(oversample=config.oversample or 1, on_device=resident)
+        draw = ModelDraw(self.model, graph, samples, options)
         if config.strategy == "samples":
-            return samples_strategy(
-                self.model,
-                graph,
-                goals,
-                samples,
-                config.refine,
-                cfg,
-                self.dg_config,
-                generator,
-                over,
-                clearance,
-                on_device=resident,
-            ).to("cpu")
-        return model_first_strategy(
-            self.model,
-            graph,
-            goals,
-            samples,
-            config.starts,
-            config.method,
-            cfg,
-            generator,
-            generator,
-            over,
-            clearance,
-            on_device=resident,
-        ).result.to("cpu")
+            refinement = Refinement(config.refine, cfg, clearance)
+            return samples_strategy(draw, goals, refinement, self.dg_config, generator).to("cpu")
+        refinement = Refinement(config.method, cfg, clearance)
+        return model_first_strategy(draw, goals, config.starts, refinement, generator, generator).result.to("cpu")
 
     def _robot_solver(self, robot: Robot, cfg: RefineConfig, starts: int) -> single_goal.RobotSolver:
         """The warm single-goal solver of (robot, settings), made on first use and kept (the last 16 kept)."""
@@ -249,20 +224,25 @@ class GGIK:
         return self._collision_models[robot]
 
     def _clearance(
-        self, robot: Robot, obstacles: Scene | None, model: CollisionModel | None, config: CollisionConfig | None
+        self, robot: Robot, obstacles: Scene | Clearance | None, config: CollisionConfig | None
     ) -> Clearance | None:
-        """The :class:`ggik.collision.Clearance` of a call with obstacles or a collision model (None without)."""
-        if obstacles is None and model is None:
+        """The :class:`ggik.collision.Clearance` of a call with obstacles (None without)."""
+        if obstacles is None:
             if config is not None:
-                raise ValueError("a CollisionConfig was given without obstacles or a collision model")
+                raise ValueError("a CollisionConfig was given without obstacles")
             return None
-        if obstacles is not None and not isinstance(obstacles, Scene):
+        if isinstance(obstacles, Clearance):
+            if config is not None:
+                raise ValueError("a Clearance carries its own CollisionConfig: pass collision=None with it")
+            if obstacles.robot is not robot:
+                raise ValueError(f"the Clearance is of robot {obstacles.robot.name!r}, not of {robot.name!r}")
+            return obstacles
+        if not isinstance(obstacles, Scene):
             raise TypeError(
-                f"obstacles must be a ggik.Scene (Scene.from_file reads a file), got {type(obstacles).__name__}"
+                f"obstacles must be a ggik.Scene (Scene.from_file reads a file) or a ggik.collision.Clearance, got "
+                f"{type(obstacles).__name__}"
             )
-        if model is not None and not isinstance(model, CollisionModel):
-            raise TypeError(f"collision_model must be a ggik.collision.CollisionModel, got {type(model).__name__}")
-        return Clearance(robot, model or self.collision_model(robot), obstacles, config)
+        return Clearance(robot, self.collision_model(robot), obstacles, config)
 
     @staticmethod
     def _checked_goals(robot: Robot, T_goal: Any, goal: str, graph: RobotGraph | None) -> Any:
@@ -303,8 +283,7 @@ class GGIK:
         *,
         q_start: torch.Tensor | None = None,
         generator: torch.Generator | None = None,
-        obstacles: Scene | None = None,
-        collision_model: CollisionModel | None = None,
+        obstacles: Scene | Clearance | None = None,
         collision: CollisionConfig | None = None,
         progress: PathProgress | None = None,
     ) -> PathResult:
@@ -319,7 +298,7 @@ class GGIK:
         every configuration within the joint limits, no joint moving more than ``config.max_jump`` between
         waypoints. ``q_start`` (dof,): the configuration the robot starts from. The poses are checked on entry (as a
         path, and with the model as its graph's goals), and nothing after that checks them again.
-        ``obstacles``, ``collision_model``, ``collision``: as in :meth:`solve`; valid then also means collision-free
+        ``obstacles``, ``collision``: as in :meth:`solve`; valid then also means collision-free
         at every waypoint and on every motion between them, and the result names the collisions, the waypoints
         without any valid candidate and the closest obstacle. ``progress``: called after every round
         (:data:`ggik.path.PathProgress`). Returns a :class:`ggik.PathResult`.
@@ -333,11 +312,9 @@ class GGIK:
                 f"got {type(config).__name__}"
             )
         config.check()  # ValueError naming the field, before the config is read here
-        clearance = self._clearance(robot, obstacles, collision_model, collision)
-        use_model = config.samples > 0 or config.track_samples > 0
-        graph = self._graph(robot) if use_model else None
-        model = self.model if use_model else None
-        return solve_path(robot, poses, config, model, graph, q_start, generator, clearance, progress)
+        clearance = self._clearance(robot, obstacles, collision)
+        model = self.model if config.samples > 0 or config.track_samples > 0 else None
+        return solve_path(robot, poses, config, model, q_start, generator, clearance, progress)
 
     def with_tolerances(self, pos_tol: float, rot_tol: float) -> GGIK:
         """A solver sharing this model with other success tolerances [m, rad]."""

@@ -22,7 +22,7 @@ from ggik.graph.conventions import (
     canonical_points,
 )
 from ggik.graph.goal_kinds import GOAL_KINDS
-from ggik.ik.sampling import sample_joint_angles
+from ggik.ik.sampling import SamplingOptions, sample_joint_angles
 from ggik.kinematics import geometry as geo
 from ggik.kinematics.reframe import Reframing, random_reframing, reframe
 from ggik.nn.cvae import GGIKModel, ModelConfig
@@ -185,7 +185,7 @@ def test_a_canonical_model_samples_the_same_points_in_every_file_and_its_angles_
     noise["eps"] = torch.randn(3, 2 * robot.dof + 4, model.cfg.latent, dtype=torch.float64)
     raws = []
     for r, T in ((robot, robot.fk(q)), (other, other.fk(how.q_new(q)))):
-        raws.append(sample_joint_angles(model, model.graph(r), T, 3, noise=noise, bf16=False))
+        raws.append(sample_joint_angles(model, model.graph(r), T, 3, options=SamplingOptions(noise=noise, bf16=False)))
     mine, theirs = raws
     assert (mine.points - theirs.points).abs().max() <= TOL
     # the same arm poses: the angles differ by the zero turns (modulo 2 pi), the poses by the exact map

@@ -236,6 +236,7 @@ from ggik.checkpoint import training_set  # noqa: E402
 from ggik.data import TrainingData  # noqa: E402
 from ggik.evaluation.generalisation import (  # noqa: E402
     FAMILY_MEAN,
+    UnseenFamilies,
     generalisation_points,
     generalisation_table,
     structure_lengths,
@@ -266,7 +267,11 @@ def _rows(table):
 
 def test_generalisation_table_families_exclusion_distances_and_means(untrained_model):
     table = generalisation_table(
-        untrained_model, TRAINING, TINY_GEN, dofs=[6, 8], scales=[0.2], family_size=2, progress=False
+        untrained_model,
+        TRAINING,
+        TINY_GEN,
+        progress=False,
+        families=UnseenFamilies(dofs=[6, 8], scales=[0.2], family_size=2),
     )
     rows = _rows(table)
     families = list(dict.fromkeys(r["family"] for r in rows))
@@ -318,11 +323,8 @@ def test_generalisation_random_robots_follow_the_seed(untrained_model):
             untrained_model,
             TRAINING,
             EvalConfig(problems=1, samples=1, seed=seed),
-            robots=[],
-            dofs=[6],
-            scales=[],
-            family_size=2,
             progress=False,
+            families=UnseenFamilies(robots=[], dofs=[6], scales=[], family_size=2),
         )
         return [r["distance to training set"] for r in _rows(t) if r["robot"] != FAMILY_MEAN]
 
@@ -335,7 +337,11 @@ def test_edge_distance_is_zero_for_a_copy_of_a_training_robot(untrained_model):
     copy.name = "my_iiwa"
     far = randomize_links(Robot.from_name("lbr_iiwa"), 0.4, 5)
     table = generalisation_table(
-        untrained_model, {"named": {"lbr_iiwa": 1.0}}, TINY_GEN, robots=[copy, far], dofs=[], scales=[], progress=False
+        untrained_model,
+        {"named": {"lbr_iiwa": 1.0}},
+        TINY_GEN,
+        progress=False,
+        families=UnseenFamilies(robots=[copy, far], dofs=[], scales=[]),
     )
     rows = _rows(table)
     assert rows[0]["distance to training set"] == 0.0 and rows[0]["distance measure"] == "edges vs lbr_iiwa"
@@ -347,12 +353,18 @@ def test_edge_distance_is_zero_for_a_copy_of_a_training_robot(untrained_model):
 def test_generalisation_says_so_when_every_named_robot_was_trained(untrained_model):
     everything = {"named": {n: 1.0 for n in available_robots()}}
     table = generalisation_table(
-        untrained_model, everything, TINY_GEN, dofs=[7], scales=[], family_size=1, progress=False
+        untrained_model,
+        everything,
+        TINY_GEN,
+        progress=False,
+        families=UnseenFamilies(dofs=[7], scales=[], family_size=1),
     )
     assert {r["family"] for r in _rows(table)} == {"random 7-DOF"}
     assert any("no unseen named robot" in n for n in table.notes)
     with pytest.raises(GGIKError, match="nothing to evaluate: All 9 named robots"):
-        generalisation_table(untrained_model, everything, TINY_GEN, dofs=[], scales=[], progress=False)
+        generalisation_table(
+            untrained_model, everything, TINY_GEN, progress=False, families=UnseenFamilies(dofs=[], scales=[])
+        )
 
 
 @pytest.mark.parametrize(
@@ -369,7 +381,8 @@ def test_generalisation_says_so_when_every_named_robot_was_trained(untrained_mod
 def test_generalisation_bad_options_are_errors(untrained_model, kwargs, message):
     cfg = kwargs.pop("cfg", TINY_GEN)
     with pytest.raises(GGIKError, match=message):
-        generalisation_table(untrained_model, TRAINING, cfg, **{"dofs": [6], "scales": [], **kwargs}, progress=False)
+        families = UnseenFamilies(**{"dofs": [6], "scales": [], **kwargs})
+        generalisation_table(untrained_model, TRAINING, cfg, families, progress=False)
 
 
 def test_training_set_from_checkpoint_or_config():

@@ -16,6 +16,7 @@ from ggik.cli import main
 from ggik.errors import GoalError
 from ggik.evaluation.goal_kind_report import IKNET_REFERENCE, goal_kind_markdown
 from ggik.evaluation.goal_kind_table import COLUMNS, goal_kind_rows, joint_spread
+from ggik.evaluation.tables import EvalConfig
 from ggik.ik.metrics import count_distinct
 from ggik.nn.cvae import GGIKModel, ModelConfig
 
@@ -47,11 +48,9 @@ def rows(tiny_model, offset_robot) -> list[dict]:
         tiny_model,
         [Robot.from_name("panda"), offset_robot],
         kinds=KINDS,
-        problems=3,
-        samples=SAMPLES,
-        seed=0,
         iknet_samples=6,
         progress=False,
+        cfg=EvalConfig(problems=3, samples=SAMPLES, seed=0),
     )
 
 
@@ -113,11 +112,9 @@ def test_rows_are_seeded_and_each_kind_stands_alone(rows, tiny_model):
         tiny_model,
         [Robot.from_name("panda")],
         kinds=["position"],
-        problems=3,
-        samples=SAMPLES,
-        seed=0,
         iknet_samples=6,
         progress=False,
+        cfg=EvalConfig(problems=3, samples=SAMPLES, seed=0),
     )
     want = by_key(rows)["panda", "position"]
     for c in COLUMNS:
@@ -181,7 +178,7 @@ def test_bad_kinds_and_counts_are_clear_errors(tiny_model):
     with pytest.raises(GoalError, match="goal kind must be one of"):
         goal_kind_rows(tiny_model, panda, kinds=["pose", "orientation"], progress=False)
     with pytest.raises(ValueError, match="problems must be at least 1"):
-        goal_kind_rows(tiny_model, panda, problems=0, progress=False)
+        goal_kind_rows(tiny_model, panda, progress=False, cfg=EvalConfig(problems=0))
     with pytest.raises(ValueError, match="twice"):
         goal_kind_rows(tiny_model, panda, kinds=["pose", "pose"], progress=False)
 

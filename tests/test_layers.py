@@ -271,3 +271,21 @@ def test_no_import_cycles_inside_ggik():
         if module not in state:
             visit(module, [module])
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+MAX_PARAMETERS = 8  #: a function of ggik takes at most this many (self and cls not counted): objects, not lists
+
+
+def test_no_function_takes_more_than_eight_parameters():
+    """Long argument lists are hard to read and to call right: problem and config objects instead."""
+    long = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                a = node.args
+                names = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+                names = names[1:] if names[:1] in (["self"], ["cls"]) else names
+                count = len(names) + (a.vararg is not None) + (a.kwarg is not None)
+                if count > MAX_PARAMETERS:
+                    long.append(f"{name}:{node.lineno} {node.name} ({count})")
+    assert not long, "functions with more than 8 parameters:\n" + "\n".join(long)

@@ -300,8 +300,8 @@ def test_node_decoder_output_is_start_plus_frame_combination(graphs):
 def test_residual_inputs_are_only_an_extra_input(graphs):
     """An EGNN with residual_inputs whose residual weights are zero computes what the plain EGNN computes."""
     torch.manual_seed(0)
-    plain = EGNN(8, 16, 2, 2, coord_gain=0.5, features_out=False, frame_vectors=3).double()
-    with_r = EGNN(8, 16, 2, 2, coord_gain=0.5, features_out=False, frame_vectors=3, residual_inputs=True).double()
+    plain = EGNN(8, 16, 2, 2, coord_gain=0.5, outputs="coords", frame_vectors=3).double()
+    with_r = EGNN(8, 16, 2, 2, coord_gain=0.5, outputs="coords", frame_vectors=3, residual_inputs=True).double()
     state = plain.state_dict()
     with torch.no_grad():
         for k, layer in enumerate(with_r.layers):

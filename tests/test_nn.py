@@ -80,12 +80,12 @@ def test_feature_only_layer_keeps_coordinates_exactly():
 
 
 def test_coordinate_only_output_matches_the_full_stack():
-    """features_out=False drops the last feature update and the output norm: same coordinates, and every
+    """outputs="coords" drops the last feature update and the output norm: same coordinates, and every
     parameter gets a gradient from the coordinates alone (what DistributedDataParallel needs)."""
     gen = make_gen(23)
     full = make_stack(layers=3)
     torch.manual_seed(1)
-    coords_only = EGNN(D, H, E, 3, coord_gain=1.0, features_out=False).double()
+    coords_only = EGNN(D, H, E, 3, coord_gain=1.0, outputs="coords").double()
     missing, unexpected = coords_only.load_state_dict(full.state_dict(), strict=False)
     assert missing == [] and unexpected, "the coordinate-only stack is the full stack minus feature heads"
     assert all(k.startswith(("layers.2.msg", "layers.2.norm", "layers.2.node", "out_norm")) for k in unexpected)

@@ -11,7 +11,7 @@ import torch
 from ggik import GGIK, Robot, RobotGraph, SolveConfig
 from ggik.cli import main
 from ggik.graph.batch import GraphBatch
-from ggik.ik.sampling import known_distance_cost, sample_joint_angles
+from ggik.ik.sampling import SamplingOptions, known_distance_cost, sample_joint_angles
 from ggik.nn.cvae import GGIKModel, ModelConfig
 
 
@@ -54,7 +54,9 @@ def test_oversampling_keeps_the_lowest_cost_samples_of_the_same_draw(model, grap
     T = goals(graph, 5, 3)
     S = 4
     everything = sample_joint_angles(model, graph, T, S * k, generator=torch.Generator().manual_seed(7))
-    kept = sample_joint_angles(model, graph, T, S, generator=torch.Generator().manual_seed(7), oversample=k)
+    kept = sample_joint_angles(
+        model, graph, T, S, generator=torch.Generator().manual_seed(7), options=SamplingOptions(oversample=k)
+    )
     assert kept.q.shape == (5, S, graph.n) and kept.points.shape == (5, S, graph.num_nodes, 3)
     batch = GraphBatch.from_graph(graph, T_goal=T)
     cost = known_distance_cost(everything.points, batch.known_distances, batch.known_mask)
@@ -67,14 +69,16 @@ def test_oversampling_keeps_the_lowest_cost_samples_of_the_same_draw(model, grap
 def test_oversample_one_is_plain_sampling_and_bad_values_are_refused(model, graph):
     T = goals(graph, 3, 4)
     a = sample_joint_angles(model, graph, T, 4, generator=torch.Generator().manual_seed(5))
-    b = sample_joint_angles(model, graph, T, 4, generator=torch.Generator().manual_seed(5), oversample=1)
+    b = sample_joint_angles(
+        model, graph, T, 4, generator=torch.Generator().manual_seed(5), options=SamplingOptions(oversample=1)
+    )
     assert torch.equal(a.q, b.q)
     for bad in (0, -2, 1.5, True):
         with pytest.raises(ValueError, match="oversample must be an integer >= 1"):
-            sample_joint_angles(model, graph, T, 4, oversample=bad)
+            sample_joint_angles(model, graph, T, 4, options=SamplingOptions(oversample=bad))
     noise = {"u": torch.rand(4, graph.num_nodes), "eps": torch.randn(4, graph.num_nodes, 2)}
     with pytest.raises(ValueError, match="shared noise"):
-        sample_joint_angles(model, graph, T, 4, noise=noise, oversample=2)
+        sample_joint_angles(model, graph, T, 4, options=SamplingOptions(noise=noise, oversample=2))
 
 
 def test_solve_config_takes_oversample_where_a_model_samples(model, graph):
@@ -98,7 +102,9 @@ def test_cli_solve_oversample_starts_from_the_best_of_k_times_the_samples(capsys
 
     def spy(model, graph, goals, samples, generator=None, oversample=1, **kw):
         state = generator.get_state()
-        raw = sample_joint_angles(model, graph, goals, samples, generator=generator, oversample=oversample, **kw)
+        raw = sample_joint_angles(
+            model, graph, goals, samples, generator=generator, **kw, options=SamplingOptions(oversample=oversample)
+        )
         calls.append(dict(model=model, graph=graph, goals=goals, samples=samples, k=oversample, state=state, raw=raw))
         return raw
 
@@ -132,10 +138,10 @@ def test_sampling_on_cuda_recovers_angles_there_and_matches_the_cpu(model, graph
 
     T = goals(graph, 4, 8)
     noise = shared_noise(model, graph, 3, torch.Generator().manual_seed(9))
-    cpu = sample_joint_angles(model, graph, T, 3, noise=noise, bf16=False)
+    cpu = sample_joint_angles(model, graph, T, 3, options=SamplingOptions(noise=noise, bf16=False))
     gpu_model = GGIKModel(model.cfg).eval().to("cuda")
     gpu_model.load_state_dict(model.state_dict())
-    gpu = sample_joint_angles(gpu_model, graph, T, 3, noise=noise, bf16=False)
+    gpu = sample_joint_angles(gpu_model, graph, T, 3, options=SamplingOptions(noise=noise, bf16=False))
     assert gpu.q.device.type == "cpu" and gpu.q.dtype == torch.float64
     assert torch.allclose(gpu.points, cpu.points, atol=1e-4)
     assert torch.allclose(gpu.pos_err, cpu.pos_err, atol=1e-3)
@@ -146,8 +152,12 @@ def test_a_cpu_generator_samples_a_cuda_model_with_the_cpus_draws(model, graph):
     """A seeded CPU generator (what the CLI and the benchmarks pass) works with a CUDA model and draws the same latents
     as on the CPU, so the samples agree to the network's float32 rounding."""
     T = goals(graph, 3, 5)
-    cpu = sample_joint_angles(model, graph, T, 4, generator=torch.Generator().manual_seed(3), bf16=False)
+    cpu = sample_joint_angles(
+        model, graph, T, 4, generator=torch.Generator().manual_seed(3), options=SamplingOptions(bf16=False)
+    )
     gpu_model = GGIKModel(model.cfg).eval().to("cuda")
     gpu_model.load_state_dict(model.state_dict())
-    gpu = sample_joint_angles(gpu_model, graph, T, 4, generator=torch.Generator().manual_seed(3), bf16=False)
+    gpu = sample_joint_angles(
+        gpu_model, graph, T, 4, generator=torch.Generator().manual_seed(3), options=SamplingOptions(bf16=False)
+    )
     assert torch.allclose(gpu.points, cpu.points, atol=1e-4)

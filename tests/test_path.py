@@ -17,7 +17,7 @@ from conftest import HAND_URDFS
 
 from ggik import GGIK, GGIKModel, ModelConfig, PathConfig, Robot, SolveConfig, random_robot
 from ggik.graph import RobotGraph
-from ggik.ik.sampling import sample_joint_angles, shared_noise
+from ggik.ik.sampling import SamplingOptions, sample_joint_angles, shared_noise
 from ggik.kinematics.geometry import pose_errors
 from ggik.path import solve_path
 from ggik.path.candidates import anchors, distinct, interpolate, sweep
@@ -273,10 +273,10 @@ def test_shared_noise_gives_every_goal_the_same_latent_draws():
     L = model.latent_mask(torch.ones(1, graph.num_nodes, dtype=torch.bool)).shape[1]
     assert noise["u"].shape == (3, L) and noise["eps"].shape == (3, L, model.cfg.latent)
     T = robot.fk(robot.sample_q(2, torch.Generator().manual_seed(1)))
-    both = sample_joint_angles(model, graph, T, 3, noise=noise, bf16=False)
-    alone = sample_joint_angles(model, graph, T[1:], 3, noise=noise, bf16=False)
+    both = sample_joint_angles(model, graph, T, 3, options=SamplingOptions(noise=noise, bf16=False))
+    alone = sample_joint_angles(model, graph, T[1:], 3, options=SamplingOptions(noise=noise, bf16=False))
     torch.testing.assert_close(both.points[1], alone.points[0], rtol=0, atol=1e-5)
-    twice = sample_joint_angles(model, graph, T[[0, 0]], 3, noise=noise, bf16=False)
+    twice = sample_joint_angles(model, graph, T[[0, 0]], 3, options=SamplingOptions(noise=noise, bf16=False))
     torch.testing.assert_close(twice.points[0], twice.points[1], rtol=0, atol=0)
 
 
@@ -342,7 +342,7 @@ def test_ggik_solve_path_takes_one_path_config_and_nothing_else():
     solver = GGIK(tiny_model())
     cfg = PathConfig(samples=2, max_rounds=2, starts=6, time_limit=5.0, pos_tol=2e-4)
     res = solver.solve_path(robot, poses, cfg, generator=torch.Generator().manual_seed(2))
-    direct = solve_path(robot, poses, cfg, solver.model, None, generator=torch.Generator().manual_seed(2))
+    direct = solve_path(robot, poses, cfg, solver.model, generator=torch.Generator().manual_seed(2))
     assert torch.equal(res.q, direct.q) and res.valid == direct.valid and res.candidates == direct.candidates
     assert res.valid and float(res.pos_err.max()) < 2e-4
     with pytest.raises(TypeError, match="config must be a ggik.PathConfig .* got SolveConfig"):
@@ -354,9 +354,10 @@ def test_ggik_solve_path_takes_one_path_config_and_nothing_else():
 
 
 @pytest.mark.parametrize("refine_bottleneck", [2.0, 1e-9])  # trajectory LM on the searched path, or a check alone
-def test_solve_path_result_is_the_judgement_path_result_would_make(refine_bottleneck):
-    """solve_path hands its last judgement of the trajectory to path_result; judged again from scratch (same
-    tolerances, start configuration and obstacles), the result is the same."""
+def test_solve_path_result_agrees_with_an_independent_judgement(refine_bottleneck):
+    """solve_path hands its last judgement of the trajectory to path_result; judged here without the path code (FK and
+    pose errors, joint differences, the limits, the clearance of every waypoint and of points densely interpolated
+    between them), the result says the same."""
     from ggik.collision import Clearance, CollisionModel, Scene, Sphere
 
     robot = Robot.from_name("panda")
@@ -369,18 +370,31 @@ def test_solve_path_result_is_the_judgement_path_result_would_make(refine_bottle
     cfg = PathConfig(samples=0, max_rounds=2, refine_bottleneck=refine_bottleneck)
     res = solve_path(robot, poses, cfg, q_start=q_true[0], generator=torch.Generator().manual_seed(3),
                      clearance=clearance)  # fmt: skip
-    again = path_result(robot, poses, res.q, cfg, q_true[0], res.time_to_valid, res.total_time, res.candidates,
-                        res.rounds, res.timings, clearance)  # fmt: skip
-    for name in ("pos_err", "rot_err", "steps"):
-        torch.testing.assert_close(getattr(res, name), getattr(again, name), rtol=0, atol=0)
-    for name in ("valid", "within_limits", "unreached", "large_moves", "collisions", "collision_free",
-                 "min_clearance", "closest_obstacle", "mjac"):  # fmt: skip
-        assert getattr(res, name) == getattr(again, name), name
+    pos, rot = pose_errors(robot.fk(res.q), poses)
+    torch.testing.assert_close(res.pos_err, pos, rtol=0, atol=1e-12)
+    torch.testing.assert_close(res.rot_err, rot, rtol=0, atol=1e-9)
+    steps = torch.diff(torch.cat([q_true[:1], res.q]), dim=0)
+    torch.testing.assert_close(res.steps, steps, rtol=0, atol=0)
+    assert res.mjac == pytest.approx(math.degrees(float(steps.abs().max())))
+    assert res.large_moves == (steps.abs() > cfg.max_jump + 1e-12).any(-1).nonzero()[:, 0].tolist()
+    within = robot.within_limits(res.q)
+    assert res.within_limits == bool(within.all())
+    assert res.unreached == (~((pos < cfg.pos_tol) & (rot < cfg.rot_tol)) | ~within).nonzero()[:, 0].tolist()
+    clear = clearance.min_clearance(res.q)
+    assert res.collisions == (clear < 0).nonzero()[:, 0].tolist() and res.min_clearance == pytest.approx(
+        float(clear.min())
+    )
+    assert res.valid == (not res.unreached and not res.large_moves and not res.collisions)
+    if res.valid:  # every motion between waypoints clear too, checked at 20 points per step
+        t = torch.linspace(0, 1, 21, dtype=F64)[1:-1, None, None]
+        full = torch.cat([q_true[:1], res.q])
+        between = (full[:-1] + t * (full[1:] - full[:-1])).reshape(-1, robot.dof)
+        assert float(clearance.min_clearance(between).min()) >= -1e-9
     with pytest.raises(ValueError, match="info judges"):
         from ggik.path.trajectory import trajectory_check as judge
 
         info = judge(robot, poses[:4], res.q[:4], joint_scale(robot, 0.1, 0.02), TrajectoryConfig())
-        path_result(robot, poses, res.q, cfg, None, 0.0, 0.0, 1, 1, {}, None, info)
+        path_result(robot, poses, res.q, cfg, None, None, None, info)
 
 
 def test_solve_path_checks_the_poses_on_entry_only(monkeypatch):
@@ -424,7 +438,7 @@ def test_path_result_of_a_trajectory_with_a_large_move():
     robot = Robot.from_name("panda")
     q = smooth_trajectory(robot, 10, seed=9)
     q[6:] += torch.tensor([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.3], dtype=F64)  # 17 deg jump of joint 7 into waypoint 6
-    res = path_result(robot, robot.fk(q), q, PathConfig(), None, math.nan, 0.0, 1, 1, {})
+    res = path_result(robot, robot.fk(q), q, PathConfig())
     assert not res.valid and res.unreached == [] and res.large_moves == [6]
     assert res.mjac == pytest.approx(math.degrees(float((q[6] - q[5]).abs().max())))
 
@@ -512,7 +526,7 @@ def test_search_and_check_reject_empty_or_mismatched_inputs():
         search_path(torch.zeros(3, 0, robot.dof, dtype=F64), torch.zeros(3, 0, dtype=torch.bool), scale)
     q = smooth_trajectory(robot, 4, seed=2)
     with pytest.raises(ValueError, match=r"a trajectory \(T, 7\) and poses \(T, 4, 4\) are needed"):
-        path_result(robot, robot.fk(q), q[:1], PathConfig(), None, math.nan, 0.0, 1, 1, {})  # used to broadcast
+        path_result(robot, robot.fk(q), q[:1], PathConfig())  # used to broadcast
 
 
 def test_continuous_joint_crossing_pi_is_followed_unwrapped():

@@ -9,7 +9,7 @@ import torch
 from ggik import Robot, RobotGraph
 from ggik.evaluation.report import cpu_model, machine_description
 from ggik.ik import sampling
-from ggik.ik.sampling import native_bf16, sample_joint_angles
+from ggik.ik.sampling import SamplingOptions, native_bf16, sample_joint_angles
 from ggik.nn.cvae import GGIKModel, ModelConfig
 
 
@@ -44,8 +44,12 @@ def test_default_precision_is_the_devices_native_one(monkeypatch, native):
     T = robot.fk(robot.sample_q(3, torch.Generator().manual_seed(1)))
     monkeypatch.setattr(sampling, "native_bf16", lambda device: native)
     default = sample_joint_angles(model, graph, T, 4, generator=torch.Generator().manual_seed(2))
-    chosen = sample_joint_angles(model, graph, T, 4, generator=torch.Generator().manual_seed(2), bf16=native)
-    other = sample_joint_angles(model, graph, T, 4, generator=torch.Generator().manual_seed(2), bf16=not native)
+    chosen = sample_joint_angles(
+        model, graph, T, 4, generator=torch.Generator().manual_seed(2), options=SamplingOptions(bf16=native)
+    )
+    other = sample_joint_angles(
+        model, graph, T, 4, generator=torch.Generator().manual_seed(2), options=SamplingOptions(bf16=not native)
+    )
     torch.testing.assert_close(default.points, chosen.points, rtol=0, atol=0)
     assert not torch.equal(default.points, other.points)  # the choice is real: bf16 rounds the network's work
 

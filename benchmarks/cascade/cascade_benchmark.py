@@ -139,16 +139,15 @@ def run_cascade_benchmark(ckpt_path: str | Path, opts: CascadeBenchmark, out_ste
             )
         }
         for S in sorted(set(opts.samples)):
-            methods[("model-first cascade", S)] = lambda S=S, robot=robot, T=T, graph=graph: lm_cascade(
+            methods[("model-first cascade", S)] = lambda S=S, T=T, graph=graph: lm_cascade(
                 model,
-                robot,
+                graph,
                 T,
                 S,
                 R,
                 cfg,
                 generator=step_generator(opts.seed, rng.SEEDING_SAMPLES),
                 start_generator=step_generator(opts.seed, rng.SEEDING_STARTS),
-                graph=graph,
             )
             methods[("random-first cascade", S)] = lambda S=S, robot=robot, T=T: lm_random_first(
                 robot, T, S, R, cfg, step_generator(opts.seed, rng.SEEDING_STARTS)

@@ -32,7 +32,7 @@ from benchmarks.common.robots import load_bench_model, robot_from_arg
 from benchmarks.common.streams import SAMPLING_GOALS, SAMPLING_NOISE
 from ggik.evaluation.report import Table
 from ggik.graph.robot_graph import RobotGraph
-from ggik.ik.sampling import default_graphs_per_pass, native_bf16, sample_joint_angles
+from ggik.ik.sampling import SamplingOptions, default_graphs_per_pass, native_bf16, sample_joint_angles
 from ggik.kinematics.robot import Robot
 from ggik.nn.cvae import GGIKModel
 from ggik.nn.decoders import GaussNewtonFollow
@@ -161,7 +161,14 @@ def parts_table(args: argparse.Namespace) -> Table:
 
         def call(T: torch.Tensor = T, graph: RobotGraph = graph) -> None:
             g = step_generator(args.seed, SAMPLING_NOISE)
-            sample_joint_angles(model, graph, T, args.samples, generator=g, graphs_per_pass=args.graphs_per_pass)
+            sample_joint_angles(
+                model,
+                graph,
+                T,
+                args.samples,
+                generator=g,
+                options=SamplingOptions(graphs_per_pass=args.graphs_per_pass),
+            )
 
         call()  # warm-up (and the compilation of a compiled decoder)
         timer = _PartTimer()

@@ -24,7 +24,7 @@ from benchmarks.common.streams import SAMPLING_GOALS, SAMPLING_NOISE
 from ggik.evaluation.report import Table
 from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.metrics import success_rate
-from ggik.ik.sampling import RawSamples, sample_joint_angles
+from ggik.ik.sampling import RawSamples, SamplingOptions, sample_joint_angles
 from ggik.rng import step_generator
 
 __all__ = ["oversample_table"]
@@ -41,13 +41,18 @@ def oversample_table(args: argparse.Namespace) -> Table:
     for name in args.robots:
         graph = model.graph(robot_from_arg(name, args.seed))
         T = graph.robot.fk(graph.robot.sample_q(args.goals, step_generator(args.seed, SAMPLING_GOALS)))
-        sample_joint_angles(model, graph, T[:1], args.samples, graphs_per_pass=gpp)  # warm-up
+        sample_joint_angles(model, graph, T[:1], args.samples, options=SamplingOptions(graphs_per_pass=gpp))  # warm-up
         for k in args.oversample:
 
             def call(k: int = k, T: torch.Tensor = T, graph: RobotGraph = graph) -> RawSamples:
                 g = step_generator(args.seed, SAMPLING_NOISE, k)
                 return sample_joint_angles(
-                    model, graph, T, args.samples, generator=g, oversample=k, graphs_per_pass=gpp
+                    model,
+                    graph,
+                    T,
+                    args.samples,
+                    generator=g,
+                    options=SamplingOptions(oversample=k, graphs_per_pass=gpp),
                 )
 
             if repeats == 1:  # one timed call (how the committed CPU table was measured)

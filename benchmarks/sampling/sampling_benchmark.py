@@ -30,7 +30,7 @@ from benchmarks.common.scripts import BenchmarkError
 from benchmarks.common.streams import SAMPLING_GOALS, SAMPLING_NOISE
 from ggik.evaluation.report import Table, model_stamp
 from ggik.graph import GraphBatch
-from ggik.ik.sampling import native_bf16, sample_joint_angles
+from ggik.ik.sampling import SamplingOptions, native_bf16, sample_joint_angles
 from ggik.rng import step_generator
 
 __all__ = ["SamplingBenchmark", "run_sampling_benchmark", "DEFAULT_SAMPLES", "DEFAULT_DOFS", "COLUMNS"]
@@ -151,7 +151,9 @@ def run_sampling_benchmark(ckpt_path: str | Path, opts: SamplingBenchmark, out_d
                         lambda batch=batch, S=S, g=g: model.sample(batch, S, generator=g), opts.repeats
                     )
                 t_full, lo, hi = median_time(
-                    lambda graph=graph, T=T, S=S, g=g: sample_joint_angles(model, graph, T, S, generator=g, bf16=bf16),
+                    lambda graph=graph, T=T, S=S, g=g: sample_joint_angles(
+                        model, graph, T, S, generator=g, options=SamplingOptions(bf16=bf16)
+                    ),
                     opts.repeats,
                 )
             table.add(

@@ -9,8 +9,8 @@ the other's imports or compiled kernels; each tree's numba kernel is compiled be
   distinct strict per goal / wall per goal);
 - ``latency``: one goal per call (``GGIK.solve``, 16 random starts, first solution, LM compiled), median ms.
 
-Reported per row: the median over rounds of each tree, after / before, and whether it is within ``--tolerance``;
-strict success of each row, which must be equal. Run it alone on the machine.
+Reported per row: the median over rounds of each tree, after / before, and the verdict: within ``--tolerance``, or
+faster or slower; strict success of each row, which must be equal. Run it alone on the machine.
 """
 
 from __future__ import annotations
@@ -122,12 +122,23 @@ def _table(results: dict[str, list[Measure]], before: str, tolerance: float) -> 
     table = Table(
         f"LM speed and results before ({before}) and after (the working tree), medians of {len(results['after'])} "
         "rounds each",
-        ["table", "robot", "quantity", "before", "after", "after / before", f"within {100 * tolerance:g} %"],
+        ["table", "robot", "quantity", "before", "after", "after / before", "verdict"],
     )
     for key in results["after"][0]:
         b = statistics.median(m[key] for m in results["before"])
         a = statistics.median(m[key] for m in results["after"])
         ratio = a / b if b else float("nan")
-        within = a == b if key[2].startswith("success") else abs(ratio - 1.0) <= tolerance
-        table.add(*key, b, a, ratio, "yes" if within else "no")
+        table.add(*key, b, a, ratio, _verdict(key[2], ratio, a == b, tolerance))
+    table.notes.append(
+        f"verdict: 'within {100 * tolerance:g} %' of before, else 'faster' or 'slower'; success: 'equal' or 'differs'"
+    )
     return table
+
+
+def _verdict(quantity: str, ratio: float, equal: bool, tolerance: float) -> str:
+    if quantity.startswith("success"):
+        return "equal" if equal else "differs"
+    if abs(ratio - 1.0) <= tolerance:
+        return f"within {100 * tolerance:g} %"
+    better = ratio > 1.0 if quantity.endswith("per s") else ratio < 1.0  # a rate up, a time down
+    return "faster" if better else "slower"

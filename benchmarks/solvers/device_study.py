@@ -13,7 +13,7 @@ from benchmarks.common.measure import strict_valid
 from benchmarks.common.robots import robot_from_arg
 from ggik import GGIK, SolveConfig
 from ggik.evaluation.report import Table
-from ggik.ik.sampling import sample_joint_angles
+from ggik.ik.sampling import SamplingOptions, sample_joint_angles
 from ggik.rng import step_generator
 
 __all__ = ["CONFIGS", "device_table"]
@@ -66,7 +66,9 @@ def device_table(args: argparse.Namespace) -> Table:
             gen = torch.Generator(device=device).manual_seed(args.seed) if device.type == "cuda" else None
 
             def sample(g=gen, gr=graph, goals=T):
-                return sample_joint_angles(solver.model, gr, goals, 32, generator=g, on_device=True)
+                return sample_joint_angles(
+                    solver.model, gr, goals, 32, generator=g, options=SamplingOptions(on_device=True)
+                )
 
             seconds, _ = _timed(sample, device, args.repeats)
             table.add(robot.name, B, "sampling alone, 32 per goal", 1e3 * seconds / B, float("nan"), float("nan"))

@@ -70,7 +70,7 @@ def _write(table: Table, args: argparse.Namespace, stem: str) -> int:
 
 def cmd_eval_generalisation(args: argparse.Namespace) -> int:
     from ggik.checkpoint import training_set
-    from ggik.evaluation.generalisation import generalisation_points, generalisation_table
+    from ggik.evaluation.generalisation import UnseenFamilies, generalisation_points, generalisation_table
     from ggik.evaluation.tables import EvalConfig
     from ggik.solver import GGIK
 
@@ -80,16 +80,8 @@ def cmd_eval_generalisation(args: argparse.Namespace) -> int:
     robots = resolve_robots(args.robots or [], args.base, args.ee) if named else None
     set_threads(args.threads)
     cfg = EvalConfig(problems=args.n, samples=args.samples, seed=args.seed)
-    table = generalisation_table(
-        solver.model,
-        training,
-        cfg,
-        robots=robots,
-        dofs=args.dofs,
-        scales=args.scales,
-        family_size=args.family_size,
-        progress=not args.no_progress,
-    )
+    families = UnseenFamilies(robots=robots, dofs=args.dofs, scales=args.scales, family_size=args.family_size)
+    table = generalisation_table(solver.model, training, cfg, families, progress=not args.no_progress)
     out = Path(args.out_dir)
     md, csv = table.write(
         out / "generalisation", command="ggik " + shlex.join(args.argv), seed=args.seed, model=model_stamp(args.ckpt)
@@ -112,6 +104,7 @@ def cmd_eval_generalisation(args: argparse.Namespace) -> int:
 def cmd_eval_goals(args: argparse.Namespace) -> int:
     from ggik.evaluation.goal_kind_report import write_goal_kind_report
     from ggik.evaluation.goal_kind_table import goal_kind_rows
+    from ggik.evaluation.tables import EvalConfig
     from ggik.solver import GGIK
 
     for kind in args.kinds:
@@ -123,12 +116,10 @@ def cmd_eval_goals(args: argparse.Namespace) -> int:
         solver.model,
         robots,
         kinds=args.kinds,
-        problems=args.n,
-        samples=args.samples,
-        seed=args.seed,
         iknet_samples=args.iknet_samples,
         refine=solver.config,
         progress=not args.no_progress,
+        cfg=EvalConfig(problems=args.n, samples=args.samples, seed=args.seed),
     )
     md, csv = write_goal_kind_report(
         rows,

@@ -80,7 +80,7 @@ def cmd_view(args: argparse.Namespace) -> int:
         solver = GGIK.load_or_pretrained(args.ckpt)
     quiet = io.StringIO()  # viser's own banner: ggik prints the one URL below
     with contextlib.redirect_stdout(quiet):
-        viewer = Viewer(robot, solver, trajectory=trajectory, goal=goal, config=config, ckpt=args.ckpt, **kw)
+        viewer = Viewer(robot, solver or args.ckpt, trajectory=trajectory, goal=goal, config=config, **kw)
     try:
         if args.port and viewer.server.get_port() != args.port:
             print(f"port {args.port} is in use: serving on port {viewer.server.get_port()}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -33,7 +33,14 @@ from ggik.kinematics.robot_files import kinematic_signature
 from ggik.nn.cvae import GGIKModel
 from ggik.rng import step_generator
 
-__all__ = ["generalisation_table", "generalisation_points", "structure_lengths", "FAMILY_MEAN", "RANDOM_FAMILY_KEY"]
+__all__ = [
+    "UnseenFamilies",
+    "generalisation_table",
+    "generalisation_points",
+    "structure_lengths",
+    "FAMILY_MEAN",
+    "RANDOM_FAMILY_KEY",
+]
 
 FAMILY_MEAN = "(family mean)"  #: the robot cell of a family's aggregate row in :func:`generalisation_table`
 RANDOM_FAMILY_KEY = (
@@ -92,15 +99,28 @@ def _check_generalisation_options(
         raise GGIKError(f"--family-size must be a positive integer, got {family_size}")
 
 
+@dataclass(frozen=True)
+class UnseenFamilies:
+    """The robot families of :func:`generalisation_table`.
+
+    Attributes:
+        robots: the "unseen named" family: None = every robot of ``urdfs/`` with no (or zero) weight in the training
+            set; [] = none; robots whose name is a training robot are an error.
+        dofs: one family of ``family_size`` random DH robots (:func:`random_robot`) per DOF.
+        scales: one family of ``family_size`` :func:`randomize_links` robots per scale r, whose bases cycle through
+            the named training robots (all ``urdfs/`` robots if there are none).
+    """
+
+    robots: list[Robot] | None = None
+    dofs: Sequence[int] = (6, 7, 8)
+    scales: Sequence[float] = (0.1, 0.2, 0.4)
+    family_size: int = 10
+
+
 def _generalisation_families(
-    training: dict,
-    seed: int,
-    robots: list[Robot] | None,
-    dofs: Sequence[int],
-    scales: Sequence[float],
-    family_size: int,
-    convention: str = "frames",
+    training: dict, seed: int, spec: UnseenFamilies, convention: str = "frames"
 ) -> tuple[list[_Family], list[str]]:
+    robots, dofs, scales, family_size = spec.robots, spec.dofs, spec.scales, spec.family_size
     trained = trained_named_robots(training)
     random_dofs = trained_random_dofs(training)
     files = trained_file_robots(training)
@@ -163,10 +183,7 @@ def generalisation_table(
     model: GGIKModel,
     training: dict,
     cfg: EvalConfig,
-    robots: list[Robot] | None = None,
-    dofs: Sequence[int] = (6, 7, 8),
-    scales: Sequence[float] = (0.1, 0.2, 0.4),
-    family_size: int = 10,
+    families: UnseenFamilies | None = None,
     refine: RefineConfig | None = None,
     progress: bool = True,
 ) -> Table:
@@ -175,11 +192,7 @@ def generalisation_table(
     Args:
         model: the model; training: what it was trained on (:func:`ggik.checkpoint.training_set` of its checkpoint).
         cfg: goals per robot (``problems``), samples per goal, seed.
-        robots: the "unseen named" family: None = every robot of ``urdfs/`` with no (or zero) weight in
-            ``training``; [] = none; robots whose name is a training robot are an error.
-        dofs: one family of ``family_size`` random DH robots (:func:`random_robot`) per DOF.
-        scales: one family of ``family_size`` :func:`randomize_links` robots per scale r, whose bases cycle
-            through the named training robots (all ``urdfs/`` robots if there are none).
+        families: the robots evaluated (:class:`UnseenFamilies`, default ``UnseenFamilies()``).
         refine: LM budget and the strict tolerances of refined success (default :class:`RefineConfig`).
     Columns: raw success (best of S within 1 cm and 1 degree) and errors as :func:`accuracy_table`, refined
     success and iterations as :func:`seeding_table`'s LM rows from GGIK seeds, and the distance to the
@@ -188,11 +201,12 @@ def generalisation_table(
     """
     from tqdm import tqdm
 
-    dofs, scales = list(dict.fromkeys(dofs)), [float(r) for r in dict.fromkeys(scales)]
-    _check_generalisation_options(cfg, dofs, scales, family_size)
+    spec = families or UnseenFamilies()
+    dofs, scales = list(dict.fromkeys(spec.dofs)), [float(r) for r in dict.fromkeys(spec.scales)]
+    _check_generalisation_options(cfg, dofs, scales, spec.family_size)
     refine = refine or RefineConfig()
-    families, notes = _generalisation_families(training, cfg.seed, robots, dofs, scales, family_size, model.cfg.graph)
-    if not families:
+    made, notes = _generalisation_families(training, cfg.seed, replace(spec, dofs=dofs, scales=scales), model.cfg.graph)
+    if not made:
         raise GGIKError("nothing to evaluate: " + (notes[0] if notes else "no named robot, no --dofs and no --scales"))
     table = Table(
         f"Generalisation to robots outside the training set ({cfg.problems} goals per robot, {cfg.samples} samples "
@@ -212,8 +226,8 @@ def generalisation_table(
             "LM iterations",
         ],
     )
-    bar = tqdm(total=sum(len(f.robots) for f in families), desc="generalisation", disable=not progress)
-    for fi, fam in enumerate(families):
+    bar = tqdm(total=sum(len(f.robots) for f in made), desc="generalisation", disable=not progress)
+    for fi, fam in enumerate(made):
         rows: list[list[Any]] = []
         for k, (robot, (dist, measure)) in enumerate(zip(fam.robots, fam.distances)):
             q = robot.sample_q(cfg.problems, step_generator(cfg.seed, rng.PROBLEM_GOALS, fi, k))

@@ -173,9 +173,7 @@ def goal_kind_rows(
     model: GGIKModel,
     robots: Sequence[Robot],
     kinds: Sequence[str] = GOAL_KINDS,
-    problems: int = 200,
-    samples: int = 32,
-    seed: int = 0,
+    cfg: EvalConfig | None = None,
     iknet_samples: int = 100,
     refine: RefineConfig | None = None,
     progress: bool = True,
@@ -183,7 +181,8 @@ def goal_kind_rows(
     """The measurements of the module docstring: one row (a dict keyed by :data:`COLUMNS`) per (robot, kind), robots
     in order, kinds in the order given.
 
-    ``problems`` goals per robot, ``samples`` (S) model samples and random LM starts per goal, ``iknet_samples``
+    ``cfg``: ``problems`` goals per robot, ``samples`` (S) model samples and random LM starts per goal, the ``seed``
+    (default ``EvalConfig(problems=200)``); ``iknet_samples``
     samples per target for the IKNet columns (position goals only; NaN in the other rows), ``refine`` the LM
     budget and strict tolerances (default :class:`RefineConfig`: 1 mm, 0.01 rad, 30 iterations). Metrics that do not
     apply to a row are NaN. A tqdm progress bar over the (robot, kind) pairs unless ``progress`` is false.
@@ -191,6 +190,8 @@ def goal_kind_rows(
     """
     from tqdm import tqdm
 
+    cfg = EvalConfig(problems=200) if cfg is None else cfg
+    problems, samples, seed = cfg.problems, cfg.samples, cfg.seed
     kinds = [check_goal_kind(k) for k in kinds]
     if not kinds or not robots:
         raise ValueError("goal_kind_rows needs at least one robot and one goal kind")
@@ -201,7 +202,7 @@ def goal_kind_rows(
             raise ValueError(f"{name} must be at least 1, got {value}")
     refine = refine or RefineConfig()
     rows = []
-    groups = evaluation_problems(list(robots), EvalConfig(problems=problems, samples=samples, seed=seed))
+    groups = evaluation_problems(list(robots), cfg)
     with tqdm(total=len(groups) * len(kinds), desc="goal kinds", disable=not progress) as bar:
         for robot, _, T in groups:
             graph: RobotGraph | None = None

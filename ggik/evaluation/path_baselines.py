@@ -19,7 +19,7 @@ import torch
 from ggik.ik.refine import lm_refine_checked
 from ggik.kinematics.robot import Robot
 from ggik.path.config import PathConfig
-from ggik.path.result import PathResult, path_result
+from ggik.path.result import PathResult, SearchStats, path_result
 from ggik.path.search import joint_scale, unwrap
 from ggik.path.solve import check_path_inputs
 
@@ -69,9 +69,8 @@ def sequential_lm(
         if best_key is None or key < best_key:
             best, best_key = traj, key
     total = time.perf_counter() - t0
-    result = path_result(
-        robot, poses, torch.from_numpy(best), cfg, qs, math.nan, total, T * chains, 1, {"lm": total}, clearance
-    )
+    stats = SearchStats(math.nan, total, T * chains, 1, {"lm": total})
+    result = path_result(robot, poses, torch.from_numpy(best), cfg, qs, stats, clearance)
     if result.valid:
         result.time_to_valid = total
     return result

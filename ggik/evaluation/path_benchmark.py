@@ -34,7 +34,6 @@ from ggik import rng
 from ggik.evaluation.path_baselines import sequential_lm
 from ggik.evaluation.path_suite import PathSuiteError, load_path, read_suite
 from ggik.evaluation.report import Table, model_stamp
-from ggik.graph.robot_graph import RobotGraph
 from ggik.kinematics.robot import Robot
 from ggik.nn.cvae import GGIKModel
 from ggik.path import PathConfig, PathResult, solve_path
@@ -98,14 +97,13 @@ def run_method(
     opts: PathBenchmark,
     gen: torch.Generator,
     model: GGIKModel | None = None,
-    graph: RobotGraph | None = None,
 ) -> PathResult:
     """One method of :data:`METHODS` on one path (poses (T, 4, 4), base-link frame)."""
     if method == "sequential LM":
         return sequential_lm(robot, poses, opts.chains, PathConfig(), gen, q_start)
     if method == "GGIK path":
         cfg = PathConfig(samples=opts.samples, time_limit=opts.time_limit)
-        return solve_path(robot, poses, cfg, model, graph, q_start, gen)
+        return solve_path(robot, poses, cfg, model, q_start, gen)
     if method == "random starts + continuation":
         return solve_path(
             robot, poses, PathConfig(samples=0, time_limit=opts.time_limit), q_start=q_start, generator=gen
@@ -145,14 +143,13 @@ def run_path_benchmark(opts: PathBenchmark, out_dir: str | Path, command: str) -
     bar = tqdm(total=len(entries) * len(opts.methods), desc="paths", disable=not opts.progress, dynamic_ncols=True)
     for p_index, entry in enumerate(entries):
         robot, poses, q_start = load_path(opts.suite, entry)
-        graph = model.graph(robot) if model is not None else None
         for m_index, method in enumerate(opts.methods):
             bar.set_postfix_str(f"{entry.name}: {method}")
             if (entry.robot, method) not in warm:  # one-off costs (first calls, caches) stay out of the timings
-                run_method(method, robot, poses[:5], None, opts, torch.Generator().manual_seed(0), model, graph)
+                run_method(method, robot, poses[:5], None, opts, torch.Generator().manual_seed(0), model)
                 warm.add((entry.robot, method))
             gen = step_generator(opts.seed, rng.PATH_BENCH, p_index, m_index)
-            res = run_method(method, robot, poses, q_start, opts, gen, model, graph)
+            res = run_method(method, robot, poses, q_start, opts, gen, model)
             table.add(
                 entry.name,
                 robot.name,

@@ -16,7 +16,14 @@ import torch
 
 from ggik.graph.robot_graph import RobotGraph
 from ggik.ik.refine_config import RefineConfig
-from ggik.ik.strategies import StrategyOutcome, model_first_strategy, random_strategy, starts_then_restarts
+from ggik.ik.strategies import (
+    ModelDraw,
+    Refinement,
+    StrategyOutcome,
+    model_first_strategy,
+    random_strategy,
+    starts_then_restarts,
+)
 from ggik.kinematics import Robot
 from ggik.kinematics.geometry import check_pose
 from ggik.nn.cvae import GGIKModel
@@ -81,33 +88,33 @@ def lm_random_starts(
     (B, 4, 4) in the base-link frame; one batched LM run; the best solution per goal."""
     T = _check_poses(T_goal)
     R = _check_count(random_starts, "random_starts")
-    return _best_per_goal(random_strategy(robot, T, "pose", R, "lm", cfg or RefineConfig(), generator))
+    return _best_per_goal(random_strategy(robot, T, "pose", R, Refinement("lm", cfg or RefineConfig()), generator))
 
 
 def lm_cascade(
     model: GGIKModel,
-    robot: Robot,
+    robot: Robot | RobotGraph,
     T_goal: torch.Tensor,
     num_samples: int = 1,
     random_starts: int = 32,
     cfg: RefineConfig | None = None,
     generator: torch.Generator | None = None,
     start_generator: torch.Generator | None = None,
-    graph: RobotGraph | None = None,
 ) -> CascadeResult:
     """LM from ``num_samples`` model samples per goal, then LM from ``random_starts`` random starts for the goals still
     unsolved; T_goal (B, 4, 4) full poses in the base-link frame.
 
     ``generator`` draws the model's sampling noise, ``start_generator`` the random starts of stage 2 (drawn for the
-    unsolved goals only, in goal order). ``graph``: the robot's :class:`RobotGraph`, if already built. Returns the
+    unsolved goals only, in goal order). ``robot``: the robot, or its :class:`RobotGraph` if already built. Returns the
     best solution per goal (:class:`CascadeResult`; ``first_stage`` marks the goals the model's samples solved).
     """
     T = _check_poses(T_goal)
     S = _check_count(num_samples, "num_samples")
     R = _check_count(random_starts, "random_starts")
-    graph = model.check_graph(graph or model.graph(robot))
+    graph = model.check_graph(robot if isinstance(robot, RobotGraph) else model.graph(robot))
     goals = graph.goals(T, "pose")
-    outcome = model_first_strategy(model, graph, goals, S, R, "lm", cfg or RefineConfig(), generator, start_generator)
+    refinement = Refinement("lm", cfg or RefineConfig())
+    outcome = model_first_strategy(ModelDraw(model, graph, S), goals, R, refinement, generator, start_generator)
     return _best_per_goal(outcome)
 
 
@@ -127,4 +134,5 @@ def lm_random_first(
     S = _check_count(first_starts, "first_starts")
     R = _check_count(random_starts, "random_starts")
     q0 = robot.sample_q(T.shape[0] * S, generator).view(T.shape[0], S, robot.dof)
-    return _best_per_goal(starts_then_restarts(robot, T, "pose", q0, R, "lm", cfg or RefineConfig(), generator))
+    refinement = Refinement("lm", cfg or RefineConfig())
+    return _best_per_goal(starts_then_restarts(robot, T, "pose", q0, R, refinement, generator))

@@ -14,6 +14,7 @@ from ggik.nn.distance_geometry import known_residuals
 
 __all__ = [
     "RawSamples",
+    "SamplingOptions",
     "sample_joint_angles",
     "shared_noise",
     "native_bf16",
@@ -83,22 +84,43 @@ def default_graphs_per_pass(
 
 
 @torch.no_grad()
+@dataclass(frozen=True, eq=False)
+class SamplingOptions:
+    """How :func:`sample_joint_angles` draws (the defaults: fresh noise, every sample as drawn, results on the CPU).
+
+    ``graphs_per_pass``: decoded graphs (goals x samples) per network pass (None: :func:`default_graphs_per_pass`);
+    ``bf16``: bfloat16 autocast for the network (None: where the device computes it natively, :func:`native_bf16`);
+    ``noise``: ``{"u": (S, L), "eps": (S, L, Z)}`` (:func:`shared_noise`), the same sampling noise for every goal;
+    ``oversample`` K: draw K x the samples asked for and keep the best by :func:`known_distance_cost`; ``on_device``:
+    the results stay on the model's device."""
+
+    graphs_per_pass: int | None = None
+    bf16: bool | None = None
+    noise: dict[str, torch.Tensor] | None = None
+    oversample: int = 1
+    on_device: bool = False
+
+    def __post_init__(self) -> None:
+        k = self.oversample
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"oversample must be an integer >= 1, got {k!r}")
+        if self.noise is not None and k != 1:
+            raise ValueError("oversample takes fresh noise; shared noise fixes the samples (use oversample=1)")
+
+
 def sample_joint_angles(
     model: GGIKModel,
     graph: RobotGraph,
     T_goal: torch.Tensor | Goals,
     num_samples: int,
     generator: torch.Generator | None = None,
-    graphs_per_pass: int | None = None,
-    bf16: bool | None = None,
-    noise: dict[str, torch.Tensor] | None = None,
-    oversample: int = 1,
-    on_device: bool = False,
+    options: SamplingOptions | None = None,
 ) -> RawSamples:
     """Sample ``num_samples`` solutions for each goal (P, 4, 4) of one robot (base-link frame, or checked
     :class:`Goals` of any kind); errors by FK in float64 (the rotation error the goal kind fixes).
 
-    Goals go through the network in chunks of about ``graphs_per_pass`` decoded graphs (goals x samples; None: chosen
+    ``options`` (:class:`SamplingOptions`, default ``SamplingOptions()``): goals go through the network in chunks of
+    about ``graphs_per_pass`` decoded graphs (goals x samples; None: chosen
     for the model's device by :func:`default_graphs_per_pass`, cache-sized on a CPU, memory-sized on a GPU). ``bf16``:
     bfloat16 autocast for the network; None (default): where the model's device computes bf16 natively
     (:func:`native_bf16`), float32 elsewhere. Angle recovery and FK errors are always float64, on the model's device
@@ -109,10 +131,8 @@ def sample_joint_angles(
     ``num_samples`` whose point sets best satisfy the problem's known distances (:func:`known_distance_cost`, no FK),
     in the order they were drawn; angles are recovered for the kept ones only (K = 1: every sample, as drawn).
     """
-    if isinstance(oversample, bool) or not isinstance(oversample, int) or oversample < 1:
-        raise ValueError(f"oversample must be an integer >= 1, got {oversample!r}")
-    if noise is not None and oversample != 1:
-        raise ValueError("oversample takes fresh noise; shared noise fixes the samples (use oversample=1)")
+    opts = SamplingOptions() if options is None else options
+    graphs_per_pass, bf16, noise, oversample = opts.graphs_per_pass, opts.bf16, opts.noise, opts.oversample
     model.check_graph(graph)
     param = next(model.parameters())
     device = param.device  # angle recovery and FK run where the model runs, in float64; results come back on the CPU
@@ -145,7 +165,7 @@ def sample_joint_angles(
     q = torch.cat(qs)
     pos, rot = goal_errors(graph.robot.fk(q), goals.in_base[:, None], goals.kind, graph.tool_axis)
     points = torch.cat(pts)
-    if on_device:  # the caller goes on where the model is (a whole solve on the GPU)
+    if opts.on_device:  # the caller goes on where the model is (a whole solve on the GPU)
         return RawSamples(q=q, pos_err=pos, rot_err=rot, points=points)
     return RawSamples(q=q.cpu(), pos_err=pos.cpu(), rot_err=rot.cpu(), points=points.cpu())
 

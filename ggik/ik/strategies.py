@@ -21,7 +21,7 @@ from ggik.ik.dg_refine import DGConfig, dg_refine
 from ggik.ik.refine import RefineInfo, lm_refine_checked, slsqp_refine_checked
 from ggik.ik.refine_config import RefineConfig
 from ggik.ik.result import IKResult, sort_best_first
-from ggik.ik.sampling import sample_joint_angles
+from ggik.ik.sampling import RawSamples, SamplingOptions, sample_joint_angles
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel
 
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from ggik.collision import Clearance
 
 __all__ = [
+    "Refinement",
+    "ModelDraw",
     "StrategyOutcome",
     "refine_starts",
     "ranked_solutions",
@@ -36,6 +38,31 @@ __all__ = [
     "random_strategy",
     "model_first_strategy",
 ]
+
+
+@dataclass(frozen=True)
+class Refinement:
+    """How a strategy refines its starts: ``method`` ("lm" or "slsqp"; :func:`samples_strategy` also None, "dg",
+    "dg+lm"), ``cfg`` the tolerances and budgets, ``clearance`` the obstacles kept clear (None: none)."""
+
+    method: str | None
+    cfg: RefineConfig
+    clearance: Clearance | None = None
+
+
+@dataclass(frozen=True)
+class ModelDraw:
+    """The model samples a strategy starts from: ``samples`` per goal of ``model`` on ``graph``, drawn with
+    ``options`` (:class:`ggik.ik.sampling.SamplingOptions`: oversampling, results left on the model's device)."""
+
+    model: GGIKModel
+    graph: RobotGraph
+    samples: int
+    options: SamplingOptions = SamplingOptions()
+
+    def draw(self, goals: Goals, generator: torch.Generator | None = None) -> RawSamples:
+        """The samples of checked ``goals`` (B goals; :func:`ggik.ik.sampling.sample_joint_angles`)."""
+        return sample_joint_angles(self.model, self.graph, goals, self.samples, generator, self.options)
 
 
 @dataclass
@@ -55,19 +82,13 @@ class StrategyOutcome:
 
 
 def refine_starts(
-    robot: Robot,
-    T: torch.Tensor,
-    kind: str,
-    q0: torch.Tensor,
-    method: str | None,
-    cfg: RefineConfig,
-    clearance: Clearance | None = None,
+    robot: Robot, T: torch.Tensor, kind: str, q0: torch.Tensor, refinement: Refinement
 ) -> tuple[torch.Tensor, RefineInfo]:
     """Refine starts ``q0`` (B, K, dof) towards the checked canonical goals ``T`` (B, 4, 4) of ``kind``: SLSQP for
-    ``method`` "slsqp", LM otherwise (:func:`~ggik.ik.refine.lm_refine_checked`); with ``clearance``, LM's clearance
-    rows or SLSQP's clearance constraints."""
-    fn = slsqp_refine_checked if method == "slsqp" else lm_refine_checked
-    return fn(robot, T[:, None], q0, cfg, kind, tool_axis(robot), clearance)
+    the method "slsqp", LM otherwise (:func:`~ggik.ik.refine.lm_refine_checked`); with the refinement's clearance,
+    LM's clearance rows or SLSQP's clearance constraints."""
+    fn = slsqp_refine_checked if refinement.method == "slsqp" else lm_refine_checked
+    return fn(robot, T[:, None], q0, refinement.cfg, kind, tool_axis(robot), refinement.clearance)
 
 
 def ranked_solutions(
@@ -86,34 +107,22 @@ def ranked_solutions(
 
 
 def samples_strategy(
-    model: GGIKModel,
-    graph: RobotGraph,
-    goals: Goals,
-    samples: int,
-    refine: str | None,
-    cfg: RefineConfig,
-    dg: DGConfig,
-    generator: torch.Generator | None = None,
-    oversample: int = 1,
-    clearance: Clearance | None = None,
-    on_device: bool = False,
+    draw: ModelDraw, goals: Goals, refinement: Refinement, dg: DGConfig, generator: torch.Generator | None = None
 ) -> IKResult:
-    """``samples`` model samples per goal (B goals, one batched pass; drawn ``oversample`` times over, the best kept:
-    :func:`sample_joint_angles`), refined by ``refine`` (None, "lm", "slsqp", "dg", "dg+lm"); ``cfg``: the tolerances
-    and LM/SLSQP budgets, ``dg``: the budget of "dg". IKResult (B, samples). ``clearance``: obstacles, kept clear by
-    LM and SLSQP, pushed out of by "dg" (:func:`ggik.ik.dg_refine.push_out`), and checked for every refinement."""
-    robot = graph.robot
-    raw = sample_joint_angles(
-        model, graph, goals, samples, generator=generator, oversample=oversample, on_device=on_device
-    )
+    """``draw.samples`` model samples per goal (B goals, one batched pass), refined by the refinement's method (None,
+    "lm", "slsqp", "dg", "dg+lm"); ``dg``: the budget of "dg". IKResult (B, samples). The clearance: obstacles, kept
+    clear by LM and SLSQP, pushed out of by "dg" (:func:`ggik.ik.dg_refine.push_out`), and checked for every
+    refinement."""
+    robot, method, clearance = draw.graph.robot, refinement.method, refinement.clearance
+    raw = draw.draw(goals, generator)
     q, pos, rot = raw.q, raw.pos_err, raw.rot_err
-    if refine in ("dg", "dg+lm"):
-        projected = dg_refine(graph, raw.points, goals, dg, clearance=clearance)
+    if method in ("dg", "dg+lm"):
+        projected = dg_refine(draw.graph, raw.points, goals, dg, clearance=clearance)
         q, pos, rot = projected.q, projected.pos_err, projected.rot_err
-    if refine in ("lm", "slsqp", "dg+lm"):
-        q, info = refine_starts(robot, goals.in_base, goals.kind, q, refine, cfg, clearance)
+    if method in ("lm", "slsqp", "dg+lm"):
+        q, info = refine_starts(robot, goals.in_base, goals.kind, q, refinement)
         pos, rot = info.pos_err, info.rot_err
-    return ranked_solutions(robot, q, pos, rot, cfg, clearance)
+    return ranked_solutions(robot, q, pos, rot, refinement.cfg, clearance)
 
 
 def random_strategy(
@@ -121,51 +130,41 @@ def random_strategy(
     T: torch.Tensor,
     kind: str,
     random_starts: int,
-    method: str | None,
-    cfg: RefineConfig,
+    refinement: Refinement,
     generator: torch.Generator | None = None,
-    clearance: Clearance | None = None,
 ) -> StrategyOutcome:
     """``random_starts`` uniform random configurations per goal (``robot.sample_q``, drawn for all B goals at once,
-    goal-major), refined towards the checked canonical goals ``T`` (B, 4, 4) of ``kind`` by ``method`` ("lm" or
-    "slsqp"). No model. IKResult (B, random_starts). ``clearance`` as in :func:`samples_strategy`."""
+    goal-major), refined towards the checked canonical goals ``T`` (B, 4, 4) of ``kind`` by the refinement ("lm" or
+    "slsqp"). No model. IKResult (B, random_starts)."""
     B = T.shape[0]
     q0 = robot.sample_q(B * random_starts, generator, device=T.device).view(B, random_starts, robot.dof)
-    q, info = refine_starts(robot, T, kind, q0, method, cfg, clearance)
+    q, info = refine_starts(robot, T, kind, q0, refinement)
     return StrategyOutcome(
-        result=ranked_solutions(robot, q, info.pos_err, info.rot_err, cfg, clearance),
+        result=ranked_solutions(robot, q, info.pos_err, info.rot_err, refinement.cfg, refinement.clearance),
         iterations=info.iterations.to(torch.float64).sum(-1),
         first_stage=torch.zeros(B, dtype=torch.bool),
     )
 
 
 def model_first_strategy(
-    model: GGIKModel,
-    graph: RobotGraph,
+    draw: ModelDraw,
     goals: Goals,
-    samples: int,
     random_starts: int,
-    method: str | None,
-    cfg: RefineConfig,
+    refinement: Refinement,
     generator: torch.Generator | None = None,
     start_generator: torch.Generator | None = None,
-    oversample: int = 1,
-    clearance: Clearance | None = None,
-    on_device: bool = False,
 ) -> StrategyOutcome:
-    """Refine ``samples`` model samples per goal (B goals; ``method`` "lm" or "slsqp"); the goals that none of them
-    solves within the tolerances and the joint limits get ``random_starts`` random starts, refined the same way.
+    """Refine ``draw.samples`` model samples per goal (B goals; the method "lm" or "slsqp"); the goals that none of
+    them solves within the tolerances and the joint limits get ``random_starts`` random starts, refined the same way.
     Each goal keeps its best ``samples`` solutions: IKResult (B, samples).
 
     ``generator`` draws the model's sampling noise, ``start_generator`` the random starts (for the unsolved goals
-    only, in goal order, after the model's noise when both are the same generator); ``oversample`` as in
-    :func:`samples_strategy`; ``clearance`` as there (a goal without a collision-free solution is restarted);
-    ``on_device``: the samples stay on the model's device, and so do LM and the result."""
-    raw = sample_joint_angles(
-        model, graph, goals, samples, generator=generator, oversample=oversample, on_device=on_device
-    )
+    only, in goal order, after the model's noise when both are the same generator); a goal without a collision-free
+    solution is restarted; with ``draw.options.on_device`` the samples stay on the model's device, and so do LM and
+    the result."""
+    raw = draw.draw(goals, generator)
     return starts_then_restarts(
-        graph.robot, goals.in_base, goals.kind, raw.q, random_starts, method, cfg, start_generator, clearance
+        draw.graph.robot, goals.in_base, goals.kind, raw.q, random_starts, refinement, start_generator
     )
 
 
@@ -175,18 +174,17 @@ def starts_then_restarts(
     kind: str,
     q_first: torch.Tensor,
     random_starts: int,
-    method: str | None,
-    cfg: RefineConfig,
+    refinement: Refinement,
     start_generator: torch.Generator | None = None,
-    clearance: Clearance | None = None,
 ) -> StrategyOutcome:
     """The restart policy of the cascades: refine the first-stage starts ``q_first`` (B, S, dof) towards the checked
-    canonical goals ``T`` (B, 4, 4) of ``kind`` by ``method``; the goals that none of them solves within the tolerances
-    and the joint limits get ``random_starts`` uniform random starts (from ``start_generator``, for those goals only,
-    in goal order), refined the same way. Each goal keeps its best S solutions: IKResult (B, S). The model-first
-    cascade starts from model samples, its control (:func:`ggik.ik.cascade.lm_random_first`) from random starts."""
+    canonical goals ``T`` (B, 4, 4) of ``kind``; the goals that none of them solves within the tolerances and the
+    joint limits get ``random_starts`` uniform random starts (from ``start_generator``, for those goals only, in goal
+    order), refined the same way. Each goal keeps its best S solutions: IKResult (B, S). The model-first cascade
+    starts from model samples, its control (:func:`ggik.ik.cascade.lm_random_first`) from random starts."""
     samples = q_first.shape[1]
-    q, info = refine_starts(robot, T, kind, q_first, method, cfg, clearance)
+    cfg, clearance = refinement.cfg, refinement.clearance
+    q, info = refine_starts(robot, T, kind, q_first, refinement)
     result = ranked_solutions(robot, q, info.pos_err, info.rot_err, cfg, clearance)
     iterations = info.iterations.to(torch.float64).sum(-1)
     first_stage = (result.success & result.within_limits)[:, 0]  # the best is strict-valid if any is
@@ -194,7 +192,7 @@ def starts_then_restarts(
     if todo.numel():
         q0 = robot.sample_q(todo.numel() * random_starts, start_generator, device=T.device)
         q0 = q0.view(todo.numel(), random_starts, robot.dof)
-        q2, info2 = refine_starts(robot, T[todo], kind, q0, method, cfg, clearance)
+        q2, info2 = refine_starts(robot, T[todo], kind, q0, refinement)
         iterations[todo] = iterations[todo] + info2.iterations.to(torch.float64).sum(-1)
 
         def both(name: str, new: torch.Tensor) -> torch.Tensor:

@@ -66,6 +66,7 @@ reads as it was before the key existed (:data:`ggik.checkpoint.IMPLIED_CONFIG`: 
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Callable
 from dataclasses import asdict
 
@@ -107,7 +108,7 @@ class GGIKModel(nn.Module):
         self.embed = nn.Linear(cfg.node_features, D)
         F = 3 if cfg.anchor_frame else 0
         self.enc_partial = EGNN(D, H, 2, cfg.enc_layers, cfg.coord_gain, frame_vectors=F)
-        self.enc_full = EGNN(D, H, 2, cfg.enc_layers, cfg.coord_gain, update_coords=False)  # only h is used
+        self.enc_full = EGNN(D, H, 2, cfg.enc_layers, cfg.coord_gain, outputs="features")  # only h is used
         self.posterior = mlp(2 * D, H, 2 * Z)
         self.prior = mlp(D, H, K * (1 + 2 * Z))
         Dd, Hd = cfg.dec_dim or D, cfg.dec_hidden or H  # the decoder's own widths (a distilled student's are smaller)
@@ -120,7 +121,7 @@ class GGIKModel(nn.Module):
                 2,
                 cfg.dec_layers,
                 cfg.coord_gain,
-                features_out=False,
+                outputs="coords",
                 frame_vectors=F,
                 residual_inputs=cfg.residual_inputs,
             )
@@ -169,10 +170,13 @@ class GGIKModel(nn.Module):
                 self._compiled_decode = None
         return self.decode(z, problem, node_mask)
 
-    # ------------------------------------------------------------------ graphs
+    # ------------------------------------------------------------------ graphs and inputs
     def graph(self, robot: Robot) -> RobotGraph:
-        """The graph of ``robot`` in the convention this model was trained on (``cfg.graph``)."""
-        return RobotGraph.from_robot(robot, self.cfg.graph)
+        """The graph of ``robot`` in the convention this model was trained on (``cfg.graph``), made once per robot
+        and kept while the robot lives (:class:`GraphError` for a chain the graph cannot take)."""
+        graphs = self.__dict__.setdefault("graphs_made", weakref.WeakKeyDictionary())
+        graphs[robot] = graphs.get(robot) or RobotGraph.from_robot(robot, self.cfg.graph)
+        return graphs[robot]
 
     def check_graph(self, graph: RobotGraph) -> RobotGraph:
         """``graph`` if it is in this model's convention; :class:`GraphError` otherwise (the model would read another
@@ -185,7 +189,6 @@ class GGIKModel(nn.Module):
             )
         return graph
 
-    # ------------------------------------------------------------------ inputs
     def node_features(self, batch: GraphBatch) -> torch.Tensor:
         """Invariant node inputs (B, N, F): type, kind, index from base / from EE, anchor flag [, goal]."""
         c = self.cfg

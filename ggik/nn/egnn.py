@@ -149,11 +149,13 @@ class EGNNLayer(nn.Module):
 class EGNN(nn.Module):
     """A stack of :class:`EGNNLayer` with a final LayerNorm on the features.
 
-    Args as in :class:`EGNNLayer`, plus ``layers`` and ``features_out``: if False only the output
-    coordinates are meant to be used, so the last layer skips its feature update and there is no
-    output norm (no parameter without a gradient, as DistributedDataParallel requires).
-    Shapes as in :class:`EGNNLayer`; returns (h (B, N, D), x (B, N, 3)).
+    Args as in :class:`EGNNLayer`, plus ``layers`` and ``outputs``: ``"both"`` (features and coordinates),
+    ``"features"`` (no layer moves ``x``) or ``"coords"`` (only the output coordinates are meant to be used, so the last
+    layer skips its feature update and there is no output norm: no parameter without a gradient, as
+    DistributedDataParallel requires). Shapes as in :class:`EGNNLayer`; returns (h (B, N, D), x (B, N, 3)).
     """
+
+    OUTPUTS = ("both", "features", "coords")  #: the values of ``outputs``
 
     def __init__(
         self,
@@ -162,12 +164,14 @@ class EGNN(nn.Module):
         edge_dim: int,
         layers: int,
         coord_gain: float = 1e-3,
-        update_coords: bool = True,
-        features_out: bool = True,
+        outputs: str = "both",
         frame_vectors: int = 0,
         residual_inputs: bool = False,
     ) -> None:
         super().__init__()
+        if outputs not in self.OUTPUTS:
+            raise ValueError(f"outputs must be one of {self.OUTPUTS}, got {outputs!r}")
+        update_coords, features_out = outputs != "features", outputs != "coords"
         self.layers = nn.ModuleList(
             EGNNLayer(
                 dim,

@@ -26,7 +26,7 @@ from ggik.ik.lm.core import damped
 from ggik.ik.refine import lm_refine_checked
 from ggik.ik.refine_config import RefineConfig
 from ggik.ik.residuals import pose_weights
-from ggik.ik.sampling import sample_joint_angles, shared_noise
+from ggik.ik.sampling import SamplingOptions, sample_joint_angles, shared_noise
 from ggik.kinematics.robot import Robot
 from ggik.nn.cvae import GGIKModel
 from ggik.path.search import JointScale, jumps, wrap_difference
@@ -74,7 +74,7 @@ def model_tracks(
     ``poses``: (T, 4, 4) base-link frame, or the path's checked :class:`Goals` (not checked again)."""
     at = anchors(poses.shape[0], stride)
     noise = shared_noise(model, graph, tracks, generator)
-    raw = sample_joint_angles(model, graph, poses[at], tracks, noise=noise)
+    raw = sample_joint_angles(model, graph, poses[at], tracks, options=SamplingOptions(noise=noise))
     return interpolate(raw.q, at, poses.shape[0], scale)
 
 

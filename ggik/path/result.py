@@ -17,7 +17,7 @@ from ggik.path.trajectory import TrajectoryInfo, trajectory_check
 if TYPE_CHECKING:
     from ggik.collision import Clearance
 
-__all__ = ["PathResult", "path_result", "ranges"]
+__all__ = ["PathResult", "SearchStats", "path_result", "ranges"]
 
 
 @dataclass
@@ -109,24 +109,33 @@ def ranges(idx: list[int]) -> str:
     return ", ".join(out)
 
 
+@dataclass(frozen=True)
+class SearchStats:
+    """What a path search reports beside its trajectory (the fields of :class:`PathResult` of the same names)."""
+
+    time_to_valid: float = math.nan  #: [s] to the first valid trajectory (nan: none)
+    total_time: float = 0.0  #: [s] the whole search
+    candidates: int = 0  #: configurations refined
+    rounds: int = 0  #: rounds run
+    timings: dict[str, float] = field(default_factory=dict)  #: [s] per part of the search
+
+
 def path_result(
     robot: Robot,
     poses: torch.Tensor,
     q: torch.Tensor,
     cfg: PathConfig,
-    q_start: torch.Tensor | None,
-    time_to_valid: float,
-    total: float,
-    candidates: int,
-    rounds: int,
-    timings: dict[str, float],
+    q_start: torch.Tensor | None = None,
+    stats: SearchStats | None = None,
     clearance: Clearance | None = None,
     info: TrajectoryInfo | None = None,
 ) -> PathResult:
     """The :class:`PathResult` of trajectory ``q`` (T, dof) for ``poses`` (T, 4, 4) judged by ``cfg``'s tolerances and
-    allowed moves, and with ``clearance`` its obstacles (for any method: the baselines of the benchmark use it too).
-    ``info``: the judgement of ``q`` by these tolerances, moves and obstacles when the caller has it (the search's
-    last check of its trajectory); None: judged here."""
+    allowed moves, and with ``clearance`` its obstacles (for any method: the baselines of the benchmark use it too),
+    reporting the search's ``stats`` (default ``SearchStats()``). ``info``: the judgement of ``q`` by these
+    tolerances, moves and obstacles when the caller has it (the search's last check of its trajectory); None: judged
+    here."""
+    stats = SearchStats() if stats is None else stats
     if info is not None and info.pos_err.shape != (q.shape[0],):
         raise ValueError(f"info judges {tuple(info.pos_err.shape)} waypoints, the trajectory has {q.shape[0]}")
     if info is None:
@@ -152,11 +161,11 @@ def path_result(
         valid=info.valid,
         unreached=(~info.reached | ~info.within_limits).nonzero()[:, 0].tolist(),
         large_moves=large,
-        time_to_valid=time_to_valid,
-        total_time=total,
-        candidates=candidates,
-        rounds=rounds,
-        timings=timings,
+        time_to_valid=stats.time_to_valid,
+        total_time=stats.total_time,
+        candidates=stats.candidates,
+        rounds=stats.rounds,
+        timings=dict(stats.timings),
         collision_free=None if clear is None else bool((clear >= 0).all()),
         min_clearance=None if clear is None else float(clear.min()),
         collisions=[] if clear is None else (clear < 0).nonzero()[:, 0].tolist(),

@@ -25,21 +25,20 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from ggik.graph import Goals
-from ggik.graph.robot_graph import RobotGraph
-from ggik.ik.refine_config import RefineConfig
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics.geometry import check_pose, pose_errors
 from ggik.kinematics.robot import Robot
 from ggik.nn.cvae import GGIKModel
 from ggik.path.candidates import distinct, model_tracks, random_tracks, refine_tracks, sweep
 from ggik.path.config import PathConfig
-from ggik.path.result import PathResult, path_result
+from ggik.path.result import PathResult, SearchStats, path_result
 from ggik.path.search import JointScale, SearchResult, joint_scale, jumps, search_path, wrap_difference
 from ggik.path.trajectory import TrajectoryInfo, trajectory_check, trajectory_refine
 
@@ -96,38 +95,41 @@ class _Pool:
         self.valid, self.real = torch.gather(valid, 1, order), torch.gather(real, 1, order)
 
 
+@dataclass(frozen=True)
+class _Search:
+    """One call's checked inputs, as every round of :func:`solve_path` reads them."""
+
+    robot: Robot
+    poses: torch.Tensor  #: (T, 4, 4) checked, base-link frame
+    cfg: PathConfig
+    model: GGIKModel | None
+    goals: Goals | None  #: the poses as the model's graph's goals (with a model)
+    q_start: torch.Tensor | None
+    scale: JointScale
+    clearance: Clearance | None
+
+
 def _start_candidates(
-    robot: Robot,
-    poses: torch.Tensor,
-    at: list[int],
-    cfg: PathConfig,
-    lm: RefineConfig,
-    model: GGIKModel | None,
-    graph: RobotGraph | None,
-    goals: Goals | None,
-    extra: torch.Tensor | None,
-    gen: torch.Generator | None,
-    scale: JointScale,
-    clearance: Clearance | None = None,
+    search: _Search, at: list[int], gen: torch.Generator | None
 ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Refined, distinct start candidates at waypoints ``at``: (q (n, dof), their waypoints (n,), seeds refined).
 
-    Seeds per waypoint: ``extra`` (e.g. the start configuration) first, then ``cfg.samples`` GGIK samples (with a
-    model; ``goals``: the checked poses as the graph's :class:`Goals`), then uniform configurations up to
-    ``cfg.starts`` seeds. A waypoint without a valid candidate keeps its nearest one (least
-    ``pos/pos_tol + rot/rot_tol``): continuation from it may still reach its neighbours."""
+    Seeds per waypoint: the start configuration (if any) first, then ``cfg.samples`` GGIK samples (with a model), then
+    uniform configurations up to ``cfg.starts`` seeds. A waypoint without a valid candidate keeps its nearest one
+    (least ``pos/pos_tol + rot/rot_tol``): continuation from it may still reach its neighbours."""
+    robot, poses, cfg, model = search.robot, search.poses, search.cfg, search.model
     A = len(at)
-    parts = [] if extra is None else [extra[None].expand(A, -1, -1)]
+    parts = [] if search.q_start is None else [search.q_start[None, None].expand(A, -1, -1)]
     n_model = cfg.samples if model is not None else 0
     if n_model > 0:
-        assert model is not None and graph is not None and goals is not None  # solve_path builds both with a model
-        parts.append(sample_joint_angles(model, graph, goals[at], n_model, generator=gen).q)
+        assert model is not None and search.goals is not None  # solve_path makes the goals with a model
+        parts.append(sample_joint_angles(model, model.graph(robot), search.goals[at], n_model, generator=gen).q)
     n_random = max(cfg.starts - n_model, 0)
     if n_random > 0:
         parts.append(robot.sample_q(A * n_random, gen).view(A, n_random, robot.dof))
     seeds = torch.cat(parts, 1)
-    q, ok = refine_tracks(robot, poses[at], seeds, lm, clearance=clearance)
-    keep = [distinct(q[i], ok[i], cfg.sweep_tracks, scale) for i in range(A)]
+    q, ok = refine_tracks(robot, poses[at], seeds, cfg.lm_config(), clearance=search.clearance)
+    keep = [distinct(q[i], ok[i], cfg.sweep_tracks, search.scale) for i in range(A)]
     for i in range(A):
         if keep[i].numel() == 0:
             pos, rot = pose_errors(robot.fk(q[i]), poses[at[i]])
@@ -141,7 +143,6 @@ def solve_path(
     poses: torch.Tensor,
     cfg: PathConfig | None = None,
     model: GGIKModel | None = None,
-    graph: RobotGraph | None = None,
     q_start: torch.Tensor | None = None,
     generator: torch.Generator | None = None,
     clearance: Clearance | None = None,
@@ -149,9 +150,9 @@ def solve_path(
 ) -> PathResult:
     """A trajectory through ``poses`` (T, 4, 4) (EE poses in the base-link frame), as in the module docstring.
 
-    ``model`` and ``graph`` (the robot's :class:`RobotGraph`): GGIK samples as start candidates and tracks; None:
-    random starts only. ``q_start`` (dof,): the configuration the robot is in; the move onto waypoint 0 must then
-    be allowed too. ``generator``: every random draw (starts, model noise). ``clearance``: obstacles
+    ``model``: GGIK samples (on its :meth:`~ggik.nn.cvae.GGIKModel.graph` of the robot) as start candidates and
+    tracks; None: random starts only. ``q_start`` (dof,): the configuration the robot is in; the move onto waypoint 0
+    must then be allowed too. ``generator``: every random draw (starts, model noise). ``clearance``: obstacles
     (:class:`ggik.collision.Clearance`): every candidate is refined clear of them and counts only when collision-free,
     trajectory LM adds their rows, and a valid trajectory is also collision-free at every waypoint and on every motion
     between them (:mod:`ggik.path.motion`). ``progress``: called after every round (:data:`PathProgress`).
@@ -164,9 +165,8 @@ def solve_path(
         raise ValueError("PathConfig: without continuation and random_tracks, track_samples needs a model")
     poses, q_start = check_path_inputs(robot, poses, q_start)  # checked as a path here, naming the waypoint
     goals = None
-    if model is not None:
-        graph = model.check_graph(graph or model.graph(robot))
-        goals = graph.goals(poses)  # ... and as the graph's goals (the one place goals are made); nothing below checks
+    if model is not None:  # ... and as the graph's goals (the one place goals are made); nothing below checks
+        goals = model.check_graph(model.graph(robot)).goals(poses)
     T = poses.shape[0]
     scale = joint_scale(robot, cfg.max_jump, cfg.max_jump_m)
     lm = cfg.lm_config()
@@ -175,7 +175,7 @@ def solve_path(
     pool, count, rounds, first_valid = _Pool(scale), 0, 0, math.nan
     best: tuple[tuple, torch.Tensor, TrajectoryInfo] | None = None  # (rank key, trajectory, its judgement)
     at = [0] if T == 1 else [0, T - 1]
-    extra = None if q_start is None else q_start[None]
+    search = _Search(robot, poses, cfg, model, goals, q_start, scale, clearance)
 
     def clock(part: str, t: float) -> float:
         now = time.perf_counter()
@@ -186,9 +186,7 @@ def solve_path(
         rounds += 1
         t = time.perf_counter()
         if cfg.continuation:
-            q0, where, n_seeds = _start_candidates(
-                robot, poses, at, cfg, lm, model, graph, goals, extra, generator, scale, clearance
-            )
+            q0, where, n_seeds = _start_candidates(search, at, generator)
             count += n_seeds
             t = clock("starts", t)
             direction = torch.cat([torch.ones_like(where), -torch.ones_like(where)])  # every start in both directions
@@ -206,7 +204,8 @@ def solve_path(
         if (cfg.track_samples and model is not None) or cfg.random_tracks:
             tracks = [random_tracks(robot, T, cfg.random_tracks, generator)]
             if cfg.track_samples and model is not None:
-                assert graph is not None and goals is not None  # built above with the model
+                assert goals is not None  # made above with the model
+                graph = model.graph(robot)
                 tracks.append(model_tracks(model, graph, goals, cfg.track_samples, cfg.track_stride, scale, generator))
             seeds = torch.cat(tracks, 1)
             q, ok = refine_tracks(robot, poses, seeds, lm, clearance=clearance)
@@ -239,20 +238,8 @@ def solve_path(
             break
         at = _next_starts(found, cand_ok, scale, q_start, generator, collides.nonzero()[:, 0].tolist())
     assert best is not None  # at least one round ran
-    result = path_result(
-        robot,
-        poses,
-        best[1],
-        cfg,
-        q_start,
-        first_valid,
-        time.perf_counter() - t0,
-        count,
-        rounds,
-        timings,
-        clearance,
-        best[2],
-    )
+    stats = SearchStats(first_valid, time.perf_counter() - t0, count, rounds, timings)
+    result = path_result(robot, poses, best[1], cfg, q_start, stats, clearance, best[2])
     assert pool.valid is not None  # every round adds candidates
     result.no_candidate = (~pool.valid.any(-1)).nonzero()[:, 0].tolist()
     return result

@@ -103,7 +103,7 @@ class Trainer:
         if self.world > 1:
             from torch.nn.parallel import DistributedDataParallel
 
-            self.ddp = DistributedDataParallel(self.model)  # every parameter gets a gradient (see EGNN features_out)
+            self.ddp = DistributedDataParallel(self.model)  # every parameter gets a gradient (see EGNN outputs)
         self.optimizer = torch.optim.AdamW(  # fused (one kernel for all parameters) on CUDA
             self.model.parameters(),
             lr=cfg.optim.lr,

@@ -29,8 +29,8 @@ def view(robot: Any, result: Any = None, *, block: bool = True, **options: Any) 
             values [rad] (a trajectory), or None: a live goal to drag, solved with the shipped model.
         block: serve until Ctrl-C (a script); False returns the running :class:`~ggik.viewer.app.Viewer` (a notebook,
             a test), which :meth:`~ggik.viewer.app.Viewer.close` stops.
-        options: keyword arguments of :class:`~ggik.viewer.app.Viewer` (``solver``, ``obstacles``, ``goal``,
-            ``ckpt``, ``live``) and fields of :class:`ViewerConfig` (``port``, ``samples``, ...).
+        options: keyword arguments of :class:`~ggik.viewer.app.Viewer` (``solver``: a solver or a model file,
+            ``obstacles``, ``goal``) and fields of :class:`ViewerConfig` (``port``, ``samples``, ...).
 
     Raises GGIKError without viser (naming ``pip install 'ggik[view]'``) or for a port that cannot be used; ValueError
     for a result of another robot.

@@ -12,6 +12,7 @@ import math
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -46,38 +47,36 @@ class Viewer:
 
     Args:
         robot: the robot, drawn from its URDF visual meshes where found, else capsules (:mod:`ggik.viewer.meshes`).
-        solver: the GGIK solver of live goals; None: loaded on the first goal (``ckpt``, default the shipped model),
-            and not at all when only ``result`` or ``trajectory`` is shown.
+        solver: the GGIK solver of live goals, or the path of a model file to load on the first goal; None: the
+            shipped model, loaded on the first goal (and not at all when only ``result`` or ``trajectory`` is shown).
         obstacles: a :class:`ggik.Scene` drawn in place and passed to every solve (SceneError for a frame the robot
             lacks).
         result: an :class:`ggik.IKResult` to show (its first goal's solutions) instead of solving a first goal.
         trajectory: (T, dof) joint values [rad] to play back (e.g. ``PathResult.q``), checked against the limits.
         goal: the first goal (4, 4) [m]; default the EE pose at the middle of the joint ranges (or the result's best).
-        config: :class:`ViewerConfig` (port, solve settings, colours).
-        live: solve the goal when it moves (default: unless only a result or a trajectory is shown).
+        config: :class:`ViewerConfig` (port, solve settings, colours, ``live``).
         collision: :class:`ggik.CollisionConfig` of the solves among ``obstacles`` (default: the solver's).
     """
 
     def __init__(
         self,
         robot: Robot,
-        solver: GGIK | None = None,
+        solver: GGIK | str | Path | None = None,
         obstacles: Scene | None = None,
         result: IKResult | None = None,
         trajectory: torch.Tensor | None = None,
         goal: torch.Tensor | None = None,
         config: ViewerConfig | None = None,
-        ckpt: str | None = None,
-        live: bool | None = None,
         collision: CollisionConfig | None = None,
     ) -> None:
         require_viser()
         import viser
 
-        self.robot, self.solver, self.obstacles, self.ckpt = robot, solver, obstacles, ckpt
+        self.ckpt = None if solver is None or isinstance(solver, GGIK) else str(solver)  # loaded on the first goal
+        self.robot, self.solver, self.obstacles = robot, solver if isinstance(solver, GGIK) else None, obstacles
         self.collision = collision
         self.config = config = config or ViewerConfig()
-        self.live = (result is None and trajectory is None) if live is None else live
+        self.live = (result is None and trajectory is None) if config.live is None else config.live
         self.meshes = link_meshes(robot, config.capsule_radius)
         scene_meshes = obstacle_meshes(obstacles, robot) if obstacles is not None else []  # SceneError: bad frame
         self.trajectory = None if trajectory is None else check_trajectory(robot, trajectory, "trajectory")

@@ -42,6 +42,7 @@ class ViewerConfig:
         playback_fps: frames per second of the path animation.
         max_distinct: at most this many distinct solutions are highlighted (and listed in the panel).
         hide_notifications: hide the browser's notices (e.g. "software WebGL"): for screenshots.
+        live: solve the goal when it moves (None: unless only a result or a trajectory is shown).
     """
 
     host: str = "127.0.0.1"
@@ -69,6 +70,7 @@ class ViewerConfig:
     playback_fps: float = 20.0
     max_distinct: int = 12
     hide_notifications: bool = False
+    live: bool | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.port, int) or not 0 <= self.port <= 65535:
