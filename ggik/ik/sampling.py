@@ -83,7 +83,6 @@ def default_graphs_per_pass(
     return max(CPU_GRAPHS_PER_PASS, int(GPU_MEMORY_SHARE * free_bytes) // per_graph)
 
 
-@torch.no_grad()
 @dataclass(frozen=True, eq=False)
 class SamplingOptions:
     """How :func:`sample_joint_angles` draws (the defaults: fresh noise, every sample as drawn, results on the CPU).
@@ -108,6 +107,7 @@ class SamplingOptions:
             raise ValueError("oversample takes fresh noise; shared noise fixes the samples (use oversample=1)")
 
 
+@torch.no_grad()
 def sample_joint_angles(
     model: GGIKModel,
     graph: RobotGraph,
