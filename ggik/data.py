@@ -197,7 +197,7 @@ class TrainingData:
         """The robots of the stacked batch of ``(step, rank)`` as one :class:`StackedGraphs` on ``device``: the R named
         robots (with no random robots the same stack for every step, built once per device), then the step's random
         and randomised robots (:meth:`random_graphs`). On canonical graphs these R' robots are followed by their graphs
-        for position goals (:meth:`RobotGraph.for_goal_kind`), robot r's at index R' + r."""
+        for position goals (:meth:`RobotGraph.for_goal_kind`), never drawn, only mapped to."""
         return self._stacked(device, step, rank)[0]
 
     def random_graphs(self, step: int, rank: int = 0) -> tuple[list[RobotGraph], list[float]]:
@@ -221,11 +221,13 @@ class TrainingData:
 
     def _stacked(
         self, device: torch.device | str, step: int, rank: int
-    ) -> tuple[StackedGraphs, torch.Tensor, torch.Tensor]:
+    ) -> tuple[StackedGraphs, torch.Tensor, torch.Tensor, torch.Tensor]:
         """(the stack, robot weights (len(stack),), goal-kind weights (kinds,) and pose-only weights (kinds,) stacked as
-        (2, kinds)) on ``device``: built once for named robots only (no per-step tensor construction or host-to-device
-        copy of constants), else once per block of ``random_refresh`` steps (the last block's kept). Sibling graphs for
-        position goals (canonical graphs) weigh 0: they are never drawn, only mapped to."""
+        (2, kinds), and (len(stack), kinds) the stack index of the graph that poses each kind for each robot
+        (:meth:`ggik.RobotGraph.for_goal_kind`)) on ``device``: built once for named robots only (no per-step tensor
+        construction or host-to-device copy of constants), else once per block of ``random_refresh`` steps (the last
+        block's kept). Sibling graphs for position goals (canonical graphs) weigh 0: they are never drawn, only mapped
+        to."""
         device = torch.device(device)
         fixed = self.cfg.random_weight == 0 and self.cfg.randomized_weight == 0
         key = (device,) if fixed else (device, step // self.cfg.random_refresh, rank)
@@ -240,10 +242,12 @@ class TrainingData:
                 graphs += [g.for_goal_kind("position") for g in graphs]
                 weights += [0.0] * len(weights)
             stack = StackedGraphs(graphs, device)
+            at = {id(g): i for i, g in enumerate(graphs)}  # (R, kinds): the stack index of the graph posing each kind
+            posing = torch.tensor([[at[id(g.for_goal_kind(k))] for k in GOAL_KINDS] for g in graphs], device=device)
             robot_w = torch.tensor(weights, dtype=torch.float64, device=device)
             kind_w = torch.tensor([self._kinds.get(k, 0.0) for k in GOAL_KINDS], dtype=torch.float64, device=device)
             pose_only = (torch.arange(len(GOAL_KINDS), device=device) == GOAL_KINDS.index("pose")).to(torch.float64)
-            self._stacks[key] = (stack, robot_w, torch.stack([kind_w, pose_only]))
+            self._stacks[key] = (stack, robot_w, torch.stack([kind_w, pose_only]), posing)
         return self._stacks[key]
 
     def stacked_batch(
@@ -266,13 +270,14 @@ class TrainingData:
         shared among the step's random and randomised robots, ``random_weight`` and ``randomized_weight``), the goal
         kind (by ``goal_kinds`` weights among the kinds the robot takes: a robot whose EE is off its last axis gets
         poses) and the configuration (uniform within the limits, all joints). On canonical graphs a position goal's
-        example is made on its robot's graph for position goals (index R' + r of the stack), and only those examples
-        keep a tool offset (the other kinds' graphs do not depend on the tool).
+        example is made on its robot's graph for position goals (the stack index of the graph posing each kind: from
+        :meth:`ggik.RobotGraph.for_goal_kind`), and only those examples keep a tool offset (the other kinds' graphs do
+        not depend on the tool).
         """
         c = self.cfg
         if not self.graphs:
             raise GGIKError("the stacked sampler needs named robots (data.robots is empty)")
-        stack, robot_w, kind_w = self._stacked(device, step, rank)
+        stack, robot_w, kind_w, posing = self._stacked(device, step, rank)
         B = batch_size or c.batch_size
         g = step_generator(c.seed, step, rank)
         u = torch.rand(B, 2 + stack.n_max, generator=g, dtype=torch.float64)
@@ -285,11 +290,10 @@ class TrainingData:
         per_robot = torch.where(stack.partial_ok[:, None], kind_w[0], kind_w[1])  # (R, kinds): off-axis EE: poses
         kind = _pick(per_robot[robot], u[:, 1])
         offset = c.tool_offset * (2.0 * u[:, -1] - 1.0) if c.tool_offset > 0 else None
-        if self.convention == "canonical":  # a position goal's example on its robot's graph for position goals
-            position = kind == GOAL_KINDS.index("position")
-            robot = torch.where(position, robot + len(stack) // 2, robot)
-            if offset is not None:  # a tool offset moves no point of a canonical graph but the tool point
-                offset = torch.where(position, offset, torch.zeros_like(offset))
+        robot = posing[robot, kind]  # each example on the graph that poses its kind
+        if self.convention == "canonical" and offset is not None:  # it moves no point of a canonical graph but p_n of
+            position = kind == GOAL_KINDS.index("position")  # the graph of position goals, the tool point
+            offset = torch.where(position, offset, torch.zeros_like(offset))
         return robot, stack.sample_q(robot, u[:, 2 : 2 + stack.n_max]), kind, offset
 
     def _examples(self, graph: RobotGraph, q: torch.Tensor, g: torch.Generator) -> GraphBatch:

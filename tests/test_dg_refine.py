@@ -124,7 +124,7 @@ def test_solver_refine_dg_and_dg_lm(monkeypatch):
     graph = RobotGraph.from_robot(robot)
     q, T = problems(robot, 5, 5)
 
-    def noisy_truth(model, graph_, goals, num_samples, generator=None, **kwargs):
+    def noisy_truth(model, graph_, goals, num_samples, generator=None, options=None):
         pts = graph.realize(q)[:, None].expand(-1, num_samples, -1, -1)
         pts = pts + 0.01 * torch.randn(pts.shape, generator=torch.Generator().manual_seed(6), dtype=F64)
         qs = graph.joint_angles(pts, T[:, None])

@@ -390,3 +390,29 @@ def test_graph_is_expressed_in_the_first_joint_frame():
         expected = torch.eye(4, dtype=F64)
         expected[2, 3] = z
         torch.testing.assert_close(graph.T_base_graph, expected, rtol=0, atol=1e-12)
+
+
+def test_each_goal_kind_has_its_graph_and_goals_are_mapped_once():
+    """The graphs of one robot and convention that pose each kind are an explicit object (KindGraphs), chosen by kind:
+    on canonical graphs position goals get the graph whose p_n is the tool point; Goals name the graph that mapped
+    them, and any graph of the robot takes them as they are (no second mapping), while a graph of another convention
+    maps them into its own frame."""
+    from ggik.graph.goal_kinds import GOAL_KINDS
+
+    robot = Robot.from_name("panda")
+    canonical = RobotGraph.from_robot(robot, "canonical")
+    position = canonical.for_goal_kind("position")
+    assert position is not canonical and (position.ee_anchor, canonical.ee_anchor) == ("tool", "canonical")
+    assert position.for_goal_kind("pose") is canonical and canonical.for_goal_kind("position+axis") is canonical
+    assert canonical.kind_graphs is position.kind_graphs and canonical.for_goal_kind("position") is position
+    frames = RobotGraph.from_robot(robot, "frames")
+    assert all(frames.for_goal_kind(k) is frames for k in GOAL_KINDS)
+    T = robot.fk(robot.sample_q(3, torch.Generator().manual_seed(0)))
+    goals = canonical.goals(T[:, :3, 3], "position")
+    assert goals.graph is position
+    assert canonical.goals(goals) is goals and position.goals(goals) is goals and goals[1:].graph is position
+    remapped = frames.goals(goals)
+    assert remapped.graph is frames and torch.equal(remapped.in_graph, frames.goal_in_graph(goals.in_base))
+    torch.testing.assert_close(canonical.partial(goals).known_distances, position.partial(goals).known_distances)
+    points = position.realize(robot.sample_q(3, torch.Generator().manual_seed(1)))
+    torch.testing.assert_close(canonical.joint_angles(points, goals), position.joint_angles(points, goals))

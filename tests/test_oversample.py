@@ -100,12 +100,11 @@ def test_cli_solve_oversample_starts_from_the_best_of_k_times_the_samples(capsys
 
     calls = []
 
-    def spy(model, graph, goals, samples, generator=None, oversample=1, **kw):
+    def spy(model, graph, goals, samples, generator=None, options=None):
         state = generator.get_state()
-        raw = sample_joint_angles(
-            model, graph, goals, samples, generator=generator, **kw, options=SamplingOptions(oversample=oversample)
-        )
-        calls.append(dict(model=model, graph=graph, goals=goals, samples=samples, k=oversample, state=state, raw=raw))
+        raw = sample_joint_angles(model, graph, goals, samples, generator, options)
+        k = options.oversample
+        calls.append(dict(model=model, graph=graph, goals=goals, samples=samples, k=k, state=state, raw=raw))
         return raw
 
     monkeypatch.setattr(strategies, "sample_joint_angles", spy)

@@ -10,7 +10,13 @@ import torch
 
 from ggik.checkpoint import load_model
 from ggik.errors import GGIKError
-from ggik.ik.sampling import CPU_GRAPHS_PER_PASS, EDGE_TENSORS_AT_PEAK, default_graphs_per_pass, sample_joint_angles
+from ggik.ik.sampling import (
+    CPU_GRAPHS_PER_PASS,
+    EDGE_TENSORS_AT_PEAK,
+    SamplingOptions,
+    default_graphs_per_pass,
+    sample_joint_angles,
+)
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel, ModelConfig
 from ggik.training.distill import Distillation, DistillConfig, export_student
@@ -45,7 +51,10 @@ def test_pass_size_is_cache_sized_on_a_cpu_and_memory_sized_on_a_gpu():
 def _raw(model: GGIKModel, n: int, **kw):
     robot = Robot.from_name("panda")
     T = robot.fk(robot.sample_q(n, torch.Generator().manual_seed(0)))
-    return sample_joint_angles(model, model.graph(robot), T, 8, generator=torch.Generator().manual_seed(1), **kw)
+    options = SamplingOptions(**kw)
+    return sample_joint_angles(
+        model, model.graph(robot), T, 8, generator=torch.Generator().manual_seed(1), options=options
+    )
 
 
 def test_a_failing_compile_warns_once_and_samples_eagerly(monkeypatch):

@@ -149,7 +149,7 @@ def test_lm_result_is_lm_refine_of_the_raw_samples(solver, panda):
 def spread_sampler(make_q):
     """A stand-in for ggik.ik.sampling.sample_joint_angles: q = make_q(robot, P, S, generator), errors by FK."""
 
-    def sample(model, graph, T_goal, num_samples, generator=None, **kwargs):
+    def sample(model, graph, T_goal, num_samples, generator=None, options=None):
         goals = graph.goals(T_goal)
         q = make_q(graph.robot, goals.shape[0], num_samples, generator)
         pos, rot = pose_errors(graph.robot.fk(q), goals.in_base[:, None])

@@ -7,9 +7,13 @@ model batch, angle recovery) takes it instead of re-checking and re-mapping the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:  # a Goals names the graph that posed it; robot_graph imports this module
+    from ggik.graph.robot_graph import RobotGraph
 
 __all__ = ["Goals", "PartialGraph", "NODE_TYPES", "EDGE_KINDS"]
 
@@ -29,11 +33,14 @@ class Goals:
         kind: the goal kind, one of :data:`ggik.graph.goal_kinds.GOAL_KINDS`. For ``"position+axis"`` and
             ``"position"`` the poses are canonical (:func:`ggik.graph.goal_kinds.goal_poses`): only the position
             and, for ``"position+axis"``, the tool axis are goals; the rest of the rotation is a placeholder.
+        graph: the :class:`ggik.RobotGraph` whose graph frame ``in_graph`` is in: the graph that poses this kind
+            (:meth:`ggik.RobotGraph.for_goal_kind`); None: not known (mapped by the next graph that takes them).
     """
 
     in_base: torch.Tensor
     in_graph: torch.Tensor
     kind: str = "pose"
+    graph: RobotGraph | None = field(default=None, compare=False, repr=False)
 
     @property
     def shape(self) -> torch.Size:
@@ -44,12 +51,11 @@ class Goals:
         """Index the batch dims of both poses alike, e.g. ``goals[a:b]`` or ``goals[:, None]``."""
         if not isinstance(index, tuple):
             index = (index,)
-        return Goals(self.in_base[index], self.in_graph[index], self.kind)
+        return Goals(self.in_base[index], self.in_graph[index], self.kind, self.graph)
 
     def to(self, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> Goals:
-        return Goals(
-            self.in_base.to(device=device, dtype=dtype), self.in_graph.to(device=device, dtype=dtype), self.kind
-        )
+        move = {"device": device, "dtype": dtype}
+        return Goals(self.in_base.to(**move), self.in_graph.to(**move), self.kind, self.graph)
 
 
 @dataclass

@@ -18,11 +18,11 @@ last joint axis: that constant tool transform is handled here.
 from __future__ import annotations
 
 import json
-import math
 
 import torch
 
 from ggik.errors import GoalError, GraphError
+from ggik.graph.angles import recover_joint_angles, wrap_to_limits
 from ggik.graph.conventions import GRAPH_CONVENTIONS, check_convention, graph_frames
 from ggik.graph.frames import AXIS_LENGTH, classical_mds, points_from_frames, rz_left
 from ggik.graph.goal_kinds import check_goal_kind, goal_poses
@@ -35,6 +35,34 @@ __all__ = ["RobotGraph", "PartialGraph", "Goals", "classical_mds", "points_from_
 __all__ += ["EDGE_KINDS", "AXIS_LENGTH", "GRAPH_CONVENTIONS"]
 
 CONSTANT_TOL = 1e-9  #: a point closer than this to an axis [m] is on it (decides constant edges)
+
+
+class KindGraphs:
+    """The graphs of one robot and convention that pose each goal kind, each built once and shared by all of them.
+
+    On canonical graphs ``"position"`` goals fix the tool point, not the canonical EE anchor, so they are posed by a
+    graph of their own whose p_n is the tool point (``ee_anchor="tool"``); the other kinds by the canonical graph. A
+    ``"frames"`` graph poses every kind (its p_n is the tool point already)."""
+
+    def __init__(self, graph: RobotGraph) -> None:
+        self.robot, self.convention = graph.robot, graph.convention
+        self.by_anchor: dict[str, RobotGraph] = {graph.ee_anchor: graph}  #: ee_anchor -> its graph
+
+    def anchor(self, kind: str | None) -> str:
+        """The ``ee_anchor`` of the graph that poses goals of ``kind``."""
+        return "tool" if self.convention != "canonical" or check_goal_kind(kind) == "position" else "canonical"
+
+    def graph(self, kind: str | None) -> RobotGraph:
+        """The graph that poses goals of ``kind`` (built on first use)."""
+        want = self.anchor(kind)
+        if want not in self.by_anchor:
+            RobotGraph(self.robot, self.convention, ee_anchor=want, kind_graphs=self)
+        return self.by_anchor[want]
+
+    def adopt(self, graph: RobotGraph) -> KindGraphs:
+        """Register ``graph`` (of this robot and convention) as the graph of its anchor; returns self."""
+        self.by_anchor[graph.ee_anchor] = graph
+        return self
 
 
 class RobotGraph:
@@ -56,9 +84,16 @@ class RobotGraph:
         edge_kind: dict (u, v) -> kind for every known pair u < v.
         T_base_graph: (4, 4) pose of the graph frame F_0 in the base link frame.
         T_tool: (4, 4) pose of the EE link in the last graph frame F_n (constant).
+        kind_graphs: :class:`KindGraphs`, the graphs of this robot and convention that pose each goal kind.
     """
 
-    def __init__(self, robot: Robot, convention: str = "frames", ee_anchor: str = "canonical") -> None:
+    def __init__(
+        self,
+        robot: Robot,
+        convention: str = "frames",
+        ee_anchor: str = "canonical",
+        kind_graphs: KindGraphs | None = None,
+    ) -> None:
         bad = [(j.name, j.type) for j in robot.joints if j.type == "prismatic"]
         if bad:
             name, _ = bad[0]
@@ -77,7 +112,6 @@ class RobotGraph:
         self.ee_anchor = ee_anchor if convention == "canonical" else "tool"
         n = self.n = robot.dof
         N = self.num_nodes = 2 * n + 4
-        self._sibling: RobotGraph | None = None  # a canonical graph's sibling of the other EE anchor
 
         _, T_ee = robot.joint_frames(torch.zeros(n, dtype=torch.float64))
         F = graph_frames(robot, convention, ee_anchor)  # (n+1, 4, 4) in the base frame
@@ -153,6 +187,8 @@ class RobotGraph:
         D_const = torch.where(self._constant_mask, D_home, torch.zeros_like(D_home))
         consts = dict(C=C, T_base_graph=T_base_graph, T_tool=T_tool, home=home, D_const=D_const)
         self._consts = ConstCache({k: v.numpy() for k, v in consts.items()})
+        #: the graphs of this robot and convention that pose each goal kind (this one among them)
+        self.kind_graphs = KindGraphs(self) if kind_graphs is None else kind_graphs.adopt(self)
 
     @classmethod
     def from_robot(cls, robot: Robot, convention: str = "frames") -> RobotGraph:
@@ -164,21 +200,15 @@ class RobotGraph:
         return cls(robot, convention)
 
     def for_goal_kind(self, kind: str | None) -> RobotGraph:
-        """The graph that poses goals of ``kind``: on canonical graphs, ``"position"`` goals fix the tool point, not
-        the canonical EE anchor, so they have a graph of their own whose p_n is the tool point (``ee_anchor="tool"``),
-        and the other kinds the canonical one: this graph or its sibling (built once, linked both ways). A "frames"
-        graph poses every kind. :meth:`goals`, :meth:`partial` and :meth:`joint_angles` hand goals to the right graph
-        themselves; :meth:`realize` cannot tell kinds apart, so code that makes the points of examples asks for the
-        graph of their kind (:meth:`ggik.graph.GraphBatch.from_graph` does)."""
-        if self.convention != "canonical":
-            return self
-        want = "tool" if check_goal_kind(kind) == "position" else "canonical"
-        if self.ee_anchor == want:
-            return self
-        if self._sibling is None:  # the sibling, whichever anchor it has
-            self._sibling = RobotGraph(self.robot, "canonical", ee_anchor=want)
-            self._sibling._sibling = self
-        return self._sibling
+        """The graph that poses goals of ``kind`` (:class:`KindGraphs`): this graph or another of its robot and
+        convention. :meth:`goals` maps goals into that graph's frame (and names it: ``Goals.graph``), and
+        :meth:`partial` and :meth:`joint_angles` work on it; :meth:`realize` cannot tell kinds apart, so code that makes
+        the points of examples asks for the graph of their kind (:meth:`ggik.graph.GraphBatch.from_graph` does)."""
+        return self.kind_graphs.graph(kind)
+
+    def constants(self, dtype: torch.dtype, device: torch.device | str) -> dict[str, torch.Tensor]:
+        """The graph's constant tensors (``home``, ``C``, ``D_const``, ...) in ``dtype`` on ``device`` (cached)."""
+        return self._consts.get(dtype, device)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -269,15 +299,18 @@ class RobotGraph:
 
         The one place where goals are checked: ``ValueError`` for a wrong shape, NaN/inf or a non-rigid pose. Inputs
         per kind: :func:`ggik.graph.goal_kinds.goal_poses` (a pose with kind ``"position"`` has its rotation ignored).
-        A :class:`Goals` is returned as it is (:class:`GoalError` if ``kind`` names another kind). Partial kinds need
+        A :class:`Goals` mapped by the graph that poses its kind is returned as it is, another is mapped into that
+        graph's frame (:class:`GoalError` if ``kind`` names another kind). Partial kinds need
         the EE origin on the last joint's axis (:attr:`supports_partial_goals`; :class:`GraphError` otherwise).
         """
         if isinstance(T_goal, Goals):
             if kind is not None and check_goal_kind(kind) != T_goal.kind:
                 raise GoalError(f"goals of kind {T_goal.kind!r} given where {kind!r} was asked for")
-            # checked once, but perhaps by another graph of the robot: the graph frame pose is this graph's own
-            in_graph = self.for_goal_kind(T_goal.kind).goal_in_graph(T_goal.in_base)
-            return Goals(in_base=T_goal.in_base, in_graph=in_graph, kind=T_goal.kind)
+            posing = self.for_goal_kind(T_goal.kind)
+            if T_goal.graph is posing:  # checked and mapped once
+                return T_goal
+            # checked by another graph (another convention) or made by hand: mapped into this one's frame
+            return Goals(T_goal.in_base, posing.goal_in_graph(T_goal.in_base), T_goal.kind, posing)
         kind = check_goal_kind(kind)
         if kind != "pose" and not self.supports_partial_goals:
             raise GraphError(
@@ -286,7 +319,7 @@ class RobotGraph:
             )
         graph = self.for_goal_kind(kind)
         T_goal = goal_poses(T_goal, kind, graph.tool_axis)
-        return Goals(in_base=T_goal, in_graph=graph.goal_in_graph(T_goal), kind=kind)
+        return Goals(in_base=T_goal, in_graph=graph.goal_in_graph(T_goal), kind=kind, graph=graph)
 
     def partial(self, T_goal, kind: str | None = None) -> PartialGraph:
         """The IK problem for EE goals ``T_goal`` of ``kind`` (see :meth:`goals`; or checked :class:`Goals`).
@@ -295,25 +328,7 @@ class RobotGraph:
         only: q_n's position is 0 and its distances to the base points unknown. Raises ``ValueError`` for bad goals.
         """
         goals = self.goals(T_goal, kind)
-        if self.for_goal_kind(goals.kind) is not self:
-            return self.for_goal_kind(goals.kind).partial(goals)
-        G = goals.in_graph
-        c = self._consts.get(G.dtype, G.device)
-        batch = G.shape[:-2]
-        pos = torch.zeros(batch + (self.num_nodes, 3), dtype=G.dtype, device=G.device)
-        pos[..., :4, :] = c["home"][:4]
-        pos[..., -2, :] = G[..., :3, 3]
-        pos[..., -1, :] = G[..., :3, 3] + AXIS_LENGTH * G[..., :3, 2]
-        D_goal = self.distances(pos)
-        anchors, known = self.anchor_mask.clone(), self.known_mask.clone()
-        if goals.kind == "position":
-            pos[..., -1, :] = 0.0
-            anchors[-1] = False
-            known[:4, -1] = known[-1, :4] = False
-        goal_mask = (known & ~self._constant_mask).to(G.device)
-        D = torch.where(goal_mask, D_goal, c["D_const"].expand_as(D_goal))
-        anchors, known = anchors.to(G.device), known.to(G.device)
-        return PartialGraph(known_positions=pos, known_distances=D, anchor_mask=anchors, known_mask=known, goal=G)
+        return partial_graph(goals.graph or self, goals)
 
     def to_pyg(self, q=None, T_goal=None):
         """One example as a ``torch_geometric.data.Data``: see :func:`ggik.graph.pyg.to_pyg`."""
@@ -324,74 +339,17 @@ class RobotGraph:
     # ------------------------------------------------------------------ solutions -> joint angles
     def joint_angles(self, points: torch.Tensor, T_goal: torch.Tensor | Goals) -> torch.Tensor:
         """Joint values (..., n) from (noisy) point sets (..., N, 3) and EE goals (..., 4, 4) (base frame, or
-        :class:`Goals` of any kind).
-
-        The sequential azimuth rule of GGIK, made robust:
-        1. the generated base points (p0, x, y, q0) are fitted to their true positions by a proper
-           rigid motion (Kabsch; the reference only normalises the axes), which maps all points into
-           the graph frame;
-        2. for joint i < n, with frame F_{i-1} rebuilt from the angles found so far, theta_i is the
-           rotation about z of F_{i-1} that best aligns (least squares in the xy plane) the home
-           positions of p_i and q_i with the generated ones;
-        3. the last joint does not move p_n, q_n (they lie on its axis): theta_n is the roll about the
-           last axis that best matches the goal orientation; for partial goal kinds (free roll) joint n - 1 also
-           fits the generated p_n, q_n (q_n is sampled for a position goal) and theta_n is 0 (clamped into its limits);
-        4. each angle is moved into the joint limits when a 2 pi equivalent lies inside them.
-        """
+        :class:`Goals` of any kind): :func:`ggik.graph.angles.recover_joint_angles` on the graph that poses the goals'
+        kind (:meth:`for_goal_kind`), with the goals checked and mapped once (:meth:`goals`)."""
         if points.shape[-2:] != (self.num_nodes, 3):
             raise ValueError(f"points must have shape (..., {self.num_nodes}, 3), got {tuple(points.shape)}")
         goals = self.goals(T_goal)
-        if self.for_goal_kind(goals.kind) is not self:
-            return self.for_goal_kind(goals.kind).joint_angles(points, goals)
-        dtype, device = points.dtype, points.device
-        c = self._consts.get(dtype, device)
-        if not torch.isfinite(points).all():
-            raise ValueError("points contain NaN or inf")
-        R, t = geo.kabsch(points[..., :4, :], c["home"][:4].expand(points.shape[:-2] + (4, 3)))
-        P = (points @ R.transpose(-1, -2)) + t[..., None, :]
-        G = goals.in_graph.to(dtype)
-        batch = geo.broadcast_shapes(P.shape[:-2], G.shape[:-2])
-        T = torch.eye(4, dtype=dtype, device=device).expand(batch + (4, 4))
-        thetas = []
-        for i in range(1, self.n):
-            Ci = c["C"][i - 1]
-            home_p = Ci[:3, 3]
-            home_q = home_p + AXIS_LENGTH * Ci[:3, 2]
-            rows, homes = [2 * i + 2, 2 * i + 3], [home_p, home_q]  # p_i, q_i
-            if i == self.n - 1 and goals.kind != "pose":  # p_n, q_n too: they turn with joint n - 1
-                Cn = Ci @ c["C"][-1]
-                rows, homes = rows + [2 * i + 4, 2 * i + 5], homes + [Cn[:3, 3], Cn[:3, 3] + AXIS_LENGTH * Cn[:3, 2]]
-            gen = P[..., rows, :]  # (..., k, 3)
-            local = (gen - T[..., None, :3, 3]) @ T[..., :3, :3]  # R^T (x - t), row-vector form
-            h = torch.stack(homes, dim=0)
-            num = (h[:, 0] * local[..., 1] - h[:, 1] * local[..., 0]).sum(-1)
-            den = (h[:, 0] * local[..., 0] + h[:, 1] * local[..., 1]).sum(-1)
-            theta = torch.atan2(num, den)
-            thetas.append(theta)
-            T = T @ rz_left(theta, Ci)
-        M = T[..., :3, :3].transpose(-1, -2) @ G[..., :3, :3] @ c["C"][-1][:3, :3].transpose(-1, -2)
-        last = torch.atan2(M[..., 1, 0] - M[..., 0, 1], M[..., 0, 0] + M[..., 1, 1])
-        if goals.kind != "pose":  # the roll is free and moves no point: 0, within the limits
-            last = torch.zeros_like(last)
-            if bool(self.robot.limited[-1]):
-                last = last.clamp(float(self.robot.lower[-1]), float(self.robot.upper[-1]))
-        thetas.append(last)
-        return self.wrap_to_limits(torch.stack(thetas, dim=-1))
+        return recover_joint_angles(goals.graph or self, points, goals)
 
     def wrap_to_limits(self, theta: torch.Tensor) -> torch.Tensor:
-        """Angles (..., n) in (-pi, pi] moved by a multiple of 2 pi into [lower, upper] where possible.
-
-        An angle already inside its limits is kept; otherwise the in-range equivalent nearest to it is
-        taken; when no equivalent lies inside, the angle is left unchanged.
-        """
-        lo, hi, two_pi = self.robot.lower.to(theta), self.robot.upper.to(theta), 2.0 * math.pi
-        up = theta + two_pi * torch.ceil((lo - theta) / two_pi)  # smallest equivalent >= lo
-        down = theta - two_pi * torch.ceil((theta - hi) / two_pi)  # largest equivalent <= hi
-        inside = (theta >= lo) & (theta <= hi)
-        cand = torch.where(theta < lo, up, down)
-        ok = (cand >= lo) & (cand <= hi)
-        limited = self.robot.limited.to(theta.device)
-        return torch.where(inside | ~ok | ~limited, theta, cand)
+        """Angles (..., n) moved into the joint limits where a 2 pi equivalent lies inside
+        (:func:`ggik.graph.angles.wrap_to_limits`)."""
+        return wrap_to_limits(self.robot, theta)
 
     # ------------------------------------------------------------------ export
     def to_dict(self, digits: int = 12) -> dict:
@@ -410,3 +368,25 @@ class RobotGraph:
             f"RobotGraph({self.robot.name}, {self.convention}: {self.n} joints, {self.num_nodes} nodes, "
             f"known edges: {counts})"
         )
+
+
+def partial_graph(graph: RobotGraph, goals: Goals) -> PartialGraph:
+    """The partial graph of checked ``goals`` on ``graph``, the graph that poses their kind
+    (:meth:`RobotGraph.partial`)."""
+    G = goals.in_graph
+    c = graph.constants(G.dtype, G.device)
+    batch = G.shape[:-2]
+    pos = torch.zeros(batch + (graph.num_nodes, 3), dtype=G.dtype, device=G.device)
+    pos[..., :4, :] = c["home"][:4]
+    pos[..., -2, :] = G[..., :3, 3]
+    pos[..., -1, :] = G[..., :3, 3] + AXIS_LENGTH * G[..., :3, 2]
+    D_goal = graph.distances(pos)
+    anchors, known = graph.anchor_mask.clone(), graph.known_mask.clone()
+    if goals.kind == "position":
+        pos[..., -1, :] = 0.0
+        anchors[-1] = False
+        known[:4, -1] = known[-1, :4] = False
+    goal_mask = (known & ~graph.constant_mask).to(G.device)
+    D = torch.where(goal_mask, D_goal, c["D_const"].expand_as(D_goal))
+    anchors, known = anchors.to(G.device), known.to(G.device)
+    return PartialGraph(known_positions=pos, known_distances=D, anchor_mask=anchors, known_mask=known, goal=G)
