@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -20,15 +19,16 @@ import torch
 from ggik.errors import ChainError
 from ggik.kinematics import geometry as geo
 from ggik.kinematics.chain_fk import chain_constants, chain_frames
-from ggik.kinematics.chains import dh_chain, np_transform, serial_chain
+from ggik.kinematics.chains import dh_chain, serial_chain
 from ggik.kinematics.consts import ConstCache
+from ggik.kinematics.derived import MOVING_JOINT_TYPES, locked_joints, tool_joints
 from ggik.kinematics.registry import available_robots, shipped_robots
 from ggik.kinematics.urdf import SUPPORTED_JOINT_TYPES, JointSpec, read_urdf, write_urdf
 from ggik.kinematics.urdf_collision import CollisionShape
 
 __all__ = ["Robot", "available_robots"]  # available_robots: re-exported from ggik.kinematics.registry
 
-_MOVING = ("revolute", "continuous", "prismatic")
+_MOVING = MOVING_JOINT_TYPES
 
 
 class Robot:
@@ -207,65 +207,18 @@ class Robot:
         """A new Robot whose end effector is ``link``, fixed at the rigid transform ``tool`` (4, 4) [m] in this robot's
         EE frame (a tool, a flange adapter, another ``tool0`` convention). ``ValueError`` for a non-rigid transform,
         :class:`ChainError` for a link name already on the chain."""
-        T = geo.check_pose(torch.as_tensor(tool, dtype=torch.float64), "tool")
-        if T.shape != (4, 4):
-            raise ValueError(f"tool must be one (4, 4) transform, got shape {tuple(T.shape)}")
-        if link in self.link_names:
-            raise ChainError(f"{self.name}: link {link!r} is already on the chain")
-        joint = JointSpec(f"{self.ee_link}_to_{link}", "fixed", self.ee_link, link, T.numpy(), np.array([1.0, 0, 0]))
-        return Robot(
-            list(self.joints) + [joint], name=f"{self.name}+{link}", source=self.source,
-            collision_shapes=self.collision_shapes,
-        )  # fmt: skip
+        joints = tool_joints(self, tool, link)
+        return Robot(joints, name=f"{self.name}+{link}", source=self.source, collision_shapes=self.collision_shapes)
 
     def lock(self, values: Mapping[str, float]) -> Robot:
-        """A new Robot with the named independent joints fixed at the given values.
+        """A new Robot with the named independent joints fixed at the given values (:func:`locked_joints`).
 
         Mimic joints that follow a locked joint are fixed at their resulting value too. Use it for
         prismatic torsos, grippers or any joint the IK should not move.
         """
-        unknown = [k for k in values if k not in self.joint_names]
-        if unknown:
-            raise ChainError(
-                f"{self.name}: cannot lock {unknown}: not independent joints; joints: {list(self.joint_names)}"
-            )
-        if len(values) >= self.dof:
-            raise ChainError(f"{self.name}: locking all {self.dof} joints leaves nothing to move")
-        full = {}
-        for name, v in values.items():
-            v = float(v)
-            i = self.joint_names.index(name)
-            if not math.isfinite(v):
-                raise ChainError(f"{self.name}: lock value for {name!r} must be finite, got {v}")
-            if bool(self.limited[i]) and not (self.lower[i] - 1e-12 <= v <= self.upper[i] + 1e-12):
-                raise ChainError(
-                    f"{self.name}: lock value {v} for {name!r} is outside its limits "
-                    f"[{float(self.lower[i])}, {float(self.upper[i])}]"
-                )
-            full[name] = v
-        A, b = self._np["A"], self._np["b"]
-        locked_cols = [self.joint_names.index(n) for n in full]
-        new = []
-        k = 0
-        for j in self.joints:
-            if j.type not in _MOVING:
-                new.append(j)
-                continue
-            row = A[k]
-            k += 1
-            deps = np.nonzero(row)[0]
-            if len(deps) and all(c in locked_cols for c in deps):
-                value = float(sum(row[c] * full[self.joint_names[c]] for c in deps) + b[k - 1])
-                if j.type == "prismatic":
-                    motion = np_transform(t=j.axis * value)
-                else:
-                    angle = torch.tensor(value, dtype=torch.float64)
-                    motion = np_transform(geo.axis_angle_to_matrix(torch.from_numpy(j.axis), angle).numpy())
-                new.append(replace(j, type="fixed", origin=j.origin @ motion, mimic=None, lower=None, upper=None))
-            else:
-                new.append(j)
-        source = f"{self.source} (locked: {sorted(full)})"
-        return Robot(new, name=self.name, source=source, collision_shapes=self.collision_shapes)
+        joints, locked = locked_joints(self, values)
+        source = f"{self.source} (locked: {sorted(locked)})"
+        return Robot(joints, name=self.name, source=source, collision_shapes=self.collision_shapes)
 
     # ------------------------------------------------------------------ kinematics
     def _const(self, dtype: torch.dtype, device: torch.device) -> dict[str, torch.Tensor]:
@@ -386,8 +339,13 @@ class Robot:
         J_moving = torch.cat([v, om], dim=-1).transpose(-1, -2)  # (..., 6, n_moving)
         return J_moving @ c["A"]
 
-    def sample_q(self, n: int, generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64,
-                 device: torch.device | str | None = None) -> torch.Tensor:  # fmt: skip
+    def sample_q(
+        self,
+        n: int,
+        generator: torch.Generator | None = None,
+        dtype: torch.dtype = torch.float64,
+        device: torch.device | str | None = None,
+    ) -> torch.Tensor:
         """``n`` configurations (n, dof) uniform in the limits (continuous: [-pi, pi]), drawn on generator's device."""
         on = generator.device if generator is not None else None
         u = torch.rand(n, self.dof, generator=generator, dtype=torch.float64, device=on)
