@@ -221,6 +221,25 @@ def test_solve_with_obstacles_reports_and_requires_collision_free():
         solver.solve(robot, T, SolveConfig(samples=2), collision=CollisionConfig())
 
 
+def test_a_clearance_as_obstacles_brings_its_own_model_and_settings():
+    """``obstacles`` may be a ready Clearance (its collision model, scene and settings): the same solve as the scene
+    with those settings; with a CollisionConfig beside it, or of another robot, it is refused."""
+    robot, solver = Robot.from_name("panda"), GGIK.pretrained()
+    scene = Scene(spheres=(Sphere(0.05, (0.4, 0.0, 0.4)),))
+    margin = CollisionConfig(margin=0.02)
+    check = Clearance(robot, solver.collision_model(robot), scene, margin)
+    T = robot.fk(robot.sample_q(2, torch.Generator().manual_seed(3)))
+    config = SolveConfig(strategy="random", random_starts=8)
+    a = solver.solve(robot, T, config, generator=torch.Generator().manual_seed(1), obstacles=check)
+    b = solver.solve(robot, T, config, generator=torch.Generator().manual_seed(1), obstacles=scene, collision=margin)
+    assert torch.equal(a.q, b.q) and torch.equal(a.clearance, b.clearance) and a.collision_free is not None
+    with pytest.raises(ValueError, match="carries its own CollisionConfig"):
+        solver.solve(robot, T, config, obstacles=check, collision=margin)
+    ur10 = Robot.from_name("ur10")
+    with pytest.raises(ValueError, match="is of robot 'panda'"):
+        solver.solve(ur10, ur10.fk(ur10.sample_q(1)), config, obstacles=check)
+
+
 def _convex_min(f, shape: torch.Size, iters: int = 100) -> torch.Tensor:
     """min over s in [0, 1] of a convex function f(s) (batched over ``shape``): ternary search, to (2/3)^100 in s."""
     lo, hi = torch.zeros(shape, dtype=F64), torch.ones(shape, dtype=F64)
