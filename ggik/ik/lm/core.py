@@ -34,6 +34,8 @@ __all__ = [
     "next_damping",
     "damped_step",
     "FirstSolution",
+    "WorkingSet",
+    "accept",
 ]
 
 #: a joint on a limit is held out of a step when its gradient component points outward by more than this (J^T e, in
@@ -86,6 +88,13 @@ def damped_step(J: Any, e: Any, q: Any, lo: Any, hi: Any, lam: Any) -> Any:
     return np.linalg.solve(damped(J.transpose(0, 2, 1) @ J, lam), np.where(held, 0.0, g)[..., None])[..., 0]
 
 
+def accept(better: Any, new: tuple, old: tuple) -> tuple:
+    """Per element (the first dimension), each of ``new`` where ``better`` (k,) bool (its step lowered the cost), else
+    the ``old`` value: the accepted step of every array of a lock-step loop."""
+    where = torch.where if isinstance(better, torch.Tensor) else np.where
+    return tuple(where(better.reshape(better.shape + (1,) * (a.ndim - 1)), a, b) for a, b in zip(new, old))
+
+
 class FirstSolution:
     """The bookkeeping of goals whose ``starts`` consecutive elements stop at the goal's first solution (module
     docstring), for the lock-step loops, in torch tensors or numpy arrays alike. ``converged`` (n,) bool: the elements
@@ -123,3 +132,28 @@ class FirstSolution:
     def later(self) -> Any:
         """(n,) bool: the starts after their goal's solution, returned as they were given."""
         return (self.index[None, :] > self.first[:, None]).reshape(-1)
+
+
+class WorkingSet:
+    """The elements of a lock-step loop still running (``active``: indices into the batch) and the batch's results
+    ``(q (n, dof), pos (n,), rot (n,))``, into which elements are written as they stop (torch or numpy alike)."""
+
+    def __init__(self, running: Any, results: tuple[Any, Any, Any]) -> None:
+        self.active = running.nonzero()[:, 0] if isinstance(running, torch.Tensor) else np.flatnonzero(running)
+        self.results = results
+
+    def leave(self, keep: Any, running: tuple) -> tuple:
+        """The elements not ``keep`` (k,) stop: the first three arrays of ``running`` (their q, pos, rot; then any
+        other per-element arrays of the loop) are written into the results; returns ``running`` for those kept."""
+        if bool(keep.all()):
+            return running
+        out = ~keep
+        for full, part in zip(self.results, running[:3]):
+            full[self.active[out]] = part[out]
+        self.active = self.active[keep]
+        return tuple(t[keep] for t in running)
+
+    def finish(self, running: tuple) -> None:
+        """Write the elements still running at the end of the budget into the results."""
+        for full, part in zip(self.results, running[:3]):
+            full[self.active] = part

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ggik.ik.lm.core import FirstSolution, damped_step, next_damping
+from ggik.ik.lm.core import FirstSolution, WorkingSet, accept, damped_step, next_damping
 from ggik.ik.lm.problem import LMOutcome, LMProblem
 from ggik.ik.residuals import pose_weights
 from ggik.kinematics.geometry import SHEPPERD_MAP
@@ -110,13 +110,12 @@ def solve_numpy(problem: LMProblem) -> LMOutcome:
     first = FirstSolution(~running, starts) if starts else None
     if first is not None:
         running = first.running(running)
-    active = np.flatnonzero(running)
-    qa, Fa, Ta, Tg, Ba, e = q[active], F[active], T[active], goal[active], basis[active], e[active]
-    pos_a, rot_a = pos[active], rot[active]
+    work = WorkingSet(running, (q, pos, rot))
+    qa, pos_a, rot_a, Fa, Ta, Tg, Ba, e = (t[work.active] for t in (q, pos, rot, F, T, goal, basis, e))
     cost = (e * e).sum(-1)
-    lam = np.full(active.shape, cfg.damping)
+    lam = np.full(work.active.shape, cfg.damping)
     for _ in range(cfg.max_iters):
-        if active.size == 0:
+        if work.active.size == 0:
             break
         J = _jacobian(c, plain, Fa, Ta)
         if kind == "pose":
@@ -130,24 +129,17 @@ def solve_numpy(problem: LMProblem) -> LMOutcome:
         e_new = _residual(T_new, Tg, kind, w, axis, Ba)
         cost_new = (e_new * e_new).sum(-1)
         better = cost_new < cost
-        qa = np.where(better[:, None], q_new, qa)
-        Fa = np.where(better[:, None, None, None], F_new, Fa)
-        Ta = np.where(better[:, None, None], T_new, Ta)
-        e = np.where(better[:, None], e_new, e)
-        cost = np.where(better, cost_new, cost)
+        qa, Fa, Ta, e, cost = accept(better, (q_new, F_new, T_new, e_new, cost_new), (qa, Fa, Ta, e, cost))
         lam = next_damping(lam, better)
-        iters[active] += 1
+        iters[work.active] += 1
         pos_a, rot_a = _errors(e, kind, w)
         keep = (pos_a >= cfg.pos_tol) | (rot_a >= cfg.rot_tol)
         if first is not None:
-            keep = first.keep(active, keep)
-        if not keep.all():
-            out = ~keep
-            q[active[out]], pos[active[out]], rot[active[out]] = qa[out], pos_a[out], rot_a[out]
-            active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a = (
-                t[keep] for t in (active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a)
-            )
-    q[active], pos[active], rot[active] = qa, pos_a, rot_a
+            keep = first.keep(work.active, keep)
+        qa, pos_a, rot_a, Fa, Ta, Tg, Ba, e, cost, lam = work.leave(
+            keep, (qa, pos_a, rot_a, Fa, Ta, Tg, Ba, e, cost, lam)
+        )
+    work.finish((qa, pos_a, rot_a))
     if first is not None:  # the starts after a goal's solution, as they were given
         later = first.later()
         q[later], iters[later], pos[later], rot[later] = np.clip(q0[later], lo, hi), 0, pos0[later], rot0[later]

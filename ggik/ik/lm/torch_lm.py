@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ggik.ik.lm.core import FirstSolution, damped_step, next_damping
+from ggik.ik.lm.core import FirstSolution, WorkingSet, accept, damped_step, next_damping
 from ggik.ik.lm.problem import LMOutcome, LMProblem
 from ggik.ik.residuals import goal_residual, pose_row_weights, residual_errors, weighted_rows
 
@@ -42,12 +42,14 @@ def solve_torch(problem: LMProblem, clearance: Clearance | None = None) -> LMOut
     first = FirstSolution(~running, p.starts) if p.starts else None
     if first is not None:
         running = first.running(running)
-    active = running.nonzero()[:, 0]  # the working set: indices into the batch
-    qa, Fa, Ta, Tg, Ba, pos_a, rot_a, e, Da, JDa = (t[active] for t in (q, F, T, p.goal, p.basis, pos, rot, e, D, JD))
+    work = WorkingSet(running, (q, pos, rot))  # the working set: indices into the batch
+    qa, pos_a, rot_a, Fa, Ta, Tg, Ba, e, Da, JDa = (
+        t[work.active] for t in (q, pos, rot, F, T, p.goal, p.basis, e, D, JD)
+    )
     cost = (e * e).sum(-1) + _hinge_cost(clearance, Da)
-    lam = torch.full(active.shape, cfg.damping, dtype=q.dtype, device=q.device)
+    lam = torch.full(work.active.shape, cfg.damping, dtype=q.dtype, device=q.device)
     for _ in range(cfg.max_iters):
-        if active.numel() == 0:
+        if work.active.numel() == 0:
             break
         B = Ba if kind == "position+axis" else None
         J = weighted_rows(robot.jacobian_at(Fa, Ta), kind, w, B, row_w)  # rows matching the residual
@@ -61,29 +63,19 @@ def solve_torch(problem: LMProblem, clearance: Clearance | None = None) -> LMOut
         D_new, JD_new = clearance.rows(q_new) if clearance is not None else (Da, JDa)
         cost_new = (e_new * e_new).sum(-1) + _hinge_cost(clearance, D_new)
         better = cost_new < cost
-        if clearance is not None:
-            Da = torch.where(better[:, None], D_new, Da)
-            JDa = torch.where(better[:, None, None], JD_new, JDa)
-        qa = torch.where(better[:, None], q_new, qa)
-        Fa = torch.where(better[:, None, None, None], F_new, Fa)
-        Ta = torch.where(better[:, None, None], T_new, Ta)
-        e = torch.where(better[:, None], e_new, e)
-        cost = torch.where(better, cost_new, cost)
+        new = (q_new, F_new, T_new, e_new, cost_new, D_new, JD_new)
+        qa, Fa, Ta, e, cost, Da, JDa = accept(better, new, (qa, Fa, Ta, e, cost, Da, JDa))
         lam = next_damping(lam, better)
-        iters[active] += 1
+        iters[work.active] += 1
         pos_a, rot_a = residual_errors(e, kind, w)
         keep = (pos_a >= cfg.pos_tol) | (rot_a >= cfg.rot_tol)
         if clearance is not None:
             keep |= ~clearance.settled(Da)
         if first is not None:
-            keep = first.keep(active, keep)
-        if not bool(keep.all()):  # converged elements leave the working set
-            out = ~keep
-            q[active[out]], pos[active[out]], rot[active[out]] = qa[out], pos_a[out], rot_a[out]
-            active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a, Da, JDa = (
-                t[keep] for t in (active, qa, Fa, Ta, Tg, Ba, e, cost, lam, pos_a, rot_a, Da, JDa)
-            )
-    q[active], pos[active], rot[active] = qa, pos_a, rot_a  # those still running at the budget's end
+            keep = first.keep(work.active, keep)
+        running_arrays = (qa, pos_a, rot_a, Fa, Ta, Tg, Ba, e, cost, lam, Da, JDa)
+        qa, pos_a, rot_a, Fa, Ta, Tg, Ba, e, cost, lam, Da, JDa = work.leave(keep, running_arrays)
+    work.finish((qa, pos_a, rot_a))  # those still running at the budget's end
     if first is not None:  # the starts after a goal's solution, as they were given
         later = first.later()
         q[later], iters[later], pos[later], rot[later] = p.q0[later], 0, pos0[later], rot0[later]
