@@ -134,7 +134,7 @@ class TrainingData:
         self.convention = check_convention(convention)
         self.graphs = {tr.name: RobotGraph.from_robot(tr.robot, convention) for tr in self.robots}
         self._weights = weights
-        self._stacks: dict[tuple, tuple[StackedGraphs, torch.Tensor, torch.Tensor]] = {}
+        self._stacks: dict[tuple, tuple[StackedGraphs, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
         if cfg.tool_offset > 0 and self.sampler != "stacked":
             raise GGIKError(
                 "data.tool_offset needs the stacked sampler (data.sampler 'stacked', or 'auto' with named robots only)"

@@ -54,8 +54,8 @@ class Goals:
         return Goals(self.in_base[index], self.in_graph[index], self.kind, self.graph)
 
     def to(self, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> Goals:
-        move = {"device": device, "dtype": dtype}
-        return Goals(self.in_base.to(**move), self.in_graph.to(**move), self.kind, self.graph)
+        in_base, in_graph = self.in_base.to(device=device, dtype=dtype), self.in_graph.to(device=device, dtype=dtype)
+        return Goals(in_base, in_graph, self.kind, self.graph)
 
 
 @dataclass

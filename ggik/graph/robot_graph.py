@@ -208,7 +208,7 @@ class RobotGraph:
 
     def constants(self, dtype: torch.dtype, device: torch.device | str) -> dict[str, torch.Tensor]:
         """The graph's constant tensors (``home``, ``C``, ``D_const``, ...) in ``dtype`` on ``device`` (cached)."""
-        return self._consts.get(dtype, device)
+        return self._consts.get(dtype, torch.device(device))
 
     # ------------------------------------------------------------------ properties
     @property

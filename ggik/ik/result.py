@@ -109,6 +109,7 @@ def best_first_order(score: Any, within: Any, success: Any) -> Any:
     """(..., K) indices that order each row of K solutions: successful first, then within limits, then by ``score``
     (..., K) ascending; stable, so equal keys keep their column order. The one ranking rule of the solver, for torch
     tensors or numpy arrays alike (``within`` and ``success``: bool, the shape of ``score``)."""
+    order: Any
     if isinstance(score, torch.Tensor):
         order = torch.argsort(score, dim=-1, stable=True)
         for key in (within, success):  # stable sorts: the last key applied is the primary one

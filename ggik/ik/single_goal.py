@@ -61,10 +61,11 @@ class RobotSolver:
         problem = LMProblem(self.chain, T.expand(self.starts, 4, 4), q0, self.no_basis, stop)  # q0 within the limits
         q, _, pos, rot = (t.numpy() for t in self.backend.solve(problem))
         cfg = self.cfg
-        success, within = (pos < cfg.pos_tol) & (rot < cfg.rot_tol), self.robot.joints_within_limits(q).all(-1)
+        success = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
+        within = np.asarray(self.robot.joints_within_limits(q)).all(-1)  # numpy in, numpy out
         order = best_first_order(pos / cfg.pos_tol + rot / cfg.rot_tol, within, success)
 
-        def take(a: np.ndarray) -> torch.Tensor:
+        def take(a: Any) -> torch.Tensor:  # a numpy array (K,)
             return torch.from_numpy(np.ascontiguousarray(a[order]))[None]
 
         return IKResult(take(q), take(pos), take(rot), take(success), take(within))

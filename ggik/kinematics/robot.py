@@ -279,8 +279,8 @@ class Robot:
         always count as within (a numpy array for a numpy array). The one within-limits rule of the solver, the
         evaluation and the benchmarks."""
         if isinstance(q, np.ndarray) and q.ndim and q.shape[-1] == self.dof:
-            lo, hi = self.lower.numpy(), self.upper.numpy()
-            return ((q >= lo - tol) & (q <= hi + tol)) | ~self.limited.numpy()
+            low, high = self.lower.numpy(), self.upper.numpy()
+            return ((q >= low - tol) & (q <= high + tol)) | ~self.limited.numpy()
         q = torch.as_tensor(q)
         if q.ndim == 0 or q.shape[-1] != self.dof:
             raise ValueError(f"{self.name}: q must have shape (..., {self.dof}), got {tuple(q.shape)}")

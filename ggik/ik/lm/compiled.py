@@ -54,8 +54,8 @@ def _compiled_kernel() -> Any:
             import numba
 
             names = vars(kernel)
-            options = {"cache": True, "nogil": True, "error_model": "numpy"}
-            inlined, unit = numba.njit(**options, inline="always"), numba.njit(**options)  # a unit: a call of its own
+            inlined = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+            unit = numba.njit(cache=True, nogil=True, error_model="numpy")  # a unit: a call of its own
             compiled = {name: (unit if name == "_solve_unit" else inlined)(names[name]) for name in kernel.HELPERS}
             names.update(compiled)
             names["numba_prange"] = numba.prange

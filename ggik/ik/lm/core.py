@@ -102,11 +102,14 @@ class FirstSolution:
 
     def __init__(self, converged: Any, starts: int) -> None:
         self.starts = starts
+        self.index: Any  # (starts,) 0 .. starts - 1
+        self.closed: Any  # (goals,) a start met the tolerances as given: none runs
+        self.first: Any  # (goals,) the lowest converged start (starts: none yet)
         grid = converged.reshape(-1, starts)
         if isinstance(converged, torch.Tensor):
             self.index = torch.arange(starts, device=converged.device)
-            self.closed = grid.any(-1)  # (goals,) a start met the tolerances as given: none runs
-            self.first = torch.where(grid, self.index, starts).amin(-1)  # (goals,) the lowest converged start
+            self.closed = grid.any(-1)
+            self.first = torch.where(grid, self.index, starts).amin(-1)
         else:
             self.index = np.arange(starts)
             self.closed = grid.any(-1)
@@ -139,7 +142,7 @@ class WorkingSet:
     ``(q (n, dof), pos (n,), rot (n,))``, into which elements are written as they stop (torch or numpy alike)."""
 
     def __init__(self, running: Any, results: tuple[Any, Any, Any]) -> None:
-        self.active = running.nonzero()[:, 0] if isinstance(running, torch.Tensor) else np.flatnonzero(running)
+        self.active: Any = running.nonzero()[:, 0] if isinstance(running, torch.Tensor) else np.flatnonzero(running)
         self.results = results
 
     def leave(self, keep: Any, running: tuple) -> tuple:
