@@ -1,0 +1,72 @@
+"""CppFlow's benchmark problems as ggik inputs (benchmarks/cppflow): the loader follows CppFlow's own rules (the path's
+offset in its frame, w-first quaternions, cubes in the world frame), and a problem runs end to end."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import pytest
+import torch
+import yaml
+
+from benchmarks.common.scripts import BenchmarkError
+from benchmarks.cppflow.problems import DATA, OBSTACLE_PROBLEMS, PROBLEMS, cppflow_robot, load_problem
+from benchmarks.cppflow.run_runs import COLUMNS, solve_problem
+from ggik import GGIK, PathConfig
+from ggik.kinematics.geometry import check_pose
+
+
+def raw(name: str) -> tuple[dict, list[list[float]]]:
+    spec = yaml.safe_load((DATA / "problems" / f"{name}.yaml").read_text())
+    with (DATA / "paths" / f"{spec['path_name']}.csv").open() as f:
+        rows = [[float(v) for v in r[1:]] for r in list(csv.reader(f))[1:]]
+    return spec, rows
+
+
+@pytest.mark.parametrize("name", PROBLEMS)
+def test_every_problem_loads_as_its_files_say(name):
+    problem = load_problem(name)
+    spec, rows = raw(name)
+    check_pose(problem.poses, name)
+    assert problem.poses.shape == (len(rows), 4, 4)
+    robot = problem.robot
+    origin = [0.0, 0.0, 0.0]
+    if spec["path_offset_frame"] != "world":  # the frame's position at the zero configuration, by FK here
+        k = robot.link_names.index(spec["path_offset_frame"])
+        origin = robot.link_poses(torch.zeros(robot.dof, dtype=torch.float64))[k, :3, 3].tolist()
+    for t in (0, len(rows) // 2, len(rows) - 1):
+        want = [rows[t][i] + spec["path_xyz_offset"][i] + origin[i] for i in range(3)]
+        assert problem.poses[t, :3, 3].tolist() == pytest.approx(want, abs=1e-12)
+        w, x, y, z = rows[t][3:7]  # R_offset is the identity in every file: the rotation is the quaternion's
+        R = problem.poses[t, :3, :3]
+        n = math.sqrt(w * w + x * x + y * y + z * z)
+        assert float(R[0, 0]) == pytest.approx(1 - 2 * (y * y + z * z) / n**2, abs=1e-9)
+        assert float(R[1, 0]) == pytest.approx(2 * (x * y + w * z) / n**2, abs=1e-9)
+    cubes = spec.get("obstacles") or []
+    assert len(problem.scene.boxes) == len(cubes) and (name in OBSTACLE_PROBLEMS) == bool(cubes)
+    for box, entries in zip(problem.scene.boxes, cubes):
+        cube = {k: v for e in entries for k, v in e.items()}
+        assert box.size == (cube["size_x"], cube["size_y"], cube["size_z"])
+        assert box.xyz == pytest.approx([cube[k] + spec["obstacle_xyz_offset"][i] for i, k in enumerate("xyz")])
+    assert robot.dof == {"panda": 7, "fetch": 8, "fetch_arm": 7}[spec["robot"]]
+
+
+def test_the_robots_are_cppflows_and_bad_names_are_refused():
+    fetch, arm = cppflow_robot("fetch"), cppflow_robot("fetch_arm")
+    assert fetch.joint_types[0] == "prismatic" and "torso_lift_joint" not in arm.joint_names
+    assert cppflow_robot("panda").ee_link == "panda_hand"
+    with pytest.raises(BenchmarkError, match="unknown CppFlow robot"):
+        cppflow_robot("ur5")
+    with pytest.raises(BenchmarkError, match="unknown CppFlow problem"):
+        load_problem("panda__maze")
+
+
+@pytest.mark.parametrize("name", ["panda__flappy_bird", "fetch__s"])
+def test_a_problem_runs_end_to_end_on_its_first_waypoints(name):
+    """Five waypoints, one round: a row of every column (the Fetch with its torso from random starts only)."""
+    problem = load_problem(name)
+    short = type(problem)(problem.name, problem.robot, problem.poses[:5], problem.scene, problem.source)
+    config = PathConfig(samples=2, starts=8, max_rounds=1)
+    row = solve_problem(GGIK.pretrained(), short, config, torch.Generator().manual_seed(0))
+    assert len(row) == len(COLUMNS) and row[0] == name and row[2] == 5 and row[4] in ("yes", "no")
