@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-rounds", type=positive_int, default=None, help="PathConfig.max_rounds (default its own)")
     ap.add_argument("--starts", type=positive_int, default=None, help="PathConfig.starts (default its own)")
     ap.add_argument("--samples", type=int, default=None, help="PathConfig.samples (default its own)")
+    ap.add_argument(
+        "--collision-model", choices=("ggik", "cppflow"), default="ggik", help="what the solver keeps clear"
+    )
     ap.add_argument("--threads", type=positive_int, default=2, help="torch CPU threads")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")

@@ -3,11 +3,12 @@ obstacles, and judged by CppFlow's rules.
 
 Valid, as CppFlow judges a plan (``cppflow/evaluation_utils.py``, ``cppflow/data_types.py``): every waypoint within
 0.1 mm and 0.1 deg of its target, every configuration within the joint limits, no revolute joint moving more than
-7 deg (a prismatic one 2 cm) between consecutive waypoints, no collision with the obstacles or itself. These are
-:class:`ggik.PathConfig`'s defaults, so ggik's own judgement of its result is the verdict; collisions are judged by
-ggik's collision model (:meth:`ggik.collision.CollisionModel.from_robot`, capsules where a link has no usable mesh) at
-every waypoint and on the motions between them. CppFlow's own per-link capsules and its list of skipped link pairs
-(from jstmn/jrl) are not used yet (the study README says what is left).
+7 deg (a prismatic one 2 cm) between consecutive waypoints (:class:`ggik.PathConfig`'s defaults), and no waypoint in
+collision with the obstacles or itself by CppFlow's own capsules and skipped pairs
+(:func:`benchmarks.cppflow.capsules.cppflow_collision_model`). Beside it, the verdict with ggik's collision model
+(:meth:`ggik.collision.CollisionModel.from_robot`) at every waypoint and on the motions between them. The solver keeps
+clear by the model ``--collision-model`` names (ggik's by default); its time to the first valid trajectory is by that
+model's verdict.
 
 Per problem: the robot and its DOF, the waypoints and obstacles, valid, the largest position [mm] and rotation [deg]
 errors, the largest joint move [deg] (and [cm] for the Fetch's torso), the waypoints in collision, the time to the
@@ -19,12 +20,16 @@ from __future__ import annotations
 
 import math
 from argparse import Namespace
+from dataclasses import replace
 
 import torch
 
+from benchmarks.cppflow.capsules import cppflow_collision_model
 from benchmarks.cppflow.problems import CppFlowProblem, load_problem
 from ggik import GGIK, PathConfig
+from ggik.collision import Clearance
 from ggik.evaluation.report import Table
+from ggik.path.motion import motion_clearance
 from ggik.rng import step_generator
 
 __all__ = ["COLUMNS", "solve_problem", "cppflow_table"]
@@ -34,37 +39,50 @@ COLUMNS = [
     "robot DOF",
     "waypoints",
     "obstacles",
-    "valid",
+    "valid (CppFlow's capsules)",
+    "valid (ggik's collision model)",
     "max position error [mm]",
     "max rotation error [deg]",
     "mjac [deg]",
     "mjac [cm]",
-    "colliding waypoints",
+    "colliding waypoints (CppFlow's capsules)",
+    "colliding waypoints and motions (ggik's model)",
     "time to valid [s]",
     "total time [s]",
 ]
 CPPFLOW_PATHS = 4242  #: the seed stream of this study (step_generator(seed, CPPFLOW_PATHS, problem index))
 
 
-def solve_problem(solver: GGIK, problem: CppFlowProblem, config: PathConfig, generator: torch.Generator) -> list:
-    """One row of :data:`COLUMNS`: ``problem`` solved by ``solver`` with ``config`` (samples 0 for a prismatic
-    chain) among its obstacles."""
+def solve_problem(
+    solver: GGIK, problem: CppFlowProblem, config: PathConfig, generator: torch.Generator, keep_clear: str = "ggik"
+) -> list:
+    """One row of :data:`COLUMNS`: ``problem`` solved by ``solver`` with ``config`` (samples 0 for a prismatic chain)
+    among its obstacles (self-collision too, also without obstacles), kept clear by the collision model
+    ``keep_clear`` ("ggik" or "cppflow")."""
     robot = problem.robot
     if "prismatic" in robot.joint_types:
-        config = PathConfig(**{**vars(config), "samples": 0, "track_samples": 0})
-    obstacles = problem.scene if len(problem.scene) else None
-    res = solver.solve_path(robot, problem.poses, config, generator=generator, obstacles=obstacles)
+        config = replace(config, samples=0, track_samples=0)
+    family = "panda" if problem.name.startswith("panda") else "fetch"
+    cppflow = Clearance(robot, cppflow_collision_model(robot, family), problem.scene)
+    ggik = Clearance(robot, solver.collision_model(robot), problem.scene)
+    keep = ggik if keep_clear == "ggik" else cppflow
+    res = solver.solve_path(robot, problem.poses, config, generator=generator, obstacles=keep)
+    theirs = (cppflow.min_clearance(res.q) < 0).nonzero()[:, 0].tolist()  # CppFlow checks the waypoints
+    ours = (motion_clearance(ggik, res.q) < 0).nonzero()[:, 0].tolist()
+    moves_ok = not res.unreached and not res.large_moves
     return [
         problem.name,
         robot.dof,
         problem.poses.shape[0],
         len(problem.scene),
-        "yes" if res.valid else "no",
+        "yes" if moves_ok and not theirs else "no",
+        "yes" if moves_ok and not ours else "no",
         1e3 * float(res.pos_err.max()),
         math.degrees(float(res.rot_err.max())),
         res.mjac,
         100 * res.mjac_m,
-        len(res.collisions),
+        len(theirs),
+        len(ours),
         res.time_to_valid,
         res.total_time,
     ]
@@ -84,7 +102,10 @@ def cppflow_table(args: Namespace, solver: GGIK, names: list[str]) -> Table:
     solver.solve_path(warm.robot, warm.poses[:5], PathConfig(samples=0, max_rounds=1))
     for index, name in enumerate(tqdm(names, desc="problems", disable=not args.progress, dynamic_ncols=True)):
         generator = step_generator(args.seed, CPPFLOW_PATHS, index)
-        table.add(*solve_problem(solver, load_problem(name), config, generator))
-    valid = sum(row[4] == "yes" for row in table.rows)
-    table.notes.append(f"valid: {valid} of {len(table.rows)} problems (CppFlow's rules; collisions by ggik's model)")
+        table.add(*solve_problem(solver, load_problem(name), config, generator, args.collision_model))
+    theirs, ours = (sum(row[k] == "yes" for row in table.rows) for k in (4, 5))
+    table.notes.append(
+        f"valid: {theirs} of {len(table.rows)} problems by CppFlow's rules with its capsules, {ours} with ggik's "
+        f"collision model; the solver kept clear by {args.collision_model}'s"
+    )
     return table

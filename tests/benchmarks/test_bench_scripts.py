@@ -37,6 +37,7 @@ THREADED = [
     "benchmarks.adapt.run_study",
     "benchmarks.baselines.bench_baselines",
     "benchmarks.cascade.bench_cascade",
+    "benchmarks.cppflow.probe",
     "benchmarks.cppflow.run",
     "benchmarks.obstacles.bench_obstacles",
     "benchmarks.recipe.bench_recipe",

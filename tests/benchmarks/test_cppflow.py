@@ -68,5 +68,25 @@ def test_a_problem_runs_end_to_end_on_its_first_waypoints(name):
     problem = load_problem(name)
     short = type(problem)(problem.name, problem.robot, problem.poses[:5], problem.scene, problem.source)
     config = PathConfig(samples=2, starts=8, max_rounds=1)
-    row = solve_problem(GGIK.pretrained(), short, config, torch.Generator().manual_seed(0))
-    assert len(row) == len(COLUMNS) and row[0] == name and row[2] == 5 and row[4] in ("yes", "no")
+    for keep_clear in ("ggik", "cppflow"):
+        row = solve_problem(GGIK.pretrained(), short, config, torch.Generator().manual_seed(0), keep_clear)
+        assert len(row) == len(COLUMNS) and row[0] == name and row[2] == 5 and {row[4], row[5]} <= {"yes", "no"}
+
+
+def test_cppflows_capsules_follow_its_pair_rule_and_clear_the_home_configuration():
+    """jrl's rule: every pair of capsuled links but the ignored ones and those joined by a joint of the chain (the
+    Panda: 9 capsules, 36 pairs, 7 adjacent, 13 ignored: 16 checked); the head of the Fetch rides on its torso; at the
+    middle of the joint ranges neither robot collides with itself."""
+    from benchmarks.cppflow.capsules import cppflow_collision_model
+
+    panda = cppflow_robot("panda")
+    model = cppflow_collision_model(panda, "panda")
+    assert len(model.radius) == 9 and len(model.self_pairs) == 16
+    fetch = cppflow_robot("fetch")
+    head = cppflow_collision_model(fetch, "fetch")
+    assert fetch.link_names[int(head.link[-1])] == "torso_lift_link" and len(head.radius) == 11
+    for robot, m in ((panda, model), (fetch, head)):
+        mid = torch.where(robot.limited, (robot.lower + robot.upper) / 2, torch.zeros(robot.dof, dtype=torch.float64))
+        assert float(m.self_distances(robot, mid[None]).min()) > 0
+    with pytest.raises(BenchmarkError, match="no CppFlow capsules"):
+        cppflow_collision_model(panda, "ur5")
