@@ -29,7 +29,13 @@ from ggik import Robot
 from ggik.collision import Box, Scene
 from ggik.kinematics.geometry import make_transform, quat_to_matrix
 
-__all__ = ["CppFlowProblem", "PROBLEMS", "OBSTACLE_PROBLEMS", "load_problem", "cppflow_robot"]
+__all__ = [
+    "CppFlowProblem",
+    "PROBLEMS",
+    "OBSTACLE_PROBLEMS",
+    "load_problem",
+    "cppflow_robot",
+]
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-import torch
-
-from benchmarks.common.scripts import BenchmarkError, positive_float, positive_int, run_table_script
-from benchmarks.cppflow.problems import OBSTACLE_PROBLEMS, PROBLEMS
+from benchmarks.common.scripts import positive_float, positive_int, run_table_script
+from benchmarks.cppflow.options import parse_problem_study
 from benchmarks.cppflow.run_runs import cppflow_table
 from ggik import GGIK
 
@@ -23,8 +20,6 @@ __all__ = ["main"]
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--problems", nargs="+", default=["all"], help="all, obstacles, or problem names")
-    ap.add_argument("--ckpt", default="ggik/weights/ggik_default.pt", help="the model file (default: the shipped one)")
     ap.add_argument("--time-limit", type=positive_float, default=10.0, help="[s] per problem (PathConfig.time_limit)")
     ap.add_argument("--max-rounds", type=positive_int, default=None, help="PathConfig.max_rounds (default its own)")
     ap.add_argument("--starts", type=positive_int, default=None, help="PathConfig.starts (default its own)")
@@ -32,20 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--collision-model", choices=("ggik", "cppflow"), default="ggik", help="what the solver keeps clear"
     )
-    ap.add_argument("--threads", type=positive_int, default=2, help="torch CPU threads")
-    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
-    ap.add_argument("--out", default=None, help="a folder: DIR/cppflow.md and .csv")
-    args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    names = {"all": list(PROBLEMS), "obstacles": list(OBSTACLE_PROBLEMS)}.get(args.problems[0], args.problems)
-    unknown = [n for n in names if n not in PROBLEMS]
-    if unknown:
-        raise SystemExit(str(BenchmarkError(f"unknown problems {unknown}; problems: {', '.join(PROBLEMS)}")))
-    out = None
-    if args.out is not None:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        out = Path(args.out) / "cppflow"
+    args, names, out = parse_problem_study(ap, argv, "cppflow", "all")
 
     def table(command: str):
         return cppflow_table(args, GGIK.load(args.ckpt), names)
