@@ -21,19 +21,16 @@ uses, where the ELBO only reaches them through the posterior.
 
 What the model gets as input, and why (and where it departs from the reference implementation of GGIK):
 
-* **Node roles.** Type (base/joint/EE), kind (p/q/x/y), and the joint index counted from the base and
-  from the end effector (one-hot, clipped). With type + goal only, 16 of 18 nodes have identical inputs
-  and a prototype never left the "average arm" loss (measured on a CPU prototype: the loss of predicting each
-  node's mean position); roles fixed that at once. Counting from both ends keeps the features meaningful for
-  robots of other DOF.
+* **Node roles.** Type (base/joint/EE), kind (p/q/x/y), and the joint index counted from the base and from the end
+  effector (one-hot, clipped): with type + goal only, 16 of 18 nodes have identical inputs (a prototype never left the
+  "average arm" loss). Counting from both ends keeps the features meaningful for robots of other DOF.
 * **Coordinates stay in R^3.** The reference lifts coordinates with an MLP, which breaks equivariance.
   Here every graph network is exactly E(3)-equivariant: anchors enter as coordinates, distances as
   edge attributes, the latent z as invariant features. The output rotates with the anchors.
-* **No goal log(T) features by default** (``goal_features=False``). The goal position and approach
-  axis are already the anchor positions p_n, q_n; the roll about the last axis is invisible in the
-  point set (it is recovered from the goal by :meth:`RobotGraph.joint_angles`). The features would
-  only break equivariance. With ``goal_features=True`` they are computed from each example's own
-  goal (the reference used the wrong frame for all but the first example of a file).
+* **No goal log(T) features by default** (``goal_features=False``). The goal position and approach axis are already
+  the anchor positions p_n, q_n; the roll about the last axis is invisible in the point set (it is recovered from the
+  goal by :meth:`RobotGraph.joint_angles`): the features would only break equivariance. With ``goal_features=True``
+  they come from each example's own goal (the reference used the wrong frame for all but a file's first example).
 * **The decoder sees the known distances and starts from the partial encoder's positions**, and the
   unknown nodes start on the segment from p0 to the goal (an equivariant, informed initial guess).
 * **Anchor-frame coordinate updates** (``anchor_frame=True``): besides the EGNN's pairwise
@@ -172,11 +169,14 @@ class GGIKModel(nn.Module):
 
     # ------------------------------------------------------------------ graphs and inputs
     def graph(self, robot: Robot) -> RobotGraph:
-        """The graph of ``robot`` in the convention this model was trained on (``cfg.graph``), made once per robot
-        and kept while the robot lives (:class:`GraphError` for a chain the graph cannot take)."""
+        """``robot``'s graph in this model's convention (``cfg.graph``), made once per robot; GraphError if none."""
         graphs = self.__dict__.setdefault("graphs_made", weakref.WeakKeyDictionary())
         graphs[robot] = graphs.get(robot) or RobotGraph.from_robot(robot, self.cfg.graph)
         return graphs[robot]
+
+    def __getstate__(self) -> dict:
+        """What pickles: the module's state without the graphs kept per robot (weak references do not pickle)."""
+        return {k: v for k, v in self.__dict__.items() if k != "graphs_made"}
 
     def check_graph(self, graph: RobotGraph) -> RobotGraph:
         """``graph`` if it is in this model's convention; :class:`GraphError` otherwise (the model would read another
