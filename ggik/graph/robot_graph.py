@@ -32,7 +32,7 @@ from ggik.kinematics.consts import ConstCache
 from ggik.kinematics.robot import Robot
 
 __all__ = ["RobotGraph", "PartialGraph", "Goals", "classical_mds", "points_from_frames", "rz_left", "NODE_TYPES"]
-__all__ += ["EDGE_KINDS", "AXIS_LENGTH", "GRAPH_CONVENTIONS"]
+__all__ += ["EDGE_KINDS", "AXIS_LENGTH", "GRAPH_CONVENTIONS", "KindGraphs", "partial_graph"]
 
 CONSTANT_TOL = 1e-9  #: a point closer than this to an axis [m] is on it (decides constant edges)
 
