@@ -70,6 +70,7 @@ class GGIK:
         self.config = tolerances or RefineConfig()
         self.dg_config = dg or DGConfig()
         self._collision_models: weakref.WeakKeyDictionary[Robot, CollisionModel] = weakref.WeakKeyDictionary()
+        self._graphs: weakref.WeakKeyDictionary[Robot, RobotGraph] = weakref.WeakKeyDictionary()
         self._robot_solvers: dict[tuple[Robot, tuple, int], single_goal.RobotSolver] = {}
         self._robot_solvers_lock = threading.Lock()
 
@@ -131,7 +132,10 @@ class GGIK:
         return recorded_training_set(self.checkpoint) or {}
 
     def _graph(self, robot: Robot) -> RobotGraph:
-        return self.model.graph(robot)  # the graph of the model's convention, kept by the model
+        if robot not in self._graphs:
+            # the graph of the model's convention; GraphError for chains the graph cannot take
+            self._graphs[robot] = self.model.graph(robot)
+        return self._graphs[robot]
 
     def solve(
         self,

@@ -415,20 +415,3 @@ def test_prior_sample_term_trains_the_prior_and_the_decoder(graphs, mixture):
         "no true solution is used"
     )
     assert "prior_dist_se" not in model(solved_batch(graphs))
-
-
-def test_a_model_that_made_graphs_still_pickles_and_copies():
-    """The graphs a model keeps per robot (weak references) stay out of its pickled state."""
-    import copy
-    import io
-    import pickle
-
-    from ggik import GGIKModel, Robot
-
-    model, robot = GGIKModel(), Robot.from_name("panda")
-    graph = model.graph(robot)
-    assert model.graph(robot) is graph  # made once per robot
-    again = pickle.loads(pickle.dumps(model))
-    assert again.graph(robot) is not graph and again.graph(robot).robot is robot
-    torch.save(model, io.BytesIO())
-    assert copy.deepcopy(model).graph(robot).convention == model.cfg.graph

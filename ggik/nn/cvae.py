@@ -63,7 +63,6 @@ reads as it was before the key existed (:data:`ggik.checkpoint.IMPLIED_CONFIG`: 
 from __future__ import annotations
 
 import warnings
-import weakref
 from collections.abc import Callable
 from dataclasses import asdict
 
@@ -169,14 +168,8 @@ class GGIKModel(nn.Module):
 
     # ------------------------------------------------------------------ graphs and inputs
     def graph(self, robot: Robot) -> RobotGraph:
-        """``robot``'s graph in this model's convention (``cfg.graph``), made once per robot; GraphError if none."""
-        graphs = self.__dict__.setdefault("graphs_made", weakref.WeakKeyDictionary())
-        graphs[robot] = graphs.get(robot) or RobotGraph.from_robot(robot, self.cfg.graph)
-        return graphs[robot]
-
-    def __getstate__(self) -> dict:
-        """What pickles: the module's state without the graphs kept per robot (weak references do not pickle)."""
-        return {k: v for k, v in self.__dict__.items() if k != "graphs_made"}
+        """The graph of ``robot`` in the convention this model was trained on (``cfg.graph``)."""
+        return RobotGraph.from_robot(robot, self.cfg.graph)
 
     def check_graph(self, graph: RobotGraph) -> RobotGraph:
         """``graph`` if it is in this model's convention; :class:`GraphError` otherwise (the model would read another

@@ -123,7 +123,7 @@ def _start_candidates(
     n_model = cfg.samples if model is not None else 0
     if n_model > 0:
         assert model is not None and search.goals is not None  # solve_path makes the goals with a model
-        parts.append(sample_joint_angles(model, model.graph(robot), search.goals[at], n_model, generator=gen).q)
+        parts.append(sample_joint_angles(model, search.goals.graph, search.goals[at], n_model, generator=gen).q)
     n_random = max(cfg.starts - n_model, 0)
     if n_random > 0:
         parts.append(robot.sample_q(A * n_random, gen).view(A, n_random, robot.dof))
@@ -150,12 +150,13 @@ def solve_path(
 ) -> PathResult:
     """A trajectory through ``poses`` (T, 4, 4) (EE poses in the base-link frame), as in the module docstring.
 
-    ``model``: GGIK samples (on its :meth:`~ggik.nn.cvae.GGIKModel.graph` of the robot) as start candidates and
-    tracks; None: random starts only. ``q_start`` (dof,): the configuration the robot is in; the move onto waypoint 0
-    must then be allowed too. ``generator``: every random draw (starts, model noise). ``clearance``: obstacles
-    (:class:`ggik.collision.Clearance`): every candidate is refined clear of them and counts only when collision-free,
-    trajectory LM adds their rows, and a valid trajectory is also collision-free at every waypoint and on every motion
-    between them (:mod:`ggik.path.motion`). ``progress``: called after every round (:data:`PathProgress`).
+    ``model``: GGIK samples (on its :meth:`~ggik.nn.cvae.GGIKModel.graph` of the robot, made once a call) as start
+    candidates and tracks; None: random starts only. ``q_start`` (dof,): the configuration the robot is in; the move
+    onto waypoint 0 must then be allowed too. ``generator``: every random draw (starts, model noise). ``clearance``:
+    obstacles (:class:`ggik.collision.Clearance`): every candidate is refined clear of them and counts only when
+    collision-free, trajectory LM adds their rows, and a valid trajectory is also collision-free at every waypoint and
+    on every motion between them (:mod:`ggik.path.motion`). ``progress``: called after every round
+    (:data:`PathProgress`).
     Raises ValueError for bad poses, configurations or options.
     """
     t0 = time.perf_counter()
@@ -204,8 +205,8 @@ def solve_path(
         if (cfg.track_samples and model is not None) or cfg.random_tracks:
             tracks = [random_tracks(robot, T, cfg.random_tracks, generator)]
             if cfg.track_samples and model is not None:
-                assert goals is not None  # made above with the model
-                graph = model.graph(robot)
+                assert goals is not None and goals.graph is not None  # made above with the model
+                graph = goals.graph
                 tracks.append(model_tracks(model, graph, goals, cfg.track_samples, cfg.track_stride, scale, generator))
             seeds = torch.cat(tracks, 1)
             q, ok = refine_tracks(robot, poses, seeds, lm, clearance=clearance)
