@@ -97,9 +97,9 @@ def select_backend(
     n = problem.size
     if device.type == "cuda" and "torch" in allowed and n >= CUDA_MIN_ELEMENTS:
         return LMBackend("torch", device)  # (decided before the CPU's choice, which may import numba)
-    if device.type not in ("cpu", "cuda") or (device.type == "cpu" and problem.q0.dtype != torch.float64):
-        if "torch" in allowed:
-            return LMBackend("torch", device)  # float32 or another device: where the problem is
+    other = device.type not in ("cpu", "cuda") or (device.type == "cpu" and problem.q0.dtype != torch.float64)
+    if other and "torch" in allowed:
+        return LMBackend("torch", device)  # float32 or another device: where the problem is
     on_cpu = cpu_backend(n, allowed)
     if device.type == "cuda" and on_cpu == "torch" and "torch" in allowed:
         return LMBackend("torch", device)  # no CPU backend fits: the GPU
