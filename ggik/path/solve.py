@@ -122,8 +122,9 @@ def _start_candidates(
     parts = [] if search.q_start is None else [search.q_start[None, None].expand(A, -1, -1)]
     n_model = cfg.samples if model is not None else 0
     if n_model > 0:
-        assert model is not None and search.goals is not None  # solve_path makes the goals with a model
-        parts.append(sample_joint_angles(model, search.goals.graph, search.goals[at], n_model, generator=gen).q)
+        goals = search.goals  # solve_path makes them with a model, on the graph that poses them
+        assert model is not None and goals is not None and goals.graph is not None
+        parts.append(sample_joint_angles(model, goals.graph, goals[at], n_model, generator=gen).q)
     n_random = max(cfg.starts - n_model, 0)
     if n_random > 0:
         parts.append(robot.sample_q(A * n_random, gen).view(A, n_random, robot.dof))
