@@ -3,13 +3,24 @@ LM loops (torch, numpy, compiled), SLSQP, the solver and path following."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ggik.ik.tolerances import SOLVE_TOLERANCES, Tolerances
 
-__all__ = ["RefineConfig", "LM_BACKENDS"]
+__all__ = ["RefineConfig", "LM_BACKENDS", "check_backends"]
 
 LM_BACKENDS = ("compiled", "numpy", "torch")  #: every LM backend (:mod:`ggik.ik.lm.select`), in its order of preference
+
+
+def check_backends(prefer: str | Sequence[str] | None, what: str = "LM backends") -> tuple[str, ...]:
+    """``prefer`` as a tuple of backend names (None: :data:`LM_BACKENDS`); ValueError naming ``what`` otherwise."""
+    if prefer is None:
+        return LM_BACKENDS
+    names = (prefer,) if isinstance(prefer, str) else tuple(prefer)
+    if not names or any(n not in LM_BACKENDS for n in names):
+        raise ValueError(f"{what} must be some of {LM_BACKENDS}, got {prefer!r}")
+    return names
 
 
 @dataclass
@@ -32,10 +43,7 @@ class RefineConfig:
 
     def __post_init__(self) -> None:
         if self.lm_backends is not None:
-            names = (self.lm_backends,) if isinstance(self.lm_backends, str) else tuple(self.lm_backends)
-            if not names or any(n not in LM_BACKENDS for n in names):
-                raise ValueError(f"lm_backends must be some of {LM_BACKENDS} or None, got {self.lm_backends!r}")
-            object.__setattr__(self, "lm_backends", names)
+            self.lm_backends = check_backends(self.lm_backends, "lm_backends")
 
     @property
     def tolerances(self) -> Tolerances:

@@ -100,7 +100,8 @@ def solve_numpy(problem: LMProblem) -> LMOutcome:
     n = q0.shape[0]
     w = cfg.rot_weight
     row_w = pose_weights(w, torch.zeros((), dtype=torch.float64)).numpy()
-    q = np.clip(q0, lo, hi)
+    start = np.clip(q0, lo, hi)  # the starts as given, within the limits
+    q = start.copy()
     F, T = _frames(c, q)
     e = _residual(T, goal, kind, w, axis, basis)
     pos, rot = _errors(e, kind, w)
@@ -142,5 +143,5 @@ def solve_numpy(problem: LMProblem) -> LMOutcome:
     work.finish((qa, pos_a, rot_a))
     if first is not None:  # the starts after a goal's solution, as they were given
         later = first.later()
-        q[later], iters[later], pos[later], rot[later] = np.clip(q0[later], lo, hi), 0, pos0[later], rot0[later]
+        q[later], iters[later], pos[later], rot[later] = start[later], 0, pos0[later], rot0[later]
     return LMOutcome(*(torch.from_numpy(a) for a in (q, iters, pos, rot)))

@@ -26,7 +26,7 @@ from ggik.ik.lm import compiled
 from ggik.ik.lm.numpy_lm import solve_numpy
 from ggik.ik.lm.problem import LMOutcome, LMProblem
 from ggik.ik.lm.torch_lm import solve_torch
-from ggik.ik.refine_config import LM_BACKENDS
+from ggik.ik.refine_config import LM_BACKENDS, check_backends
 
 __all__ = [
     "BACKENDS",
@@ -73,17 +73,6 @@ SOLVERS: dict[str, Callable[[LMProblem], LMOutcome]] = {
     "numpy": solve_numpy,
     "torch": solve_torch,
 }
-
-
-def check_backends(prefer: str | Sequence[str] | None) -> tuple[str, ...]:
-    """``prefer`` as a tuple of backend names (None: :data:`BACKENDS`); ValueError naming an unknown one."""
-    if prefer is None:
-        return BACKENDS
-    names = (prefer,) if isinstance(prefer, str) else tuple(prefer)
-    unknown = [n for n in names if n not in BACKENDS]
-    if unknown or not names:
-        raise ValueError(f"LM backends must be some of {BACKENDS}, got {names!r}")
-    return names
 
 
 def select_backend(
