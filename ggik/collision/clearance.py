@@ -30,13 +30,15 @@ class CollisionConfig:
     Attributes:
         margin: [m] LM pushes every robot-obstacle clearance up to this (a hinge residual, active below the margin);
             it stops an element once the pose is within tolerance and no pair overlaps.
-        self_margin: [m] the same for the self-collision pairs (default 0: only apart; the default link capsules of
-            some arms lie closer than a centimetre in most configurations, e.g. the panda's fourth and seventh links).
+        self_margin: [m] the same for the self-collision pairs (default 1 mm, not a centimetre: the default link
+            capsules of some arms lie closer than a centimetre in most configurations, e.g. the panda's fourth and
+            seventh links; not 0: a pair pushed only to contact ends at distance 0 to round-off, where the sign of
+            the last bit decides whether it collides, and a motion between two such configurations dips below 0).
         self_collision: check the collision model's self-collision pairs too.
     """
 
     margin: float = 0.01
-    self_margin: float = 0.0
+    self_margin: float = 0.001
     self_collision: bool = True
 
     def __post_init__(self) -> None:

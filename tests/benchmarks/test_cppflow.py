@@ -90,3 +90,17 @@ def test_cppflows_capsules_follow_its_pair_rule_and_clear_the_home_configuration
         assert float(m.self_distances(robot, mid[None]).min()) > 0
     with pytest.raises(BenchmarkError, match="no CppFlow capsules"):
         cppflow_collision_model(panda, "ur5")
+
+
+def test_fetch_arm_rot_yz2_is_valid_by_cppflows_rules_once_self_pairs_are_kept_off_contact():
+    """The regression of CollisionConfig.self_margin: with 0 (pairs pushed only to contact), LM left the Fetch's forearm
+    and wrist capsules at distance 0 to round-off, where CppFlow's ``< 0`` test counted some waypoints as colliding
+    and no round of path following got a valid trajectory; with the 1 mm default the first round does."""
+    from benchmarks.cppflow.run_runs import CPPFLOW_PATHS
+    from ggik.rng import step_generator
+
+    name = "fetch_arm__rot_yz2"
+    generator = step_generator(0, CPPFLOW_PATHS, list(PROBLEMS).index(name))
+    row = solve_problem(GGIK.pretrained(), load_problem(name), PathConfig(), generator, "cppflow")
+    assert row[COLUMNS.index("valid (CppFlow's capsules)")] == "yes", row
+    assert row[COLUMNS.index("colliding waypoints (CppFlow's capsules)")] == 0
