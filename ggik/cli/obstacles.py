@@ -22,7 +22,7 @@ def add_obstacle_args(parser: argparse.ArgumentParser, what: str) -> None:
         f"{what} clear of them and of the robot's own links",
     )
     parser.add_argument(
-        "--margin", type=non_negative_float, metavar="M", help="with --obstacles: the clearance LM aims for [m] (0.01)"
+        "--margin", type=non_negative_float, metavar="M", help="with --obstacles: the clearance LM aims for [m] (0.001)"
     )
 
 

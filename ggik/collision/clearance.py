@@ -29,15 +29,17 @@ class CollisionConfig:
 
     Attributes:
         margin: [m] LM pushes every robot-obstacle clearance up to this (a hinge residual, active below the margin);
-            it stops an element once the pose is within tolerance and no pair overlaps.
-        self_margin: [m] the same for the self-collision pairs (default 1 mm, not a centimetre: the default link
-            capsules of some arms lie closer than a centimetre in most configurations, e.g. the panda's fourth and
-            seventh links; not 0: a pair pushed only to contact ends at distance 0 to round-off, where the sign of
-            the last bit decides whether it collides, and a motion between two such configurations dips below 0).
+            it stops an element once the pose is within tolerance and no pair overlaps. 1 mm: a margin is a
+            preference that competes with the pose; 1 cm shut narrow passages (CppFlow's ``panda__flappy_bird``
+            slot, ``benchmarks/cppflow``).
+        self_margin: [m] the same for the self-collision pairs (1 mm; not a centimetre: the default link capsules of
+            some arms lie closer than that in most configurations, e.g. the panda's fourth and seventh links; not 0:
+            a pair pushed only to contact ends at distance 0 to round-off, where the last bit decides whether it
+            collides, and a motion between two such configurations dips below 0).
         self_collision: check the collision model's self-collision pairs too.
     """
 
-    margin: float = 0.01
+    margin: float = 0.001
     self_margin: float = 0.001
     self_collision: bool = True
 
@@ -184,10 +186,10 @@ class Clearance:
         rows = torch.where(self._prismatic.to(x.device), n @ wt, turn)
         return rows * mask.to(x)
 
-    def hinge(self, d: torch.Tensor, J: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """LM's residual rows (n, P) ``max(0, margin - d)`` (each pair's margin, :attr:`margins`) and their Jacobian
-        (n, P, dof) (the rows' model: d)."""
-        gap = self.margins.to(d) - d
+    def hinge(self, d: torch.Tensor, J: torch.Tensor, shrink: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+        """LM's residual rows (n, P) ``max(0, shrink * margin - d)`` (each pair's margin, :attr:`margins`; ``shrink``
+        in [0, 1] scales them all) and their Jacobian (n, P, dof) (the rows' model: d)."""
+        gap = shrink * self.margins.to(d) - d
         active = gap > 0
         return torch.where(active, gap, 0.0), J * active[..., None].to(J)
 

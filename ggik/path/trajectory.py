@@ -6,7 +6,9 @@ The unknowns are the whole trajectory q (T, dof). The residuals are the pose err
 with a start configuration, also ``q_0 - q_start``). J^T J is block tridiagonal with bandwidth dof, so every
 iteration is one banded Cholesky solve of size T * dof (scipy ``solveh_banded``): linear in T. The smoothness
 weight s stays while some move is larger than allowed (for at most half the iterations) and then decays
-geometrically (it shapes the trajectory early and no longer biases the poses late). Joint values are clamped
+geometrically (it shapes the trajectory early and no longer biases the poses late); with obstacles, the clearance
+margins of the hinge rows shrink on the same schedule (a margin is a preference: kept whole, it pulls the poses off
+their tolerance where the path runs closer to an obstacle than the margin). Joint values are clamped
 into the limits after each step, and a joint sitting on a limit whose descent direction points outward is held
 for that step (projected LM, as :func:`ggik.ik.refine.lm_refine`).
 Continuous joints are unbounded and their values are taken as unwrapped (:func:`ggik.path.search.unwrap`).
@@ -142,7 +144,8 @@ def trajectory_refine(
 ) -> tuple[torch.Tensor, TrajectoryInfo]:
     """LM on the whole trajectory q0 (T, dof) towards ``poses`` (T, 4, 4) (base frame), as in the module docstring.
     ``clearance``: obstacles; each waypoint gets their hinge rows (:meth:`ggik.collision.Clearance.hinge`, a block of
-    its own waypoint: the banded structure stays), and validity includes no collision on the motions.
+    its own waypoint: the banded structure stays; their margins shrink with the smoothness weight), and validity
+    includes no collision on the motions.
 
     Stops as soon as the trajectory is valid (:func:`trajectory_check`) or after ``cfg.max_iters`` iterations.
     ``q_start`` (dof,): the configuration the robot starts from (its move onto waypoint 0 is smoothed and checked
@@ -176,23 +179,29 @@ def trajectory_refine(
         off = full.shape[0] - T
         return float((d * dd).sum()), desc[off:], deg[off:]
 
-    def hinge(qt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, float]:
-        """The clearance rows (T, P), their Jacobian (T, P, dof) and cost at qt (empty without obstacles)."""
+    def rows(qt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The clearance distances (T, P) and their Jacobian (T, P, dof) at qt (empty without obstacles)."""
         if clearance is None:
-            return qt[:, :0], qt[:, :0, None].expand(T, 0, n), 0.0
-        d, Jd = clearance.rows(qt)
-        eh, Jh = clearance.hinge(d, Jd)
+            return qt[:, :0], qt[:, :0, None].expand(T, 0, n)
+        return clearance.rows(qt)
+
+    def hinge(d: torch.Tensor, Jd: torch.Tensor, shrink: float) -> tuple[torch.Tensor, torch.Tensor, float]:
+        """The hinge rows (T, P), their Jacobian (T, P, dof) and cost at distances d with margins times ``shrink``."""
+        if clearance is None:
+            return d, Jd, 0.0
+        eh, Jh = clearance.hinge(d, Jd, shrink)
         return eh, Jh, float((eh * eh).sum())
 
     F, Tq = robot.joint_frames(q)
     e = pose_residual(Tq, poses, cfg.rot_weight)
-    eh, Jh, h_cost = hinge(q)
-    s, lam, it = cfg.smooth_weight, cfg.damping, 0
+    d, Jd = rows(q)
+    s, lam, it, shrink = cfg.smooth_weight, cfg.damping, 0, 1.0
     info = trajectory_check(robot, poses, q, scale, cfg, qs, T_ee=Tq, clearance=clearance)
     while not info.valid and it < cfg.max_iters:
         it += 1
         qn = q.numpy()
         s_cost, s_desc, deg = smooth_terms(qn, s)
+        eh, Jh, h_cost = hinge(d, Jd, shrink)
         cost = float((e * e).sum()) + s_cost + h_cost
         J = torch.cat([robot.jacobian_at(F, Tq) * w, Jh], -2)
         JtJ = (J.transpose(-1, -2) @ J).numpy()
@@ -205,15 +214,15 @@ def trajectory_refine(
         q_new = torch.maximum(torch.minimum(q + torch.from_numpy(dq), hi), lo)
         F_new, T_new = robot.joint_frames(q_new)
         e_new = pose_residual(T_new, poses, cfg.rot_weight)
-        eh_new, Jh_new, h_new = hinge(q_new)
-        cost_new = float((e_new * e_new).sum()) + smooth_terms(q_new.numpy(), s)[0] + h_new
+        d_new, Jd_new = rows(q_new)
+        cost_new = float((e_new * e_new).sum()) + smooth_terms(q_new.numpy(), s)[0] + hinge(d_new, Jd_new, shrink)[2]
         if cost_new < cost:
-            q, F, Tq, e, lam = q_new, F_new, T_new, e_new, next_damping(lam, True)
-            eh, Jh, h_cost = eh_new, Jh_new, h_new
+            q, F, Tq, e, lam, d, Jd = q_new, F_new, T_new, e_new, next_damping(lam, True), d_new, Jd_new
             info = _judge(robot, poses, q, scale, cfg, qs, T_ee=Tq, clearance=clearance)
         else:
             lam = next_damping(lam, False)
         if it >= cfg.max_iters // 2 or not bool((info.moves.abs() > 1.0).any()):
             s *= cfg.smooth_decay  # smoothing while a move is too large (half the budget at most), then exact poses
+            shrink *= cfg.smooth_decay  # ... and so the clearance margins: only overlaps are pushed out late
     info.iterations = it
     return q, info
