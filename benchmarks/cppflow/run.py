@@ -1,7 +1,7 @@
 """CppFlow's benchmark problems solved by ggik's path following, with their obstacles, judged by CppFlow's rules: the
 script of :mod:`benchmarks.cppflow.run_runs` (what is measured, and how).
 
-Usage: ``python -m benchmarks.cppflow.run --problems all --out DIR [--time-limit 10] [--threads 2]``; ``--problems``
+Usage: ``python -m benchmarks.cppflow.run --problems all --out DIR [--reruns 10] [--time-limit 10]``; ``--problems``
 takes ``all``, ``obstacles`` or problem names (``data/problems/``). Writes ``DIR/cppflow.md`` and ``.csv``.
 """
 
@@ -24,8 +24,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-rounds", type=positive_int, default=None, help="PathConfig.max_rounds (default its own)")
     ap.add_argument("--starts", type=positive_int, default=None, help="PathConfig.starts (default its own)")
     ap.add_argument("--samples", type=int, default=None, help="PathConfig.samples (default its own)")
+    ap.add_argument("--reruns", type=positive_int, default=1, help="runs per problem, each from its own seed")
     ap.add_argument(
-        "--collision-model", choices=("ggik", "cppflow"), default="ggik", help="what the solver keeps clear"
+        "--collision-model",
+        choices=("cppflow", "ggik"),
+        default="cppflow",
+        help="what the solver keeps clear: CppFlow's capsules (its benchmark's geometry) or ggik's own model",
     )
     ap.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     args, names, out = parse_problem_study(ap, argv, "cppflow", "all")

@@ -7,7 +7,7 @@ Valid, as CppFlow judges a plan (``cppflow/evaluation_utils.py``, ``cppflow/data
 collision with the obstacles or itself by CppFlow's own capsules and skipped pairs
 (:func:`benchmarks.cppflow.capsules.cppflow_collision_model`). Beside it, the verdict with ggik's collision model
 (:meth:`ggik.collision.CollisionModel.from_robot`) at every waypoint and on the motions between them. The solver keeps
-clear by the model ``--collision-model`` names (ggik's by default); its time to the first valid trajectory is by that
+clear by the model ``--collision-model`` names (CppFlow's by default); its time to the first valid trajectory is by that
 model's verdict.
 
 Per problem: the robot and its DOF, the waypoints and obstacles, valid, the largest position [mm] and rotation [deg]
@@ -19,22 +19,23 @@ from random starts (the GGIK graph takes revolute chains only); the other robots
 from __future__ import annotations
 
 import math
+import statistics
 from argparse import Namespace
 from dataclasses import replace
 
 import torch
 
 from benchmarks.cppflow.capsules import cppflow_collision_model
-from benchmarks.cppflow.problems import CppFlowProblem, load_problem
+from benchmarks.cppflow.problems import PROBLEMS, CppFlowProblem, load_problem
 from ggik import GGIK, PathConfig
 from ggik.collision import Clearance
 from ggik.evaluation.report import Table
 from ggik.path.motion import motion_clearance
 from ggik.rng import step_generator
 
-__all__ = ["COLUMNS", "solve_problem", "cppflow_table"]
+__all__ = ["RUN_COLUMNS", "COLUMNS", "solve_problem", "cppflow_table"]
 
-COLUMNS = [
+RUN_COLUMNS = [
     "problem",
     "robot DOF",
     "waypoints",
@@ -50,15 +51,20 @@ COLUMNS = [
     "time to valid [s]",
     "total time [s]",
 ]
+COLUMNS = RUN_COLUMNS + [
+    "valid runs (CppFlow's capsules)",
+    "median time to valid over valid runs [s]",
+    "max time to valid over valid runs [s]",
+]
 CPPFLOW_PATHS = 4242  #: the seed stream of this study (step_generator(seed, CPPFLOW_PATHS, problem index))
 
 
 def solve_problem(
-    solver: GGIK, problem: CppFlowProblem, config: PathConfig, generator: torch.Generator, keep_clear: str = "ggik"
+    solver: GGIK, problem: CppFlowProblem, config: PathConfig, generator: torch.Generator, keep_clear: str = "cppflow"
 ) -> list:
-    """One row of :data:`COLUMNS`: ``problem`` solved by ``solver`` with ``config`` (samples 0 for a prismatic chain)
-    among its obstacles (self-collision too, also without obstacles), kept clear by the collision model
-    ``keep_clear`` ("ggik" or "cppflow")."""
+    """One run, as :data:`RUN_COLUMNS`: ``problem`` solved by ``solver`` with ``config``
+    (samples 0 for a prismatic chain) among its obstacles (self-collision too, also without obstacles), kept clear by
+    the collision model ``keep_clear`` ("cppflow" or "ggik")."""
     robot = problem.robot
     if "prismatic" in robot.joint_types:
         config = replace(config, samples=0, track_samples=0)
@@ -90,22 +96,38 @@ def solve_problem(
 
 def cppflow_table(args: Namespace, solver: GGIK, names: list[str]) -> Table:
     """The table of the module docstring for problems ``names``; ``args.time_limit`` [s] per problem, and
-    ``max_rounds``, ``starts`` and ``samples`` of :class:`ggik.PathConfig` where given (None: its defaults)."""
+    ``max_rounds``, ``starts`` and ``samples`` of :class:`ggik.PathConfig` where given (None: its defaults). Every
+    problem runs ``args.reruns`` times (seeds ``step_generator(seed, CPPFLOW_PATHS, problem index, run)``); a row
+    shows the first run, then how many runs were valid by CppFlow's rules and their times to valid."""
     from tqdm import tqdm
 
     given = {k: getattr(args, k) for k in ("max_rounds", "starts", "samples") if getattr(args, k) is not None}
     config = PathConfig(time_limit=args.time_limit, **given)
     settings = ", ".join(f"{k} {v}" for k, v in given.items())
-    title = f"CppFlow's benchmark problems, solved by ggik path following ({args.time_limit:g} s limit"
+    title = f"CppFlow's benchmark problems, solved by ggik path following ({args.reruns} runs, {args.time_limit:g} s limit"
     table = Table(title + (f", {settings})" if settings else ")"), COLUMNS)
     warm = load_problem(names[0])  # one-off costs (first calls, compiled kernels) out of the timings
     solver.solve_path(warm.robot, warm.poses[:5], PathConfig(samples=0, max_rounds=1))
-    for index, name in enumerate(tqdm(names, desc="problems", disable=not args.progress, dynamic_ncols=True)):
-        generator = step_generator(args.seed, CPPFLOW_PATHS, index)
-        table.add(*solve_problem(solver, load_problem(name), config, generator, args.collision_model))
+    every: list[float] = []  # the times to valid of every valid run
+    for name in tqdm(names, desc="problems", disable=not args.progress, dynamic_ncols=True):
+        index, problem = list(PROBLEMS).index(name), load_problem(name)
+        runs = [
+            solve_problem(solver, problem, config, step_generator(args.seed, CPPFLOW_PATHS, index, run), args.collision_model)
+            for run in range(args.reruns)
+        ]
+        valid, time_to_valid = RUN_COLUMNS.index("valid (CppFlow's capsules)"), RUN_COLUMNS.index("time to valid [s]")
+        times = sorted(row[time_to_valid] for row in runs if row[valid] == "yes")
+        every += times
+        median = statistics.median(times) if times else math.nan
+        table.add(*runs[0], f"{len(times)}/{len(runs)}", median, times[-1] if times else math.nan)
     theirs, ours = (sum(row[k] == "yes" for row in table.rows) for k in (4, 5))
     table.notes.append(
         f"valid: {theirs} of {len(table.rows)} problems by CppFlow's rules with its capsules, {ours} with ggik's "
         f"collision model; the solver kept clear by {args.collision_model}'s"
+    )
+    total = len(table.rows) * args.reruns
+    middle = f"{statistics.median(every):.3g} s" if every else "n/a"
+    table.notes.append(
+        f"all runs: {len(every)} of {total} valid by CppFlow's rules; median time to valid over them {middle}"
     )
     return table

@@ -179,18 +179,31 @@ def trajectory_refine(
         off = full.shape[0] - T
         return float((d * dd).sum()), desc[off:], deg[off:]
 
+    off = 0 if qs is None else 1  # the motions: from q_start (with one) and between consecutive waypoints
+
     def rows(qt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The clearance distances (T, P) and their Jacobian (T, P, dof) at qt (empty without obstacles)."""
+        """The clearance distances (T + M, P) and their Jacobian (T + M, P, dof): at the waypoints qt, then at the
+        midpoints of the M = T - 1 + off motions (empty without obstacles)."""
         if clearance is None:
             return qt[:, :0], qt[:, :0, None].expand(T, 0, n)
-        return clearance.rows(qt)
+        full = qt if qs is None else torch.cat([qs[None], qt])
+        return clearance.rows(torch.cat([qt, 0.5 * (full[:-1] + full[1:])]))
 
     def hinge(d: torch.Tensor, Jd: torch.Tensor, shrink: float) -> tuple[torch.Tensor, torch.Tensor, float]:
-        """The hinge rows (T, P), their Jacobian (T, P, dof) and cost at distances d with margins times ``shrink``."""
+        """Hinge rows (T, 3 P) and their Jacobian (T, 3 P, dof) per waypoint, and their cost, at the distances of
+        :func:`rows` with margins times ``shrink``: a waypoint's own rows, then those of the midpoint of the motion
+        arriving at it and of the one leaving it (the same residual at both ends of a motion, half its derivative
+        at each: the gradient is exact; J^T J leaves out the coupling of the two ends, so the structure stays
+        banded). Empty rows without obstacles."""
         if clearance is None:
             return d, Jd, 0.0
         eh, Jh = clearance.hinge(d, Jd, shrink)
-        return eh, Jh, float((eh * eh).sum())
+        mid, mid_J = eh[T:], 0.5 * Jh[T:]  # (M, P), (M, P, dof)
+        none, none_J = eh[:1] * 0.0, Jh[:1] * 0.0
+        arriving = (mid, mid_J) if off else (torch.cat([none, mid]), torch.cat([none_J, mid_J]))
+        leaving = (torch.cat([mid[off:], none]), torch.cat([mid_J[off:], none_J]))
+        rows_ = torch.cat([eh[:T], arriving[0], leaving[0]], -1)
+        return rows_, torch.cat([Jh[:T], arriving[1], leaving[1]], -2), float((eh * eh).sum())
 
     F, Tq = robot.joint_frames(q)
     e = pose_residual(Tq, poses, cfg.rot_weight)

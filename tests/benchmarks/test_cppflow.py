@@ -12,7 +12,7 @@ import yaml
 
 from benchmarks.common.scripts import BenchmarkError
 from benchmarks.cppflow.problems import DATA, OBSTACLE_PROBLEMS, PROBLEMS, cppflow_robot, load_problem
-from benchmarks.cppflow.run_runs import COLUMNS, solve_problem
+from benchmarks.cppflow.run_runs import COLUMNS, RUN_COLUMNS, cppflow_table, solve_problem
 from ggik import GGIK, PathConfig
 from ggik.kinematics.geometry import check_pose
 
@@ -70,7 +70,34 @@ def test_a_problem_runs_end_to_end_on_its_first_waypoints(name):
     config = PathConfig(samples=2, starts=8, max_rounds=1)
     for keep_clear in ("ggik", "cppflow"):
         row = solve_problem(GGIK.pretrained(), short, config, torch.Generator().manual_seed(0), keep_clear)
-        assert len(row) == len(COLUMNS) and row[0] == name and row[2] == 5 and {row[4], row[5]} <= {"yes", "no"}
+        assert len(row) == len(RUN_COLUMNS) and row[0] == name and row[2] == 5 and {row[4], row[5]} <= {"yes", "no"}
+
+
+def test_the_table_counts_valid_runs_each_from_its_own_seed(monkeypatch):
+    """--reruns N: N runs per problem from N seeds; the row shows the first run, the valid count and the times of
+    the valid runs only (median and max), and a note sums every run."""
+    from argparse import Namespace
+
+    import benchmarks.cppflow.run_runs as runs
+
+    seen: list[int] = []
+
+    def fake(solver, problem, config, generator, keep_clear):
+        seen.append(int(generator.initial_seed()))
+        valid = "no" if len(seen) == 2 else "yes"
+        return [problem.name, 7, 200, 2, valid, "yes", 0.1, 0.1, 1.0, 0.0, 0, 0, float(len(seen)), 9.0]
+
+    monkeypatch.setattr(runs, "solve_problem", fake)
+    args = Namespace(
+        time_limit=1.0, max_rounds=1, starts=None, samples=None, reruns=3, seed=0, collision_model="cppflow",
+        progress=False,
+    )
+    table = cppflow_table(args, GGIK.pretrained(), ["panda__1cube"])
+    assert len(set(seen)) == 3 and len(table.rows) == 1
+    row = dict(zip(COLUMNS, table.rows[0]))
+    assert row["valid runs (CppFlow's capsules)"] == "2/3" and row["time to valid [s]"] == 1.0
+    assert row["median time to valid over valid runs [s]"] == 2.0 and row["max time to valid over valid runs [s]"] == 3.0
+    assert "all runs: 2 of 3 valid" in table.notes[-1]
 
 
 def test_cppflows_capsules_follow_its_pair_rule_and_clear_the_home_configuration():
