@@ -335,6 +335,33 @@ def test_motion_clearance_sees_collisions_between_waypoints():
     assert motion_clearance(check, q2[None], q_start=q1)[0] < 0  # the motion from the start configuration
 
 
+@pytest.mark.parametrize(
+    "swing, link, height, radius", [(0.3, 3, 0.04, 0.01), (0.45, 3, 0.03, 0.005), (0.45, 1, 0.04, 0.005)]
+)
+def test_trajectory_lm_clears_a_motion_whose_waypoints_are_clear(swing, link, height, radius):
+    """A sphere that the joint-space motion between two clear waypoints passes through (the first joint turns by
+    2 swing [rad]; the sphere sits ``height`` above the end of capsule ``link`` at the motion's middle): the waypoints'
+    own hinge rows are zero there, so only the motion's midpoint rows can move the trajectory; trajectory LM keeps
+    the poses and clears the motion."""
+    import math
+
+    from ggik.path.config import TrajectoryConfig
+    from ggik.path.search import joint_scale
+    from ggik.path.trajectory import trajectory_refine
+
+    robot = Robot.from_name("panda")
+    model = CollisionModel.from_robot(robot)
+    q = torch.tensor([[-swing, 0.3, 0.0, -1.8, 0.0, 2.1, 0.8]] * 2, dtype=F64)
+    q[1, 0] = swing
+    _, b = model.capsules_at(robot.link_poses(q.mean(0)))
+    centre = b[link] + torch.tensor([0.0, 0.0, height], dtype=F64)
+    check = Clearance(robot, model, Scene(spheres=(Sphere(radius, tuple(centre.tolist())),)))
+    assert bool((check.min_clearance(q) > 2 * check.config.margin).all()) and motion_clearance(check, q)[1] < 0
+    scale = joint_scale(robot, math.radians(60.0), 0.02)  # moves of 2 swing allowed: only the collision fails it
+    out, info = trajectory_refine(robot, robot.fk(q), q, scale, TrajectoryConfig(), clearance=check)
+    assert info.valid and bool(info.reached.all()) and float(motion_clearance(check, out).min()) >= 0
+
+
 def test_paths_among_obstacles_are_collision_free_or_say_where_not():
     robot, qs, poses = _panda_path()
     solver = GGIK.pretrained()
