@@ -48,7 +48,7 @@ class PathConfig:
     limit_margin: float = 0.1  #: [rad or m] the search penalises configurations closer than this to a limit
     limit_weight: float = 1.0  #: ... with this weight (per joint on its limit, in squared allowed moves)
     #: trajectory LM runs on a searched path whose largest jump is at most this many allowed moves (it spreads jumps of
-    #: a few allowed moves over their neighbours: CppFlow's panda__flappy_bird needs 3-4; 2 left it unsolved)
+    #: a few allowed moves over their neighbours; 2 left CppFlow's panda__flappy_bird unsolved: benchmarks/cppflow)
     refine_bottleneck: float = 5.0
     traj_iters: int = 30  #: trajectory LM iterations
     smooth_weight: float = 1e-6  #: initial smoothness weight of the trajectory LM (:class:`TrajectoryConfig`)
