@@ -104,17 +104,15 @@ def cppflow_table(args: Namespace, solver: GGIK, names: list[str]) -> Table:
     given = {k: getattr(args, k) for k in ("max_rounds", "starts", "samples") if getattr(args, k) is not None}
     config = PathConfig(time_limit=args.time_limit, **given)
     settings = ", ".join(f"{k} {v}" for k, v in given.items())
-    title = f"CppFlow's benchmark problems, solved by ggik path following ({args.reruns} runs, {args.time_limit:g} s limit"
-    table = Table(title + (f", {settings})" if settings else ")"), COLUMNS)
+    title = f"CppFlow's benchmark problems, solved by ggik path following ({args.reruns} runs, {args.time_limit:g} s"
+    table = Table(title + (f" limit, {settings})" if settings else " limit)"), COLUMNS)
     warm = load_problem(names[0])  # one-off costs (first calls, compiled kernels) out of the timings
     solver.solve_path(warm.robot, warm.poses[:5], PathConfig(samples=0, max_rounds=1))
     every: list[float] = []  # the times to valid of every valid run
     for name in tqdm(names, desc="problems", disable=not args.progress, dynamic_ncols=True):
         index, problem = list(PROBLEMS).index(name), load_problem(name)
-        runs = [
-            solve_problem(solver, problem, config, step_generator(args.seed, CPPFLOW_PATHS, index, run), args.collision_model)
-            for run in range(args.reruns)
-        ]
+        seeds = [step_generator(args.seed, CPPFLOW_PATHS, index, run) for run in range(args.reruns)]
+        runs = [solve_problem(solver, problem, config, g, args.collision_model) for g in seeds]
         valid, time_to_valid = RUN_COLUMNS.index("valid (CppFlow's capsules)"), RUN_COLUMNS.index("time to valid [s]")
         times = sorted(row[time_to_valid] for row in runs if row[valid] == "yes")
         every += times

@@ -6,11 +6,12 @@ The unknowns are the whole trajectory q (T, dof). The residuals are the pose err
 with a start configuration, also ``q_0 - q_start``). J^T J is block tridiagonal with bandwidth dof, so every
 iteration is one banded Cholesky solve of size T * dof (scipy ``solveh_banded``): linear in T. The smoothness
 weight s stays while some move is larger than allowed (for at most half the iterations) and then decays
-geometrically (it shapes the trajectory early and no longer biases the poses late); with obstacles, the clearance
-margins of the hinge rows shrink on the same schedule (a margin is a preference: kept whole, it pulls the poses off
-their tolerance where the path runs closer to an obstacle than the margin). Joint values are clamped
-into the limits after each step, and a joint sitting on a limit whose descent direction points outward is held
-for that step (projected LM, as :func:`ggik.ik.refine.lm_refine`).
+geometrically (it shapes the trajectory early and no longer biases the poses late). With obstacles, every waypoint and
+the midpoint of every motion get hinge rows (a midpoint's rows at both ends of its motion, half the derivative at
+each), and their clearance margins shrink on the smoothness weight's schedule (a margin is a preference: kept whole,
+it pulls the poses off their tolerance where the path runs closer to an obstacle than the margin). Joint values are
+clamped into the limits after each step, and a joint sitting on a limit whose descent direction points outward is
+held for that step (projected LM, as :func:`ggik.ik.refine.lm_refine`).
 Continuous joints are unbounded and their values are taken as unwrapped (:func:`ggik.path.search.unwrap`).
 """
 
@@ -144,8 +145,8 @@ def trajectory_refine(
 ) -> tuple[torch.Tensor, TrajectoryInfo]:
     """LM on the whole trajectory q0 (T, dof) towards ``poses`` (T, 4, 4) (base frame), as in the module docstring.
     ``clearance``: obstacles; each waypoint gets their hinge rows (:meth:`ggik.collision.Clearance.hinge`, a block of
-    its own waypoint: the banded structure stays; their margins shrink with the smoothness weight), and validity
-    includes no collision on the motions.
+    its own waypoint: the banded structure stays), and so does the midpoint of each motion, at both its ends (margins
+    shrinking with the smoothness weight); validity includes no collision on the motions.
 
     Stops as soon as the trajectory is valid (:func:`trajectory_check`) or after ``cfg.max_iters`` iterations.
     ``q_start`` (dof,): the configuration the robot starts from (its move onto waypoint 0 is smoothed and checked
@@ -202,8 +203,8 @@ def trajectory_refine(
         none, none_J = eh[:1] * 0.0, Jh[:1] * 0.0
         arriving = (mid, mid_J) if off else (torch.cat([none, mid]), torch.cat([none_J, mid_J]))
         leaving = (torch.cat([mid[off:], none]), torch.cat([mid_J[off:], none_J]))
-        rows_ = torch.cat([eh[:T], arriving[0], leaving[0]], -1)
-        return rows_, torch.cat([Jh[:T], arriving[1], leaving[1]], -2), float((eh * eh).sum())
+        stacked = torch.cat([eh[:T], arriving[0], leaving[0]], -1)
+        return stacked, torch.cat([Jh[:T], arriving[1], leaving[1]], -2), float((eh * eh).sum())
 
     F, Tq = robot.joint_frames(q)
     e = pose_residual(Tq, poses, cfg.rot_weight)
