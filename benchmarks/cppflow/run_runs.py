@@ -25,6 +25,7 @@ from dataclasses import replace
 
 import torch
 
+from benchmarks.common.scripts import BenchmarkError
 from benchmarks.cppflow.capsules import cppflow_collision_model
 from benchmarks.cppflow.problems import PROBLEMS, CppFlowProblem, load_problem
 from ggik import GGIK, PathConfig
@@ -97,10 +98,16 @@ def solve_problem(
 def cppflow_table(args: Namespace, solver: GGIK, names: list[str]) -> Table:
     """The table of the module docstring for problems ``names``; ``args.time_limit`` [s] per problem, and
     ``max_rounds``, ``starts`` and ``samples`` of :class:`ggik.PathConfig` where given (None: its defaults). Every
-    problem runs ``args.reruns`` times (seeds ``step_generator(seed, CPPFLOW_PATHS, problem index, run)``); a row
-    shows the first run, then how many runs were valid by CppFlow's rules and their times to valid."""
+    problem runs ``args.reruns`` times (seeds ``step_generator(seed, CPPFLOW_PATHS, index, run)``, the index in
+    :data:`~benchmarks.cppflow.problems.PROBLEMS`, whatever the selection); a row shows the first run, then how many
+    runs were valid by CppFlow's rules and the median and largest of their times to valid (the solver's own
+    verdict, which also checks the motions between waypoints: a run valid by CppFlow's rules alone has none).
+    BenchmarkError for a name not in PROBLEMS."""
     from tqdm import tqdm
 
+    unknown = [n for n in names if n not in PROBLEMS]
+    if unknown:
+        raise BenchmarkError(f"not among CppFlow's benchmark problems: {unknown}")
     given = {k: getattr(args, k) for k in ("max_rounds", "starts", "samples") if getattr(args, k) is not None}
     config = PathConfig(time_limit=args.time_limit, **given)
     settings = ", ".join(f"{k} {v}" for k, v in given.items())
@@ -108,24 +115,29 @@ def cppflow_table(args: Namespace, solver: GGIK, names: list[str]) -> Table:
     table = Table(title + (f" limit, {settings})" if settings else " limit)"), COLUMNS)
     warm = load_problem(names[0])  # one-off costs (first calls, compiled kernels) out of the timings
     solver.solve_path(warm.robot, warm.poses[:5], PathConfig(samples=0, max_rounds=1))
-    every: list[float] = []  # the times to valid of every valid run
+    names_of = ("valid (CppFlow's capsules)", "valid (ggik's collision model)", "time to valid [s]")
+    valid, ggik_valid, time_to_valid = (RUN_COLUMNS.index(c) for c in names_of)
+    every: list[float] = []  # the times to valid of every valid run that has one
+    n_valid = 0
     for name in tqdm(names, desc="problems", disable=not args.progress, dynamic_ncols=True):
         index, problem = list(PROBLEMS).index(name), load_problem(name)
         seeds = [step_generator(args.seed, CPPFLOW_PATHS, index, run) for run in range(args.reruns)]
         runs = [solve_problem(solver, problem, config, g, args.collision_model) for g in seeds]
-        valid, time_to_valid = RUN_COLUMNS.index("valid (CppFlow's capsules)"), RUN_COLUMNS.index("time to valid [s]")
-        times = sorted(row[time_to_valid] for row in runs if row[valid] == "yes")
-        every += times
+        ok = [row for row in runs if row[valid] == "yes"]
+        times = sorted(t for t in (row[time_to_valid] for row in ok) if math.isfinite(t))
+        every, n_valid = every + times, n_valid + len(ok)
         median = statistics.median(times) if times else math.nan
-        table.add(*runs[0], f"{len(times)}/{len(runs)}", median, times[-1] if times else math.nan)
-    theirs, ours = (sum(row[k] == "yes" for row in table.rows) for k in (4, 5))
+        table.add(*runs[0], f"{len(ok)}/{len(runs)}", median, times[-1] if times else math.nan)
+    theirs, ours = (sum(row[k] == "yes" for row in table.rows) for k in (valid, ggik_valid))
     table.notes.append(
-        f"valid: {theirs} of {len(table.rows)} problems by CppFlow's rules with its capsules, {ours} with ggik's "
-        f"collision model; the solver kept clear by {args.collision_model}'s"
+        f"first runs valid: {theirs} of {len(table.rows)} problems by CppFlow's rules with its capsules, {ours} with "
+        f"ggik's collision model; the solver kept clear by {args.collision_model}'s"
     )
     total = len(table.rows) * args.reruns
     middle = f"{statistics.median(every):.3g} s" if every else "n/a"
     table.notes.append(
-        f"all runs: {len(every)} of {total} valid by CppFlow's rules; median time to valid over them {middle}"
+        f"all runs: {n_valid} of {total} valid by CppFlow's rules; median time to valid over them {middle} (a run the "
+        "solver itself did not call valid, e.g. for a motion between waypoints in collision, has no time: "
+        f"{n_valid - len(every)} of them)"
     )
     return table

@@ -23,6 +23,8 @@ class TrajectoryConfig:
     smooth_decay: float = 0.3  #: s is multiplied by this after every iteration without a too large move
     rot_weight: float = 0.1  #: [m/rad] length that makes rotation errors comparable to positions
     damping: float = 1e-3  #: initial LM damping (relative to the diagonal, plus the identity)
+    #: the clearance margins shrink with s (by ``smooth_decay``) down to this fraction of them, not to mere contact
+    margin_floor: float = 0.1
 
 
 @dataclass

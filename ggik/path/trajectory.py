@@ -8,8 +8,9 @@ iteration is one banded Cholesky solve of size T * dof (scipy ``solveh_banded``)
 weight s stays while some move is larger than allowed (for at most half the iterations) and then decays
 geometrically (it shapes the trajectory early and no longer biases the poses late). With obstacles, every waypoint and
 the midpoint of every motion get hinge rows (a midpoint's rows at both ends of its motion, half the derivative at
-each), and their clearance margins shrink on the smoothness weight's schedule (a margin is a preference: kept whole,
-it pulls the poses off their tolerance where the path runs closer to an obstacle than the margin). Joint values are
+each), and their clearance margins shrink on the smoothness weight's schedule down to a fraction ``margin_floor`` of
+them (a margin is a preference: kept whole, it pulls the poses off their tolerance where the path runs closer to an
+obstacle than the margin; a floor keeps the rows pushing past mere contact). Joint values are
 clamped into the limits after each step, and a joint sitting on a limit whose descent direction points outward is
 held for that step (projected LM, as :func:`ggik.ik.refine.lm_refine`).
 Continuous joints are unbounded and their values are taken as unwrapped (:func:`ggik.path.search.unwrap`).
@@ -237,6 +238,6 @@ def trajectory_refine(
             lam = next_damping(lam, False)
         if it >= cfg.max_iters // 2 or not bool((info.moves.abs() > 1.0).any()):
             s *= cfg.smooth_decay  # smoothing while a move is too large (half the budget at most), then exact poses
-            shrink *= cfg.smooth_decay  # ... and so the clearance margins: only overlaps are pushed out late
+            shrink = max(shrink * cfg.smooth_decay, cfg.margin_floor)  # ... and the clearance margins, to a floor
     info.iterations = it
     return q, info

@@ -97,6 +97,8 @@ def test_the_table_counts_valid_runs_each_from_its_own_seed(monkeypatch):
     assert row["median time to valid over valid runs [s]"] == 2.0
     assert row["max time to valid over valid runs [s]"] == 3.0
     assert "all runs: 2 of 3 valid" in table.notes[-1]
+    with pytest.raises(BenchmarkError, match="not among"):
+        cppflow_table(args, GGIK.pretrained(), ["panda__square"])
 
 
 def test_cppflows_capsules_follow_its_pair_rule_and_clear_the_home_configuration():
@@ -127,6 +129,6 @@ def test_fetch_arm_rot_yz2_is_valid_by_cppflows_rules_once_self_pairs_are_kept_o
 
     name = "fetch_arm__rot_yz2"
     generator = step_generator(0, CPPFLOW_PATHS, list(PROBLEMS).index(name))
-    row = solve_problem(GGIK.pretrained(), load_problem(name), PathConfig(), generator, "cppflow")
+    row = solve_problem(GGIK.pretrained(), load_problem(name), PathConfig(max_rounds=1), generator, "cppflow")
     assert row[COLUMNS.index("valid (CppFlow's capsules)")] == "yes", row
     assert row[COLUMNS.index("colliding waypoints (CppFlow's capsules)")] == 0
