@@ -227,6 +227,22 @@ def test_trajectory_lm_rejects_bad_shapes():
         trajectory_refine(robot, robot.fk(robot.sample_q(3)), robot.sample_q(4), scale)
 
 
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("pos_tol", 0.0, "pos_tol must be positive"),
+        ("damping", -1e-3, "damping must be positive"),
+        ("max_iters", -1, "max_iters must be >= 0"),
+        ("smooth_weight", float("nan"), "smooth_weight must be >= 0"),
+        ("smooth_decay", 1.5, r"smooth_decay must be in \[0, 1\]"),
+        ("margin_floor", -0.1, r"margin_floor must be in \[0, 1\]"),
+    ],
+)
+def test_trajectory_config_names_a_bad_value(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        TrajectoryConfig(**{field: value})
+
+
 # ---------------------------------------------------------------------------------------------- candidates
 def test_anchors_and_interpolation():
     assert anchors(10, 4).tolist() == [0, 4, 8, 9] and anchors(3, 1).tolist() == [0, 1, 2]

@@ -26,6 +26,18 @@ class TrajectoryConfig:
     #: the clearance margins shrink with s (by ``smooth_decay``) down to this fraction of them, not to mere contact
     margin_floor: float = 0.1
 
+    def __post_init__(self) -> None:
+        """ValueError naming the first bad value."""
+        for name in ("pos_tol", "rot_tol", "rot_weight", "damping"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"TrajectoryConfig.{name} must be positive, got {getattr(self, name)}")
+        for name in ("max_iters", "smooth_weight"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"TrajectoryConfig.{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("smooth_decay", "margin_floor"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"TrajectoryConfig.{name} must be in [0, 1], got {getattr(self, name)}")
+
 
 @dataclass
 class PathConfig:
