@@ -25,8 +25,8 @@ from dataclasses import replace
 
 import torch
 
-from benchmarks.common.scripts import BenchmarkError
 from benchmarks.cppflow.capsules import cppflow_collision_model
+from benchmarks.cppflow.options import problem_names
 from benchmarks.cppflow.problems import PROBLEMS, CppFlowProblem, load_problem
 from ggik import GGIK, PathConfig
 from ggik.collision import Clearance
@@ -105,9 +105,7 @@ def cppflow_table(args: Namespace, solver: GGIK, names: list[str]) -> Table:
     BenchmarkError for a name not in PROBLEMS."""
     from tqdm import tqdm
 
-    unknown = [n for n in names if n not in PROBLEMS]
-    if unknown:
-        raise BenchmarkError(f"not among CppFlow's benchmark problems: {unknown}")
+    names = problem_names(names)  # BenchmarkError for a name not in PROBLEMS
     given = {k: getattr(args, k) for k in ("max_rounds", "starts", "samples") if getattr(args, k) is not None}
     config = PathConfig(time_limit=args.time_limit, **given)
     settings = ", ".join(f"{k} {v}" for k, v in given.items())
