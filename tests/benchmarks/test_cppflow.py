@@ -132,3 +132,25 @@ def test_fetch_arm_rot_yz2_is_valid_by_cppflows_rules_once_self_pairs_are_kept_o
     row = solve_problem(GGIK.pretrained(), load_problem(name), PathConfig(max_rounds=1), generator, "cppflow")
     assert row[COLUMNS.index("valid (CppFlow's capsules)")] == "yes", row
     assert row[COLUMNS.index("colliding waypoints (CppFlow's capsules)")] == 0
+
+
+def test_the_comparison_has_cppflows_published_row_for_every_problem_and_counts_runs():
+    from benchmarks.cppflow.compare import PUBLISHED, compare_table
+
+    assert set(PUBLISHED) == set(PROBLEMS)
+    fake = {
+        p: {"valid runs (CppFlow's capsules)": f"{i % 3}/2", "median time to valid over valid runs [s]": "n/a"}
+        for i, p in enumerate(PROBLEMS)
+    }
+    table = compare_table({"A": fake}).splitlines()
+    assert len(table) == 2 + len(PROBLEMS) + 1
+    assert table[-1].split("|")[4].strip() == f"{sum(i % 3 for i in range(len(PROBLEMS)))}/{2 * len(PROBLEMS)}"
+    flappy = PROBLEMS.index("panda__flappy_bird") % 3
+    assert f"| panda__flappy_bird | 0.630 | 100 / 100 % | {flappy}/2 | n/a |" in table
+
+
+def test_the_committed_comparison_is_the_committed_runs():
+    from benchmarks.cppflow.compare import RUNS, compare_table, read_run
+
+    committed = (DATA.parent / "results" / "compare.md").read_text(encoding="utf-8")
+    assert committed.endswith(compare_table({name: read_run(path) for name, path in RUNS.items()}))
