@@ -69,6 +69,44 @@ def pytest_configure(config):
     torch.set_num_threads(1)
 
 
+# ---------------------------------------------------------------------------------------------- timing
+#: Tests of other files that depend on real time (they spawn processes or threads, or run a search whose time limit can
+#: end it), marked ``timing`` here at collection; the files this list leaves out mark theirs with
+#: ``@pytest.mark.timing``. CI runs the ``timing`` tests again under a CPU load of its own (.ci/under_load.sh).
+TIMING_ELSEWHERE: dict[str, tuple[str, ...]] = {
+    "test_cli.py": ("test_python_m_ggik_cli_help",),
+    "test_collision_solve.py": ("test_paths_among_obstacles_are_collision_free_or_say_where_not",),
+    "test_eval_scripts.py": ("test_plot_training_answers_help",),
+    "test_export.py": ("test_the_wheel_holds_every_subpackage_the_urdfs_and_the_weights",),
+    "test_lm_compiled.py": (
+        "test_two_threads_may_make_the_first_compiled_call_at_once",
+        "test_a_numba_that_refuses_to_import_leaves_numpy_to_run",
+    ),
+    "test_plots.py": ("test_importing_ggik_plots_does_not_import_matplotlib",),
+    "test_readme_commands.py": ("test_readme_bash_block_runs",),
+    "test_training.py": ("test_ddp_two_processes",),
+    "benchmarks/test_bench_scripts.py": ("test_every_script_answers_help_and_refuses_bad_numbers",),
+    "benchmarks/test_obstacle_benchmark.py": ("test_bench_obstacles_tiny_run",),
+    "benchmarks/test_path_suite.py": ("test_make_paths_refuses_zero_threads",),
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by marker
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of :data:`TIMING_ELSEWHERE` ``timing``; a name there that its file does not define is an error
+    (a renamed test would lose its mark silently)."""
+    tests = REPO_ROOT / "tests"
+    for item in items:
+        if not isinstance(item, pytest.Function) or tests not in item.path.parents:
+            continue
+        names = TIMING_ELSEWHERE.get(item.path.relative_to(tests).as_posix(), ())
+        missing = [name for name in names if not hasattr(item.module, name)]
+        if missing:
+            raise pytest.UsageError(f"TIMING_ELSEWHERE in tests/conftest.py names tests {item.path} lacks: {missing}")
+        if item.originalname in names:
+            item.add_marker(pytest.mark.timing)
+
+
 @pytest.fixture(autouse=True)
 def _seed_everything():
     """Every test starts from the same global RNG state (tests should still prefer ``rng``)."""

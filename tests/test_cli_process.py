@@ -27,7 +27,10 @@ FAR = ["2.0", "0.1", "0.5", "0", "1", "0", "0"]  # 2 m away: beyond the Panda's 
 SCENE = str(REPO / "examples" / "scene.yaml")
 WAYPOINTS = str(REPO / "examples" / "waypoints.csv")
 
-pytestmark = pytest.mark.skipif(not Path(GGIK).is_file(), reason="the ggik console script is not installed here")
+pytestmark = [
+    pytest.mark.skipif(not Path(GGIK).is_file(), reason="the ggik console script is not installed here"),
+    pytest.mark.timing,  # every test runs processes
+]
 
 
 def ggik(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -120,18 +123,43 @@ def test_a_scene_in_the_robot_everywhere_is_refused_up_front(tmp_path):
         ), run.stderr
 
 
+#: ``python -c CLOCKED STEP ARGS...``: ``ggik ARGS`` as a process whose path search runs on a clock that reads STEP
+#: seconds later at every reading (``PathConfig.clock``; 0: a clock at rest), so that how long the search takes, and
+#: so whether its progress bar shows, is the clock's and not this machine's
+CLOCKED = """import functools, itertools, sys
+import ggik.cli.path
+from ggik.cli import main
+step, ticks = float(sys.argv[1]), itertools.count()
+ggik.cli.path.PathConfig = functools.partial(ggik.cli.path.PathConfig, clock=lambda: step * next(ticks))
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def ggik_clocked(step: float, *args: str) -> subprocess.CompletedProcess:
+    """``ggik ARGS`` as a process, its path search on the clock of :data:`CLOCKED`."""
+    return subprocess.run(
+        [sys.executable, "-c", CLOCKED, str(step), *args], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+
+
 def test_a_long_path_search_shows_progress(tmp_path):
-    """1,200 waypoints 1-1.6 m away, out of reach: six rounds of search, about 3 s here, the bar on stderr (shown after
-    a second: short searches print nothing)."""
+    """1,200 waypoints 1-1.6 m away, out of reach: rounds of search until the time limit, the bar on stderr once the
+    search has run a second (short searches print nothing). Its clock reads half a second later at every reading (a
+    round reads it about eight times), so the search runs past a second and ends at the time limit whatever the
+    machine's speed; on a clock at rest an easy path prints no bar."""
     rows = "".join(f"{1.0 + 0.0005 * k:.4f},0,0.5,0,1,0,0\n" for k in range(1200))
     (tmp_path / "far.csv").write_text("x,y,z,qw,qx,qy,qz\n" + rows)
-    run = ggik("path", "--robot", "panda", "--path", str(tmp_path / "far.csv"), "-s", "0", "--time-limit", "10")
+    run = ggik_clocked(0.5, "path", "--robot", "panda", "--path", str(tmp_path / "far.csv"), "-s", "0",
+                       "--time-limit", "10")  # fmt: skip
     clean(run)
     assert run.returncode == 1
     assert "path search" in run.stderr and "1200 waypoints failing" in run.stderr
     assert "time to the first valid trajectory [s]:" in run.stdout and "never (no valid trajectory)" in run.stdout
     assert "waypoints not reached (tolerance or limits): 1-1200" in run.stdout  # numbered from 1
-    quiet = ggik("path", "--robot", "panda", "--path", WAYPOINTS, "-s", "0")
+    rounds = int(re.search(r"rounds of candidates: +(\d+)", run.stdout).group(1))
+    assert 2 <= rounds < 6  # the time limit (10 s of the clock), not max_rounds, ended it
+    quiet = ggik_clocked(0.0, "path", "--robot", "panda", "--path", WAYPOINTS, "-s", "0")
+    clean(quiet)
     assert quiet.returncode == 0 and quiet.stderr == ""  # a search under a second: no bar
 
 
@@ -264,17 +292,3 @@ def test_a_path_output_that_cannot_be_written_is_bad_input_before_the_search(tmp
     clean(data)
     out = json.loads(data.stdout, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
     assert data.returncode == 0 and out["obstacle_pair"] == "" and out["obstacle_clearance_mm"] is None
-
-
-def test_one_solve_runs_its_lm_in_numpy_without_loading_numba():
-    """A one-shot ggik solve refines a few dozen starts: numba's import and the kernel's load (~0.4 s) would cost it
-    more than the compiled LM saves, so its small batches run in numpy (an argument of its solver, RefineConfig's
-    lm_backends, not a module global); the library's own default is left as it was."""
-    code = (
-        "import sys\nfrom ggik.cli import main\nfrom ggik.ik.refine_config import RefineConfig\n"
-        "status = main(['solve', '--robot', 'panda', '--pose', '0.4', '0.1', '0.5', '0', '1', '0', '0'])\n"
-        "print(status, 'numba' in sys.modules, RefineConfig().lm_backends)"
-    )
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines()[-1] == "0 False None"

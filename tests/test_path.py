@@ -1,7 +1,9 @@
 """Path following (ggik.path.solve and its parts): the search against brute force, 2 pi wraps, the trajectory LM,
 continuation, and solve_path / GGIK.solve_path on easy, constrained and unreachable paths.
 
-Paths are FK of smooth joint trajectories (followable by construction); everything float64 and seeded.
+Paths are FK of smooth joint trajectories (followable by construction); everything float64 and seeded. Searches of
+more than one round run on a clock the test sets (``PathConfig.clock``: :func:`still`, or one driven by the test), so
+no outcome depends on how fast this machine runs them.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ def smooth_trajectory(robot: Robot, T: int, seed: int, span: float = 0.6) -> tor
     dq = span * (2 * torch.rand(robot.dof, generator=g, dtype=F64) - 1)
     s = torch.linspace(0, 1, T, dtype=F64)[:, None]
     return qa + dq * (3 * s**2 - 2 * s**3)
+
+
+def still() -> float:
+    """A clock that stands still (``PathConfig.clock``): no time limit ends a search, ``max_rounds`` does."""
+    return 0.0
 
 
 def tiny_model() -> GGIKModel:
@@ -337,14 +344,14 @@ def test_ggik_solve_path_with_an_untrained_model_and_a_start_configuration():
     poses = robot.fk(q_true)
     solver = GGIK(tiny_model())
     res = solver.solve_path(
-        robot, poses, PathConfig(samples=4), q_start=q_true[0], generator=torch.Generator().manual_seed(1)
+        robot, poses, PathConfig(samples=4, clock=still), q_start=q_true[0], generator=torch.Generator().manual_seed(1)
     )
     check_result(res, robot, poses, q_start=q_true[0])
     assert res.valid and res.steps.shape == (40, robot.dof)
     res = solver.solve_path(
         robot,
         poses,
-        PathConfig(samples=0, pos_tol=1e-5, rot_tol=1e-4),
+        PathConfig(samples=0, pos_tol=1e-5, rot_tol=1e-4, clock=still),
         generator=torch.Generator().manual_seed(1),
     )
     assert res.valid and res.pos_err.max() < 1e-5 and res.rot_err.max() < 1e-4
@@ -356,7 +363,7 @@ def test_ggik_solve_path_takes_one_path_config_and_nothing_else():
     robot = Robot.from_name("ur10")
     poses = robot.fk(smooth_trajectory(robot, 12, seed=3))
     solver = GGIK(tiny_model())
-    cfg = PathConfig(samples=2, max_rounds=2, starts=6, time_limit=5.0, pos_tol=2e-4)
+    cfg = PathConfig(samples=2, max_rounds=2, starts=6, time_limit=5.0, pos_tol=2e-4, clock=still)
     res = solver.solve_path(robot, poses, cfg, generator=torch.Generator().manual_seed(2))
     direct = solve_path(robot, poses, cfg, solver.model, generator=torch.Generator().manual_seed(2))
     assert torch.equal(res.q, direct.q) and res.valid == direct.valid and res.candidates == direct.candidates
@@ -383,7 +390,7 @@ def test_solve_path_result_agrees_with_an_independent_judgement(refine_bottlenec
     a, _ = model.capsules_at(robot.link_poses(q_true[8]))
     ball = Sphere(0.05, tuple((a[3] + torch.tensor([0.0, 0.15, 0.0], dtype=F64)).tolist()))
     clearance = Clearance(robot, model, Scene(spheres=(ball,)))
-    cfg = PathConfig(samples=0, max_rounds=2, refine_bottleneck=refine_bottleneck)
+    cfg = PathConfig(samples=0, max_rounds=2, refine_bottleneck=refine_bottleneck, clock=still)
     res = solve_path(robot, poses, cfg, q_start=q_true[0], generator=torch.Generator().manual_seed(3),
                      clearance=clearance)  # fmt: skip
     pos, rot = pose_errors(robot.fk(res.q), poses)
@@ -434,7 +441,7 @@ def test_solve_path_checks_the_poses_on_entry_only(monkeypatch):
         monkeypatch.setattr(module, "check_pose", counting)
     robot = Robot.from_name("panda")
     poses = robot.fk(smooth_trajectory(robot, 10, seed=4))
-    cfg = PathConfig(max_rounds=2, stop_at_first_valid=False, track_samples=2, random_tracks=2)
+    cfg = PathConfig(max_rounds=2, stop_at_first_valid=False, track_samples=2, random_tracks=2, clock=still)
     res = GGIK(tiny_model()).solve_path(
         robot, poses, replace(cfg, samples=2), generator=torch.Generator().manual_seed(0)
     )
@@ -446,7 +453,9 @@ def test_unreachable_waypoints_are_named():
     q_true = smooth_trajectory(robot, 30, seed=8)
     poses = robot.fk(q_true).clone()
     poses[[12, 13, 20], 0, 3] += 5.0  # 5 m away: out of reach
-    res = solve_path(robot, poses, PathConfig(samples=0, max_rounds=2), generator=torch.Generator().manual_seed(0))
+    res = solve_path(
+        robot, poses, PathConfig(samples=0, max_rounds=2, clock=still), generator=torch.Generator().manual_seed(0)
+    )
     check_result(res, robot, poses)
     assert not res.valid and math.isnan(res.time_to_valid)
     assert res.unreached == [12, 13, 20]
@@ -478,6 +487,7 @@ def test_bad_input():
         (PathConfig(sweep_tracks=0), "sweep_tracks must be >= 1"),
         (PathConfig(continuation=False), "no source of candidates"),
         (PathConfig(samples=0, starts=0), "continuation needs start seeds"),
+        (PathConfig(clock=0.0), "PathConfig.clock must be a function returning seconds"),  # type: ignore[arg-type]
     ]:
         with pytest.raises(ValueError, match=message):
             solve_path(robot, poses, bad_cfg)
@@ -506,7 +516,8 @@ def test_a_single_waypoint_is_a_path(with_start):
     q_true = smooth_trajectory(robot, 2, seed=11)
     poses = robot.fk(q_true[:1])
     q_start = q_true[0] + 0.01 if with_start else None
-    res = solve_path(robot, poses, PathConfig(samples=0), q_start=q_start, generator=torch.Generator().manual_seed(0))
+    cfg = PathConfig(samples=0, clock=still)
+    res = solve_path(robot, poses, cfg, q_start=q_start, generator=torch.Generator().manual_seed(0))
     check_result(res, robot, poses, q_start=q_start)
     assert res.valid and res.q.shape == (1, robot.dof) and res.steps.shape == (1 if with_start else 0, robot.dof)
 
@@ -518,7 +529,9 @@ def test_unreachable_start_waypoints_are_named_not_a_crash(far):
     robot = Robot.from_name("panda")
     poses = robot.fk(smooth_trajectory(robot, 10, seed=12)).clone()
     poses[far, 0, 3] += 5.0
-    res = solve_path(robot, poses, PathConfig(samples=0, max_rounds=2), generator=torch.Generator().manual_seed(0))
+    res = solve_path(
+        robot, poses, PathConfig(samples=0, max_rounds=2, clock=still), generator=torch.Generator().manual_seed(0)
+    )
     check_result(res, robot, poses)
     assert not res.valid and res.unreached == far
 
@@ -560,16 +573,19 @@ def test_continuous_joint_crossing_pi_is_followed_unwrapped():
 
 
 def test_progress_is_called_once_per_round_with_the_rounds_state():
-    """solve_path(progress=...): one call per round, rounds counting up, elapsed time rising, the failing count of the
-    round's trajectory, and valid on the last call of a path it solves."""
+    """solve_path(progress=...): one call per round, rounds counting up, elapsed time rising (on a clock that reads a
+    second later at every reading: every round reads it), the failing count of the round's trajectory, and valid on the
+    last call of a path it solves."""
     robot = Robot.from_name("ur10")
     q = smooth_trajectory(robot, 12, seed=4)
     calls = []
-    cfg = PathConfig(samples=0, time_limit=5.0)
+    ticks = itertools.count()
+    cfg = PathConfig(samples=0, time_limit=1e9, clock=lambda: float(next(ticks)))
     result = solve_path(robot, robot.fk(q), cfg, generator=torch.Generator().manual_seed(0), progress=
                         lambda *args: calls.append(args))  # fmt: skip
     assert result.valid and [c[0] for c in calls] == list(range(1, result.rounds + 1))
-    assert all(b[1] >= a[1] >= 0 for a, b in itertools.pairwise(calls))
+    assert calls[0][1] > 0 and all(b[1] > a[1] for a, b in itertools.pairwise(calls))
+    assert calls[-1][1] < result.total_time and result.time_to_valid <= calls[-1][1]
     assert calls[-1][2:] == (0, True)
     unreachable = robot.fk(q)
     unreachable[:, 0, 3] += 5.0  # 5 m off: no round can reach a waypoint
@@ -577,6 +593,29 @@ def test_progress_is_called_once_per_round_with_the_rounds_state():
     solve_path(robot, unreachable, replace(cfg, max_rounds=2), generator=torch.Generator().manual_seed(0),
                progress=lambda *args: calls.append(args))  # fmt: skip
     assert [c[0] for c in calls] == [1, 2] and all(c[2:] == (12, False) for c in calls)
+
+
+@pytest.mark.parametrize("time_limit, rounds", [(10.0, 3), (12.0, 3), (12.5, 4)])
+def test_no_round_starts_after_the_time_limit(time_limit, rounds):
+    """Each round of a search that never succeeds takes 4 s of its clock (the progress callback moves it on): a round
+    starts while less than ``time_limit`` has passed, none after; the result's total time is the clock's."""
+    robot = Robot.from_name("ur10")
+    poses = robot.fk(smooth_trajectory(robot, 6, seed=4))
+    poses[:, 0, 3] += 5.0  # 5 m off: every round fails
+    now = [100.0]  # any origin
+
+    def four_seconds_a_round(done: int, elapsed: float, failing: int, valid: bool) -> None:
+        assert elapsed == now[0] - 100.0 == 4.0 * (done - 1) and not valid
+        now[0] += 4.0
+
+    cfg = PathConfig(samples=0, starts=4, max_rounds=6, time_limit=time_limit, clock=lambda: now[0])
+    res = solve_path(robot, poses, cfg, generator=torch.Generator().manual_seed(0), progress=four_seconds_a_round)
+    assert res.rounds == rounds and res.total_time == 4.0 * rounds and math.isnan(res.time_to_valid)
+    now[0] = 100.0  # max_rounds ends a search before its time limit
+    two = solve_path(robot, poses, replace(cfg, max_rounds=2), generator=torch.Generator().manual_seed(0),
+                     progress=four_seconds_a_round)  # fmt: skip
+    assert two.rounds == 2
+    assert solve_path(robot, poses, replace(cfg, clock=still)).rounds == 6  # a clock at rest: max_rounds ends it
 
 
 def test_a_failing_path_says_where_no_configuration_exists_and_what_is_closest():
@@ -589,7 +628,7 @@ def test_a_failing_path_says_where_no_configuration_exists_and_what_is_closest()
     q = smooth_trajectory(robot, 10, seed=4)
     poses = robot.fk(q)
     poses[6, 0, 3] += 5.0  # 5 m off: no configuration reaches it
-    cfg = PathConfig(samples=0, time_limit=5.0, max_rounds=2)
+    cfg = PathConfig(samples=0, max_rounds=2, clock=still)
     result = solve_path(robot, poses, cfg, generator=torch.Generator().manual_seed(0))
     assert not result.valid and result.no_candidate == [6] and 6 in result.unreached
     assert result.closest_obstacle is None  # no obstacles
@@ -597,6 +636,6 @@ def test_a_failing_path_says_where_no_configuration_exists_and_what_is_closest()
     far = Scene(spheres=(Sphere(0.05, (3.0, 3.0, 3.0)),))  # out of the way: the path stays valid
     check = Clearance(robot, CollisionModel.from_robot(robot), far)
     gen = torch.Generator().manual_seed(0)
-    ok = solve_path(robot, robot.fk(q), PathConfig(samples=0, time_limit=5.0), generator=gen, clearance=check)
+    ok = solve_path(robot, robot.fk(q), replace(cfg, max_rounds=6), generator=gen, clearance=check)
     assert ok.valid and ok.no_candidate == []
     assert ok.closest_obstacle is not None and " - spheres[0] at waypoint " in ok.closest_obstacle

@@ -14,6 +14,7 @@ import torch
 
 from ggik import Robot
 from ggik.cli import main
+from ggik.cli.path_output import ProgressBar
 from ggik.errors import PathFileError
 from ggik.evaluation.path_baselines import sequential_lm
 from ggik.evaluation.path_suite import PathSuiteError, SuitePath, read_suite
@@ -92,6 +93,7 @@ def test_trajectory_file_round_trip(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------- ggik path
+@pytest.mark.timing  # a search on the real clock, its time limit
 def test_cli_path_round_trip_without_a_model(tmp_path, capsys):
     robot = Robot.from_name("ur10")
     _, poses = smooth_poses(robot, 40, seed=1)
@@ -123,6 +125,7 @@ def test_cli_path_round_trip_without_a_model(tmp_path, capsys):
     assert (q[1:] - q[:-1]).abs().max() <= math.radians(7.0)
 
 
+@pytest.mark.timing  # a search on the real clock, its time limit
 def test_cli_path_with_a_model_start_configuration_and_json(tmp_path, capsys, tiny_ckpt):
     robot = Robot.from_name("panda")
     q_true, poses = smooth_poses(robot, 30, seed=2)
@@ -149,6 +152,7 @@ def test_cli_path_with_a_model_start_configuration_and_json(tmp_path, capsys, ti
     assert (q[0] - q_true[0]).abs().max() <= math.radians(7.0)
 
 
+@pytest.mark.timing  # a search on the real clock, its time limit
 def test_cli_path_names_unreachable_waypoints(tmp_path, capsys):
     robot = Robot.from_name("panda")
     _, poses = smooth_poses(robot, 20, seed=3)
@@ -176,6 +180,29 @@ def test_cli_path_names_unreachable_waypoints(tmp_path, capsys):
     assert "waypoints where no valid configuration was found at all (likely impossible there): 6-8" in text
     assert re.search(r"time to the first valid trajectory \[s\]: +never \(no valid trajectory\)", text)
     assert read_trajectory_csv(tmp_path / "t.csv").shape == (20, 7)  # the best trajectory is written anyway
+
+
+def test_the_progress_bar_shows_once_the_search_reports_its_delay(capsys):
+    """``ggik path``'s bar (stderr) appears once the search reports a second elapsed on its own clock, not before;
+    the elapsed times here are the ones a search would report, so no wall clock decides what is shown."""
+    bar = ProgressBar(10.0)
+    bar(1, 0.4, 1200, False)
+    bar(2, 0.99, 1200, False)
+    bar.close()
+    assert capsys.readouterr().err == "" and bar.bar is None  # a search under a second prints nothing
+    bar = ProgressBar(10.0)
+    bar(1, 0.5, 1200, False)
+    bar(2, 1.0, 12, False)
+    assert bar.bar is not None and bar.bar.n == 1.0 and bar.bar.total == 10.0
+    bar(3, 25.0, 0, True)  # past the limit (the round that started before it ran on): the bar stops at the limit
+    assert bar.bar.n == 10.0
+    bar.close()
+    err = capsys.readouterr().err
+    assert "path search" in err and "round 2, 12 waypoints failing" in err and "1200" not in err
+    quick = ProgressBar(10.0, delay=0.0)
+    quick(1, 0.0, 3, False)
+    quick.close()
+    assert "round 1, 3 waypoints failing" in capsys.readouterr().err
 
 
 def test_cli_path_bad_options(tmp_path, capsys):
@@ -212,6 +239,7 @@ def test_cli_path_malformed_file_exits_2(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------------------------- suite, benchmark
+@pytest.mark.timing  # a search on the real clock, its time limit
 def test_eval_paths_on_a_tiny_suite(tmp_path, capsys):
     robot = Robot.from_name("kr16_2")
     q, poses = smooth_poses(robot, 25, seed=4)
@@ -279,6 +307,7 @@ def test_write_path_csv_rejects_bad_poses(tmp_path):
         write_path_csv(tmp_path / "p.csv", torch.diag(torch.tensor([2.0, 1.0, 1.0, 1.0], dtype=F64))[None])
 
 
+@pytest.mark.timing  # a search on the real clock, its time limit
 def test_cli_path_json_is_strict_json_when_invalid(tmp_path, capsys):
     """time_to_valid is NaN without a valid trajectory: --json writes null (NaN is not JSON)."""
     robot = Robot.from_name("panda")

@@ -51,6 +51,7 @@ def reachable_goal(robot, seed):
     return robot.fk(robot.sample_q(1, torch.Generator().manual_seed(seed))[0])
 
 
+@pytest.mark.timing
 def test_the_viewer_serves_the_robot_and_the_solutions_of_its_first_goal(viewer, panda):
     import urllib.request
 
@@ -64,6 +65,7 @@ def test_the_viewer_serves_the_robot_and_the_solutions_of_its_first_goal(viewer,
     assert 1 <= s["distinct"] <= 16
 
 
+@pytest.mark.timing
 def test_a_moved_goal_is_solved_and_its_solutions_drawn_at_it(viewer, panda):
     from ggik.viewer.panel import outcome_markdown
 
@@ -83,6 +85,7 @@ def test_a_moved_goal_is_solved_and_its_solutions_drawn_at_it(viewer, panda):
     assert np.abs(tips - T[:3, 3].numpy()).max() < 2e-3
 
 
+@pytest.mark.timing
 def test_changing_samples_and_settings_resolves(viewer):
     viewer.panel.samples.value = 4  # as the slider in the browser sets it
     assert viewer.wait_idle(TIMEOUT)
@@ -120,6 +123,7 @@ def _browser_sends(viewer, message) -> None:
     asyncio.run_coroutine_threadsafe(handler(0, message), viewer.server.get_event_loop()).result(TIMEOUT)
 
 
+@pytest.mark.timing
 def test_a_drag_that_leaves_the_goal_where_it_is_solves_nothing_and_the_typed_fields_follow(viewer, panda):
     from viser import _messages
 
@@ -152,6 +156,7 @@ def test_viewer_config_names_a_bad_value(options, message):
         ViewerConfig(**options)
 
 
+@pytest.mark.timing
 def test_a_viewer_that_fails_to_start_leaves_nothing_listening(panda, solver, monkeypatch):
     import socket
 
@@ -184,6 +189,7 @@ def test_a_viewer_that_fails_to_start_leaves_nothing_listening(panda, solver, mo
             time.sleep(0.05)
 
 
+@pytest.mark.timing
 def test_a_typed_goal_is_checked_and_solved(viewer):
     viewer.panel.position.value = (0.4, 0.1, 0.5)
     viewer.panel.quaternion.value = "0 1 0"
@@ -195,29 +201,38 @@ def test_a_typed_goal_is_checked_and_solved(viewer):
     assert np.allclose(viewer.outcome.request.goal[:3, 3].numpy(), (0.4, 0.1, 0.5))
 
 
+@pytest.mark.timing
 def test_a_newer_goal_supersedes_a_pending_one_and_submit_never_waits():
-    started, release, solved = threading.Event(), threading.Event(), []
+    """Three goals submitted while the first is being solved: the submitting thread returns while that solve is still
+    held (it could not, were submit to wait for the solve), and of the pending ones only the latest is solved."""
+    started, release, submitted, solved = threading.Event(), threading.Event(), threading.Event(), []
 
     def solve(request):
         started.set()
-        release.wait(5)
+        release.wait()  # held until the test lets it go: no submit can outlast it by waiting
         return request
+
+    def submit_three():
+        for goal in ("second", "third", "latest"):
+            worker.submit(goal)
+        submitted.set()
 
     worker = SolveWorker(solve, solved.append)
     try:
         worker.submit("first")
-        assert started.wait(5)
-        t = time.perf_counter()
-        for goal in ("second", "third", "latest"):
-            worker.submit(goal)  # while "first" is being solved
-        assert time.perf_counter() - t < 0.05
+        assert started.wait(TIMEOUT)
+        threading.Thread(target=submit_three, daemon=True).start()
+        assert submitted.wait(TIMEOUT), "submit waited for the running solve"
+        assert worker.busy and solved == [] and worker.submitted == 4  # "first" still held, three submitted
         release.set()
-        assert worker.wait_idle(5)
-        assert solved == ["first", "latest"]
+        assert worker.wait_idle(TIMEOUT)
+        assert solved == ["first", "latest"] and worker.finished == 4
     finally:
+        release.set()
         worker.stop()
 
 
+@pytest.mark.timing
 def test_obstacles_are_drawn_and_passed_to_the_solver(panda, solver):
     scene = Scene.from_file("examples/scene.yaml")
     goal = torch.tensor([[1.0, 0, 0, 0.5], [0, -1, 0, 0.1], [0, 0, -1, 0.4], [0, 0, 0, 1]], dtype=torch.float64)
@@ -228,6 +243,7 @@ def test_obstacles_are_drawn_and_passed_to_the_solver(panda, solver):
         assert v.outcome.refined.collision_free is not None
 
 
+@pytest.mark.timing
 def test_view_shows_an_ik_result_and_plays_a_trajectory(panda, solver):
     import ggik
 
@@ -332,6 +348,7 @@ def test_without_viser_the_viewer_names_the_extra(monkeypatch, panda):
         ggik.view(panda, block=False, port=0)
 
 
+@pytest.mark.timing
 def test_importing_ggik_and_its_view_imports_no_viser():
     code = "import sys, ggik; ggik.view; import ggik.cli.view; assert 'viser' not in sys.modules, 'viser imported'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

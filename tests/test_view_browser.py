@@ -12,9 +12,13 @@ from ggik.viewer.config import ViewerConfig
 from ggik.viewer.screenshot import BROWSERS, find_browser
 
 pytest.importorskip("viser", reason="the viewer's optional dependency: pip install 'ggik[view]'")
-pytestmark = pytest.mark.skipif(
-    find_browser() is None, reason=f"no Chromium browser on PATH ({', '.join(BROWSERS)}; e.g. apt-get install chromium)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        find_browser() is None,
+        reason=f"no Chromium browser on PATH ({', '.join(BROWSERS)}; e.g. apt-get install chromium)",
+    ),
+    pytest.mark.timing,  # a server, a browser process and its time budget
+]
 
 
 MAGENTA = (200, 0, 200)  #: the arms' colour here: nothing else on the page (grid, gizmo, panel) is magenta

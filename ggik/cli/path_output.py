@@ -112,18 +112,37 @@ def print_path_summary(summary: dict[str, Any], source: str, samples: int, out: 
 
 
 class ProgressBar:
-    """A progress bar of a path search on stderr, over its time limit [s]; shown only once the search has run a
-    second (short searches print nothing). Call it as a :data:`ggik.path.PathProgress`; :meth:`close` at the end."""
+    """A progress bar of a path search on stderr, over its time limit [s]; shown only once the search reports
+    ``delay`` [s] elapsed (short searches print nothing). The elapsed time is the one the search reports, read from
+    its ``PathConfig.clock``: the bar runs on the search's clock. Call it as a :data:`ggik.path.PathProgress`;
+    :meth:`close` at the end."""
 
-    def __init__(self, time_limit: float) -> None:
-        from tqdm import tqdm
-
+    def __init__(self, time_limit: float, delay: float = 1.0) -> None:
         self.total = round(time_limit, 1)
-        self.bar = tqdm(total=self.total, unit="s", delay=1.0, file=sys.stderr, desc="path search", leave=False)
+        self.delay = delay
+        self.bar: Any = None  #: the tqdm bar, once shown
 
     def __call__(self, rounds: int, elapsed: float, failing: int, valid: bool) -> None:
-        self.bar.set_postfix_str(f"round {rounds}, {'valid' if valid else f'{failing} waypoints failing'}", False)
-        self.bar.update(max(0.0, min(round(elapsed, 1), self.total) - self.bar.n))
+        state = f"round {rounds}, {'valid' if valid else f'{failing} waypoints failing'}"
+        done = max(0.0, min(round(elapsed, 1), self.total))
+        if self.bar is None:
+            if elapsed < self.delay:
+                return
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=self.total,
+                initial=done,
+                unit="s",
+                file=sys.stderr,
+                desc="path search",
+                leave=False,
+                postfix=state,
+            )
+            return
+        self.bar.set_postfix_str(state, False)
+        self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
-        self.bar.close()
+        if self.bar is not None:
+            self.bar.close()

@@ -23,7 +23,6 @@ waypoints. Poses are (T, 4, 4) EE poses in the robot's base-link frame; joint va
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -157,12 +156,14 @@ def solve_path(
     obstacles (:class:`ggik.collision.Clearance`): every candidate is refined clear of them and counts only when
     collision-free, trajectory LM adds their rows, and a valid trajectory is also collision-free at every waypoint and
     on every motion between them (:mod:`ggik.path.motion`). ``progress``: called after every round
-    (:data:`PathProgress`).
+    (:data:`PathProgress`). Every time (the limit, the result's times, ``progress``'s elapsed) is read from
+    ``cfg.clock``.
     Raises ValueError for bad poses, configurations or options.
     """
-    t0 = time.perf_counter()
     cfg = cfg or PathConfig()
     cfg.check()
+    now = cfg.clock  # every reading of the time (the limit, the timings, the result's times)
+    t0 = now()
     if not cfg.continuation and not cfg.random_tracks and model is None:
         raise ValueError("PathConfig: without continuation and random_tracks, track_samples needs a model")
     poses, q_start = check_path_inputs(robot, poses, q_start)  # checked as a path here, naming the waypoint
@@ -180,13 +181,13 @@ def solve_path(
     search = _Search(robot, poses, cfg, model, goals, q_start, scale, clearance)
 
     def clock(part: str, t: float) -> float:
-        now = time.perf_counter()
-        timings[part] += now - t
-        return now
+        reading = now()
+        timings[part] += reading - t
+        return reading
 
-    while rounds < cfg.max_rounds and (rounds == 0 or time.perf_counter() - t0 < cfg.time_limit):
+    while rounds < cfg.max_rounds and (rounds == 0 or now() - t0 < cfg.time_limit):
         rounds += 1
-        t = time.perf_counter()
+        t = now()
         if cfg.continuation:
             q0, where, n_seeds = _start_candidates(search, at, generator)
             count += n_seeds
@@ -233,14 +234,14 @@ def solve_path(
         if best is None or key < best[0]:
             best = (key, q_path, info)
         if info.valid and math.isnan(first_valid):
-            first_valid = time.perf_counter() - t0
+            first_valid = now() - t0
         if progress is not None:
-            progress(rounds, time.perf_counter() - t0, failures, info.valid)
+            progress(rounds, now() - t0, failures, info.valid)
         if info.valid and cfg.stop_at_first_valid:
             break
         at = _next_starts(found, cand_ok, scale, q_start, generator, collides.nonzero()[:, 0].tolist())
     assert best is not None  # at least one round ran
-    stats = SearchStats(first_valid, time.perf_counter() - t0, count, rounds, timings)
+    stats = SearchStats(first_valid, now() - t0, count, rounds, timings)
     result = path_result(robot, poses, best[1], cfg, q_start, stats, clearance, best[2])
     assert pool.valid is not None  # every round adds candidates
     result.no_candidate = (~pool.valid.any(-1)).nonzero()[:, 0].tolist()
