@@ -105,8 +105,8 @@ def _goal(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
+    """The command: the same call as :meth:`ggik.GGIK.solve` of its options (the solver's own settings, LM backends
+    included: what the library runs, the command runs), then the listing."""
     import torch
 
     from ggik.solver import GGIK
@@ -117,7 +117,6 @@ def cmd_solve(args: argparse.Namespace) -> int:
         check_model_chain(robot, f"--robot {args.robot}" if args.robot else f"--urdf {args.urdf}")
     goal, kind = _goal(args)
     solver = GGIK.load_or_pretrained(args.ckpt)
-    solver.config = replace(solver.config, lm_backends=("numpy", "torch"))  # one solve per process: no numba to load
     kw = obstacle_options(args)
     check = None
     if kw:

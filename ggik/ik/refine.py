@@ -22,8 +22,8 @@ from ggik.errors import GoalError
 from ggik.graph import Goals
 from ggik.graph.goal_kinds import check_goal_kind, goal_errors, goal_poses, tool_axis
 from ggik.ik.lm import LMOutcome, LMProblem, select_backend
+from ggik.ik.lm.obstacles import solve_with_clearance
 from ggik.ik.lm.problem import batch_shape, limits
-from ggik.ik.lm.torch_lm import clear_of_obstacles
 from ggik.ik.refine_config import RefineConfig
 from ggik.ik.residuals import goal_axis_basis, goal_residual, pose_residual, residual_errors, residual_rows
 from ggik.kinematics.robot import Robot
@@ -112,11 +112,15 @@ def lm_refine_checked(
     clearance rows ``max(0, margin - distance)`` beside the goal's (:meth:`~ggik.collision.Clearance.hinge`), until
     their pose is within the tolerances and they are collision-free (or a second budget ends). A start that plain LM
     solves clear of the obstacles costs what it costs without them. ``RefineInfo.converged`` reports the pose alone
-    (the caller reads the clearances of the result); ``iterations`` counts both phases."""
+    (the caller reads the clearances of the result); ``iterations`` counts both phases. Each phase runs on the backend
+    :func:`ggik.ik.lm.select.select_backend` chooses among ``cfg.lm_backends``, the second among those that take
+    clearance rows (:func:`ggik.ik.lm.obstacles.solve_with_clearance`: ValueError when ``cfg.lm_backends`` allows
+    none)."""
     problem, batch = LMProblem.build(robot, T_goal, q0, cfg or RefineConfig(), kind, axis)
-    outcome = select_backend(problem, prefer=problem.chain.cfg.lm_backends).solve(problem)
-    if clearance is not None:
-        outcome = clear_of_obstacles(problem, outcome, clearance)
+    if clearance is None:
+        outcome = select_backend(problem, prefer=problem.chain.cfg.lm_backends).solve(problem)
+    else:  # both phases on the backends select_backend chooses (the second: one that takes clearance rows)
+        outcome = solve_with_clearance(problem, clearance)
     return _outcome(outcome, batch, problem.chain.cfg, robot.dof)
 
 

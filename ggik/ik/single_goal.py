@@ -1,10 +1,12 @@
 """One pose goal per call, as a robot program or a ROS service asks IK: the strategy "random" without per-call work.
 
 :meth:`ggik.GGIK.solve` hands a call here when it is one pose goal on the CPU with the strategy "random", LM and no
-obstacles, and its LM backend (:func:`ggik.ik.lm.select.cpu_backend`) is not torch. A :class:`RobotSolver` is made once
-per (robot, settings) and kept by the solver: its :class:`ggik.ik.lm.problem.LMChain` (limits, tool axis, the
-backend's prepared constants) is built once, and a call is the pose check, the random starts, the backend and the
-common ranking (:func:`ggik.ik.result.best_first_order`) in numpy. The result is that of the general path: the same
+obstacles, and the LM backend :func:`ggik.ik.lm.select.select_backend` chooses for it (float64 on the CPU: its rule
+:func:`ggik.ik.lm.select.cpu_backend`) is not torch. A :class:`RobotSolver` is made once per (robot, settings) and kept
+by the solver: its :class:`ggik.ik.lm.problem.LMChain` (limits, tool axis, the backend's prepared constants) and its
+backend (``select_backend`` on its problem, as the general path's :func:`ggik.ik.refine.lm_refine_checked` asks) are
+chosen once, and a call is the pose check, the random starts, the backend and the common ranking
+(:func:`ggik.ik.result.best_first_order`) in numpy. The result is that of the general path: the same
 random starts from the same generator, the same LM, the same order.
 """
 
@@ -16,7 +18,7 @@ import numpy as np
 import torch
 
 from ggik.ik.lm.problem import LMChain, LMProblem
-from ggik.ik.lm.select import LMBackend, cpu_backend
+from ggik.ik.lm.select import cpu_backend, select_backend
 from ggik.ik.refine_config import RefineConfig
 from ggik.ik.result import IKResult, best_first_order
 from ggik.kinematics.geometry import check_pose, is_rigid
@@ -27,7 +29,9 @@ __all__ = ["RobotSolver", "takes"]
 
 def takes(T_goal: Any, goal: str, method: str | None, clearance: Any, cfg: RefineConfig, starts: int = 1) -> bool:
     """Whether a call of the strategy "random" with these arguments (``starts`` random starts, LM settings ``cfg``)
-    takes the single-goal path."""
+    takes the single-goal path: one pose goal on the CPU, LM without obstacles, and a backend other than torch by the
+    rule :func:`~ggik.ik.lm.select.select_backend` follows for the float64 CPU problem of :class:`RobotSolver`
+    (:func:`~ggik.ik.lm.select.cpu_backend`; no robot is at hand here to build that problem)."""
     return (
         goal == "pose"
         and method == "lm"
@@ -48,17 +52,22 @@ class RobotSolver:
     def __init__(self, robot: Robot, cfg: RefineConfig, starts: int) -> None:
         self.robot, self.cfg, self.starts = robot, cfg, starts
         self.chain = LMChain.of(robot, "pose", cfg, torch.zeros((), dtype=torch.float64))
-        self.backend = LMBackend(cpu_backend(starts, cfg.lm_backends), torch.device("cpu"))
         self.no_basis = torch.zeros((starts, 0, 0), dtype=torch.float64)  # pose goals: no position+axis basis
+        self.stop = starts if cfg.stop_at_first else 0
+        # the backend of every call's problem (its size, device and dtype decide, the same for every call)
+        like = self._problem(torch.eye(4, dtype=torch.float64), torch.zeros(starts, robot.dof, dtype=torch.float64))
+        self.backend = select_backend(like, prefer=cfg.lm_backends)
+
+    def _problem(self, T: torch.Tensor, q0: torch.Tensor) -> LMProblem:
+        """The float64 CPU problem of pose ``T`` (4, 4) from starts ``q0`` (starts, dof) within the limits."""
+        return LMProblem(self.chain, T.expand(self.starts, 4, 4), q0, self.no_basis, self.stop)
 
     def solve(self, T_goal: torch.Tensor, generator: torch.Generator | None = None) -> IKResult:
         """An :class:`IKResult` (1, starts) for one pose (4, 4) or (1, 4, 4) [m] in the base-link frame."""
         T = T_goal.detach().reshape(4, 4).to(torch.float64)
         if not is_rigid(T.numpy()):
             check_pose(T[None], "T_goal")  # raises the general path's error for this pose
-        q0 = self.robot.sample_q(self.starts, generator)
-        stop = self.starts if self.cfg.stop_at_first else 0
-        problem = LMProblem(self.chain, T.expand(self.starts, 4, 4), q0, self.no_basis, stop)  # q0 within the limits
+        problem = self._problem(T, self.robot.sample_q(self.starts, generator))  # the starts within the limits
         q, _, pos, rot = (t.numpy() for t in self.backend.solve(problem))
         cfg = self.cfg
         success = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)

@@ -13,12 +13,17 @@ small problems, arithmetic large ones (the measured crossovers: ``benchmarks/sol
 
 ``prefer``: the backends a caller allows (e.g. ``("numpy", "torch")`` for a process that solves once and should not
 load numba); the rule picks among them, falling back to the first allowed one that can run.
+
+``clearance``: the solve has the clearance rows of obstacles (:class:`ggik.collision.Clearance`, the second phase of
+:func:`ggik.ik.lm.obstacles.solve_with_clearance`), which only the backends of :data:`KEEPS_CLEAR` take: the rule picks
+among those allowed that do, and a ``prefer`` that allows none is a ValueError (the obstacles are never dropped).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -28,11 +33,16 @@ from ggik.ik.lm.problem import LMOutcome, LMProblem
 from ggik.ik.lm.torch_lm import solve_torch
 from ggik.ik.refine_config import LM_BACKENDS, check_backends
 
+if TYPE_CHECKING:  # ggik.collision imports the kinematics only; the solver takes its Clearance as an argument
+    from ggik.collision import Clearance
+
 __all__ = [
     "BACKENDS",
     "LMBackend",
     "select_backend",
+    "allowed_backends",
     "check_backends",
+    "KEEPS_CLEAR",
     "cpu_backend",
     "NUMPY_MAX_ELEMENTS",
     "COMPILED_MAX_ELEMENTS",
@@ -45,6 +55,8 @@ NUMPY_MAX_ELEMENTS = 256  #: float64 CPU problems of at most this many elements 
 COMPILED_MAX_ELEMENTS = 65536  #: ... and compiled up to this many where numba imports
 #: CUDA problems of fewer elements run on the CPU (the estimated crossover: benchmarks/solvers/README.md, "LM on CUDA")
 CUDA_MIN_ELEMENTS = 4096
+#: the backends that take the clearance rows of obstacles beside the goal's (:meth:`LMBackend.solve`'s ``clearance``)
+KEEPS_CLEAR = frozenset({"torch"})
 
 
 @dataclass(frozen=True)
@@ -54,13 +66,25 @@ class LMBackend:
     name: str
     device: torch.device
 
-    def solve(self, problem: LMProblem) -> LMOutcome:
+    @property
+    def keeps_clear(self) -> bool:
+        """Whether this backend takes the clearance rows of obstacles (:data:`KEEPS_CLEAR`)."""
+        return self.name in KEEPS_CLEAR
+
+    def solve(self, problem: LMProblem, clearance: Clearance | None = None) -> LMOutcome:
         """The outcome of ``problem``, on the problem's device and in its dtype (moved there and back when this
-        backend runs elsewhere)."""
+        backend runs elsewhere); ``clearance``: the hinge rows of obstacles beside the goal's (a backend that does not
+        :attr:`keeps_clear` raises ValueError rather than drop them)."""
+        if clearance is not None and not self.keeps_clear:
+            can = sorted(KEEPS_CLEAR)
+            raise ValueError(f"the {self.name!r} LM backend takes no clearance rows (obstacles); those that do: {can}")
         home, dtype = problem.device, problem.q0.dtype
         here = dtype if self.name == "torch" else torch.float64
         moved = problem if (home, dtype) == (self.device, here) else problem.to(self.device, here)
-        outcome = SOLVERS[self.name](moved)
+        if clearance is None:
+            outcome = SOLVERS[self.name](moved)
+        else:
+            outcome = SOLVERS_WITH_CLEARANCE[self.name](moved, clearance)
         if moved is problem:
             return outcome
         q, iters, pos, rot = outcome
@@ -73,14 +97,33 @@ SOLVERS: dict[str, Callable[[LMProblem], LMOutcome]] = {
     "numpy": solve_numpy,
     "torch": solve_torch,
 }
+#: the solve functions of the backends of :data:`KEEPS_CLEAR` with the clearance rows of obstacles
+SOLVERS_WITH_CLEARANCE: dict[str, Callable[[LMProblem, Clearance], LMOutcome]] = {"torch": solve_torch}
+
+
+def allowed_backends(prefer: str | Sequence[str] | None, clearance: bool = False) -> tuple[str, ...]:
+    """The backends of ``prefer`` (None: all) the rule may choose; with ``clearance``, only those that take clearance
+    rows (:data:`KEEPS_CLEAR`), ValueError when ``prefer`` allows none of them."""
+    allowed = check_backends(prefer)
+    if not clearance:
+        return allowed
+    keep = tuple(a for a in allowed if a in KEEPS_CLEAR)
+    if not keep:
+        can = sorted(KEEPS_CLEAR)
+        raise ValueError(f"none of the LM backends {allowed} takes the clearance rows of obstacles: allow one of {can}")
+    return keep
 
 
 def select_backend(
-    problem: LMProblem, device: torch.device | str | None = None, prefer: str | Sequence[str] | None = None
+    problem: LMProblem,
+    device: torch.device | str | None = None,
+    prefer: str | Sequence[str] | None = None,
+    clearance: bool = False,
 ) -> LMBackend:
     """The backend that solves ``problem`` (module docstring): ``device`` where its result is wanted (None: the
-    problem's), ``prefer`` the backends allowed (None: all)."""
-    allowed = check_backends(prefer)
+    problem's), ``prefer`` the backends allowed (None: all), ``clearance`` whether the solve has the clearance rows
+    of obstacles (only a backend that :attr:`~LMBackend.keeps_clear` is chosen then)."""
+    allowed = allowed_backends(prefer, clearance)
     device = problem.device if device is None else torch.device(device)
     cpu = torch.device("cpu")
     n = problem.size

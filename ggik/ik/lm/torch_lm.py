@@ -1,4 +1,5 @@
-"""The LM backend in torch: any device and dtype, large batches, and the clearance rows of obstacles.
+"""The LM backend in torch: any device and dtype, large batches, and the clearance rows of obstacles (the one backend
+of :data:`ggik.ik.lm.select.KEEPS_CLEAR`).
 
 Each iteration solves the damped normal equations (:func:`ggik.ik.lm.core.damped_step`) for every element still
 running at once: a step that lowers the cost is taken and the damping shrinks, otherwise it grows; joint values are
@@ -19,7 +20,7 @@ from ggik.ik.residuals import goal_residual, pose_row_weights, residual_errors, 
 if TYPE_CHECKING:  # ggik.collision imports the kinematics only; the solver takes its Clearance as an argument
     from ggik.collision import Clearance
 
-__all__ = ["solve_torch", "clear_of_obstacles"]
+__all__ = ["solve_torch"]
 
 
 def solve_torch(problem: LMProblem, clearance: Clearance | None = None) -> LMOutcome:
@@ -79,25 +80,6 @@ def solve_torch(problem: LMProblem, clearance: Clearance | None = None) -> LMOut
     if first is not None:  # the starts after a goal's solution, as they were given
         later = first.later()
         q[later], iters[later], pos[later], rot[later] = p.q0[later], 0, pos0[later], rot0[later]
-    return LMOutcome(q, iters, pos, rot)
-
-
-def clear_of_obstacles(problem: LMProblem, outcome: LMOutcome, clearance: Clearance) -> LMOutcome:
-    """The second phase of LM with obstacles (:func:`ggik.ik.refine.lm_refine_checked`), on the first phase's
-    ``outcome``: the elements to redo run again in torch from where they ended, with the clearance rows."""
-    cfg, starts = problem.chain.cfg, problem.starts
-    q, iters, pos, rot = outcome
-    reached = (pos < cfg.pos_tol) & (rot < cfg.rot_tol)
-    done = reached & clearance.collision_free(q)
-    # stop_at_first: every start of a goal without a clear solution (the others were cut short); otherwise those that
-    # reached the pose in collision (a start plain LM could not bring to the pose in its budget is left as it is)
-    redo = ~done.view(-1, starts).any(-1).repeat_interleave(starts) if starts else reached & ~done
-    idx = redo.nonzero()[:, 0]
-    if idx.numel():
-        q2, it2, pos2, rot2 = solve_torch(problem.subset(idx, q[idx]), clearance)
-        q, iters, pos, rot = q.clone(), iters.clone(), pos.clone(), rot.clone()
-        q[idx], pos[idx], rot[idx] = q2, pos2, rot2
-        iters[idx] += it2
     return LMOutcome(q, iters, pos, rot)
 
 
