@@ -2,18 +2,29 @@
 
 Float64 CPU batches run compiled when numba is installed (extra ``fast``), else in numpy, which
 ``tests/test_lm_numpy.py`` holds to the torch backend. Here the compiled kernel is held to numpy on the same chains
-(shipped, random, prismatic, mimic, continuous, oblique axes), every goal kind, starts inside and outside the limits:
-every element's run is numpy's (iterations, convergence, joint values and errors up to float rounding). With the early
-stop per goal the compiled kernel runs a goal's starts in turn where numpy runs them in lock-step; both return the
-same elements: each start before the solution numpy's run of it alone, the solution, the later starts as given."""
+(shipped, random, prismatic, mimic, continuous, oblique axes), every goal kind, starts inside and outside the limits,
+by the rule of ``tests/lm_agreement.py`` (the kernel solves its steps with a Cholesky, numpy with LU: outcomes and
+unique solutions agree, not the rounding): three iterations take the same steps, the whole budget reaches the same
+outcomes. With the early stop per goal the compiled kernel runs a goal's starts in turn where numpy runs them in
+lock-step; both follow the first-solution rule and choose the same start, each start up to it run as alone."""
 
 from __future__ import annotations
 
 import pytest
 import torch
+from lm_agreement import (
+    assert_first_solution_rule,
+    assert_reports_its_own_errors,
+    assert_same_first_solutions,
+    assert_same_outcomes,
+    assert_same_solutions,
+    assert_same_steps,
+    first_solutions,
+    most,
+)
 from test_lm_numpy import ROBOTS, make_robot
 
-from ggik.graph.goal_kinds import GOAL_KINDS, goal_errors, goal_poses, tool_axis
+from ggik.graph.goal_kinds import GOAL_KINDS, goal_poses, tool_axis
 from ggik.ik.lm import compiled, select
 from ggik.ik.lm.problem import LMChain, LMProblem
 from ggik.ik.refine import lm_refine_checked
@@ -23,6 +34,8 @@ pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba is not i
 
 
 def compiled_and_numpy(robot_id: str, kind: str, stop: bool, iters: int, monkeypatch, goals: int = 6, starts: int = 8):
+    """(robot, canonical goals (goals, 1, 4, 4), starts q0 (goals, starts, dof), the settings, the kernel's run,
+    numpy's run); a spy checks that the kernel ran."""
     robot = make_robot(robot_id)
     axis = tool_axis(robot)
     g = torch.Generator().manual_seed(5)
@@ -40,71 +53,69 @@ def compiled_and_numpy(robot_id: str, kind: str, stop: bool, iters: int, monkeyp
     monkeypatch.setattr(compiled, "available", lambda: False)  # numba absent: numpy
     by_numpy = lm_refine_checked(robot, goal, q0, RefineConfig(max_iters=iters, stop_at_first=stop), kind, axis)
     monkeypatch.undo()
-    return robot, T, by_kernel, by_numpy
+    return robot, goal, q0, cfg, by_kernel, by_numpy
 
 
 @pytest.mark.parametrize("kind", GOAL_KINDS)
 @pytest.mark.parametrize("robot_id", ROBOTS)
 def test_compiled_and_numpy_take_the_same_steps(robot_id, kind, monkeypatch):
-    """Three iterations of every start: the same steps up to float rounding."""
-    _, _, (q_c, info_c), (q_n, info_n) = compiled_and_numpy(robot_id, kind, False, 3, monkeypatch)
-    assert torch.equal(info_c.iterations, info_n.iterations)
-    assert torch.equal(info_c.converged, info_n.converged)
-    torch.testing.assert_close(q_c, q_n, rtol=0, atol=1e-9)
-    torch.testing.assert_close(info_c.pos_err, info_n.pos_err, rtol=0, atol=1e-10)
-    torch.testing.assert_close(info_c.rot_err, info_n.rot_err, rtol=0, atol=1e-10)
+    """Three iterations of every start: the same outcomes, and every start's joint values within the bound the
+    damping gives to three steps' rounding (lm_agreement rule 4)."""
+    robot, goal, _, cfg, by_kernel, by_numpy = compiled_and_numpy(robot_id, kind, False, 3, monkeypatch)
+    assert_same_steps(robot, goal, kind, tool_axis(robot), by_kernel, by_numpy, cfg, "compiled/numpy")
 
 
 @pytest.mark.parametrize("kind", GOAL_KINDS)
 @pytest.mark.parametrize("robot_id", ROBOTS)
 def test_compiled_and_numpy_solve_alike_over_the_whole_budget(robot_id, kind, monkeypatch):
-    """The whole budget: rounding may grow into another accepted step on a few starts, never into another outcome
-    (converged starts within one, iterations within 5 %, every goal solved by one as by the other); the errors
-    reported are those of the joint values returned (forward kinematics, independently)."""
-    robot, T, (q_c, info_c), (q_n, info_n) = compiled_and_numpy(robot_id, kind, False, 100, monkeypatch)
+    """The whole budget: rounding may grow into another accepted step on a few wandering starts, never into another
+    outcome (converged starts within one, iterations within 5 %, every goal solved by one as by the other); each
+    reports the errors of the joint values it returns; the starts that converge alike (in iterations within one)
+    reach the same unique solutions (lm_agreement rules 1 and 3)."""
+    robot, goal, _, cfg, (q_c, info_c), (q_n, info_n) = compiled_and_numpy(robot_id, kind, False, 100, monkeypatch)
+    axis = tool_axis(robot)
     assert abs(int(info_c.converged.sum()) - int(info_n.converged.sum())) <= 1
     assert info_c.converged.float().mean() > 0.1, "the test needs converged starts"
     assert torch.equal(info_c.converged.any(-1), info_n.converged.any(-1))
     its_c, its_n = info_c.iterations.double().mean(), info_n.iterations.double().mean()
     assert abs(its_c - its_n) <= 0.05 * its_n
-    T_goal = goal_poses(T, kind, tool_axis(robot))
-    pos, rot = goal_errors(robot.fk(q_c), T_goal[:, None], kind, tool_axis(robot))
-    torch.testing.assert_close(pos, info_c.pos_err, rtol=0, atol=1e-12)
-    torch.testing.assert_close(rot, info_c.rot_err, rtol=0, atol=1e-9)
-    assert bool(robot.within_limits(q_c).all())
+    for run in ((q_c, info_c), (q_n, info_n)):
+        assert_reports_its_own_errors(robot, goal, kind, axis, run, cfg.tolerances)
+        assert bool(robot.within_limits(run[0]).all())
+    alike = info_c.converged & info_n.converged & ((info_c.iterations - info_n.iterations).abs() <= 1)
+    assert_same_solutions(robot, kind, axis, q_c, q_n, alike, "compiled/numpy")
 
 
 @pytest.mark.parametrize("kind", GOAL_KINDS)
 @pytest.mark.parametrize("robot_id", ROBOTS)
 def test_stop_at_first_runs_a_goals_starts_in_turn(robot_id, kind, monkeypatch):
-    """Per goal: the starts before the first converged one ran their whole budget unconverged, each exactly numpy's
-    run of it alone; the converged one is numpy's run too; the later ones did not run (their starts, clamped, and 0
-    iterations); numpy, in lock-step, returns the same elements."""
+    """Per goal: the compiled kernel (in turn) and numpy (lock-step) both follow the first-solution rule and choose
+    the same start (lm_agreement rule 5); on the kernel, the starts up to the chosen one are its run of each start
+    alone (the same outcomes, the solution unique alike), and the later ones did not run."""
     iters = 12
-    robot, T, (q_s, info_s), (q_n, info_n) = compiled_and_numpy(robot_id, kind, True, iters, monkeypatch)
-    _, _, (q_all, info_all), _ = compiled_and_numpy(robot_id, kind, False, iters, monkeypatch)  # each start alone
-    assert torch.equal(info_s.iterations, info_n.iterations) and torch.equal(info_s.converged, info_n.converged)
-    torch.testing.assert_close(q_s, q_n, rtol=0, atol=1e-8)  # 12 iterations of rounding
-    ran = info_s.iterations > 0
-    for g in range(q_s.shape[0]):
-        done = info_s.converged[g].nonzero()[:, 0]
-        last = int(done[0]) if done.numel() else q_s.shape[1] - 1
-        at_start = bool(info_all.converged[g][~ran[g]].any()) and not bool(ran[g].any())
-        if at_start:  # a start converged where it began: no start ran
-            continue
-        for k in range(last + 1):
-            assert int(info_s.iterations[g, k]) == int(info_all.iterations[g, k])
-            torch.testing.assert_close(q_s[g, k], q_all[g, k], rtol=0, atol=1e-9)
-            assert bool(info_s.converged[g, k]) == (k == last and bool(done.numel()))
-        assert not bool(ran[g, last + 1 :].any())
+    robot, goal, q0, cfg, stopped, by_numpy = compiled_and_numpy(robot_id, kind, True, iters, monkeypatch)
+    _, _, _, every, alone, _ = compiled_and_numpy(robot_id, kind, False, iters, monkeypatch)  # each start alone
+    axis = tool_axis(robot)
+    assert_same_first_solutions(robot, goal, kind, axis, q0, stopped, by_numpy, cfg, "compiled/numpy")
+    assert_first_solution_rule(robot, q0, stopped, iters, "compiled")
+    (q_s, info_s), (q_all, info_all) = stopped, alone
+    assert_reports_its_own_errors(robot, goal, kind, axis, alone, every.tolerances)
+    ran = info_s.iterations.any(-1)  # goals whose starts ran (not closed by a start that met the tolerances as given)
+    first, first_alone = first_solutions(info_s), first_solutions(info_all)
+    chose = ran & (first == first_alone)  # alone, a start can wander into a solution in turn it did not reach
+    assert int((ran & ~chose).sum()) <= 1, f"goals that chose another start than alone: {(ran & ~chose).nonzero()}"
+    upto = torch.arange(q0.shape[1]) <= first[:, None]  # the starts that ran in turn
+    mask = chose[:, None] & upto
+    assert torch.equal(info_s.converged[mask], info_all.converged[mask])
+    assert most(info_s.iterations[mask] - info_all.iterations[mask]) <= 1
+    assert_same_solutions(robot, kind, axis, q_s, q_all, mask & info_s.converged, "in turn/alone")
     assert int(info_s.iterations.sum()) <= int(info_all.iterations.sum())
 
 
 def test_one_goal_one_start_the_single_call_path(monkeypatch):
     """B = 1, S = 1 (what a robot program asks): the compiled result is numpy's (one start: in turn is lock-step)."""
-    _, _, (q_c, info_c), (q_n, info_n) = compiled_and_numpy("panda", "pose", True, 100, monkeypatch, goals=1, starts=1)
-    assert torch.equal(info_c.iterations, info_n.iterations) and torch.equal(info_c.converged, info_n.converged)
-    torch.testing.assert_close(q_c, q_n, rtol=0, atol=1e-8)
+    robot, goal, _, cfg, by_kernel, by_numpy = compiled_and_numpy("panda", "pose", True, 100, monkeypatch, 1, 1)
+    assert_same_outcomes(robot, goal, "pose", tool_axis(robot), by_kernel, by_numpy, cfg.tolerances, "compiled/numpy")
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from lm_agreement import assert_same_first_solutions
 from test_lm_numpy import make_robot
 
 from ggik.graph.goal_kinds import GOAL_KINDS, goal_poses, tool_axis
@@ -91,23 +92,21 @@ def test_a_backend_elsewhere_returns_the_outcome_where_the_problem_is():
 @pytest.mark.parametrize("kind", GOAL_KINDS)
 @pytest.mark.parametrize("robot_id", ["panda", "ur10", "random8", "prismatic"])
 def test_first_solution_is_the_same_on_every_backend(robot_id, kind):
-    """Stopped at a goal's first solution over the whole budget: every backend returns the same elements (the
-    iterations and convergence exactly, joint values up to rounding); each goal at most one converged start."""
+    """Stopped at a goal's first solution over the whole budget: every backend follows the rule (each goal at most one
+    converged start, the starts before it run to the budget, the later ones as given) and chooses the same start as
+    torch, reaching the same unique solution (tests/lm_agreement.py, rule 5: a start that wanders unconverged for the
+    whole budget differs by rounding, ~1e-7 rad, which may grow into a solution on one backend only)."""
     robot = make_robot(robot_id)
     axis = tool_axis(robot)
     g = torch.Generator().manual_seed(21)
     goal = goal_poses(robot.fk(robot.sample_q(10, g)), kind, axis)[:, None]
     q0 = robot.sample_q(10 * 6, g).view(10, 6, robot.dof)
     names = [b for b in select.BACKENDS if b != "compiled" or compiled.available()]
-    out = {b: lm_refine_checked(robot, goal, q0, RefineConfig(stop_at_first=True, lm_backends=(b,)), kind, axis)
-           for b in names}  # fmt: skip
-    q_ref, info_ref = out["torch"]
-    assert info_ref.converged.any(-1).float().mean() > 0.5, "the test needs solved goals"
-    assert (info_ref.converged.sum(-1) <= 1).all()
-    for name in names:
-        q, info = out[name]
-        assert torch.equal(info.iterations, info_ref.iterations), name
-        assert torch.equal(info.converged, info_ref.converged), name
-        ok = info.converged  # the solutions to 1e-8; starts that wander the whole budget grow rounding further
-        torch.testing.assert_close(q[ok], q_ref[ok], rtol=0, atol=1e-8, msg=name)
-        torch.testing.assert_close(q, q_ref, rtol=0, atol=1e-6, msg=name)
+    cfg = {b: RefineConfig(stop_at_first=True, lm_backends=(b,)) for b in names}
+    out = {b: lm_refine_checked(robot, goal, q0, cfg[b], kind, axis) for b in names}
+    assert out["torch"][1].converged.any(-1).float().mean() > 0.5, "the test needs solved goals"
+    compared = sum(
+        assert_same_first_solutions(robot, goal, kind, axis, q0, out[b], out["torch"], cfg[b], f"{b}/torch")
+        for b in names
+    )
+    assert compared > 0 or kind != "pose" or robot.dof > 6, "the test needs unique solutions to compare"

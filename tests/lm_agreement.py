@@ -1,0 +1,180 @@
+"""How two LM code paths are held to each other: outcomes, not rounding (the rule, stated once for the tests).
+
+Two code paths (backends, compiled vs eager, in turn vs lock-step, batch shapes) take the same LM steps, but not the
+same roundings: the compiled kernel solves each step with an unpivoted Cholesky, numpy and torch with LU, and a CPU's
+vector width (AVX2, AVX-512) orders the sums. LM amplifies a difference by the damped system's condition number at
+every step, and the damping falls to ``DAMPING_MIN`` = 1e-9, so after tens of iterations a start that wanders
+unconverged differs by ~1e-7 rad between two paths on one CPU and by more on another. What two paths must share:
+
+1. each path on its own (one code path, float64, tight): the errors it reports are those of an independent FK of the
+   joint values it returns (1e-12 m, 1e-9 rad), and ``converged`` is exactly "both under the tolerances";
+2. the outcomes: the same elements converged, iterations within one;
+3. joint values only where they are unique: converged on both paths, on a chain that is not redundant for the goal
+   kind (dof <= the coordinates the kind fixes, :data:`TASK_DIMS`) and not near a singularity (the smallest singular
+   value of the goal's Jacobian at the solution at least :data:`SIGMA_MIN`), to :data:`JOINT_TOL`: both paths took
+   the same steps to the solution, so they differ there by the rounding of a well-conditioned solve (1e-12 here), and
+   a wrong step that still converges lands ~1e-4 away (LM stops anywhere within the 1 mm tolerance);
+4. a few iterations (:func:`steps_tolerance`): every element's joint values, converged or not, to a bound the damping
+   gives (it is at least ``damping / DAMPING_DOWN**iters`` after ``iters`` iterations, which bounds the condition
+   number of each step's system);
+5. a goal's first solution (``stop_at_first``): each path follows the rule on its own
+   (:func:`assert_first_solution_rule`); two paths choose the same start for every goal but where an earlier start
+   wanders chaotically (at most :func:`assert_same_first_solutions`'s ``max_sensitive`` goals), and on the goals where
+   they agree, rules 2 and 3 hold.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ggik import Robot
+from ggik.graph.goal_kinds import goal_errors
+from ggik.ik.lm.core import DAMPING_DOWN, DAMPING_MIN
+from ggik.ik.refine import RefineInfo
+from ggik.ik.refine_config import RefineConfig
+from ggik.ik.tolerances import Tolerances
+
+__all__ = [
+    "JOINT_TOL",
+    "SIGMA_MIN",
+    "TASK_DIMS",
+    "Run",
+    "unique_solutions",
+    "assert_reports_its_own_errors",
+    "assert_same_outcomes",
+    "steps_tolerance",
+    "assert_same_steps",
+    "clamped",
+    "first_solutions",
+    "most",
+    "assert_first_solution_rule",
+    "assert_same_first_solutions",
+]
+
+Run = tuple[torch.Tensor, RefineInfo]  #: (q (..., dof), info (...)) of lm_refine_checked
+
+#: [rad, m for prismatic joints] two paths' joint values at a unique solution: a documented generous bound, 1e7 times
+#: the differences seen (1e-13); a solve near a well-conditioned solution amplifies rounding by (sigma_max/sigma_min)^2
+JOINT_TOL = 1e-6
+#: [m/rad] a solution is isolated when the smallest singular value of its goal's Jacobian is at least this
+SIGMA_MIN = 1e-2
+TASK_DIMS = {"pose": 6, "position+axis": 5, "position": 3}  #: the coordinates a goal kind fixes
+STEPS_SAFETY = 1e3  #: the constant of :func:`steps_tolerance` (the solve's constant, nonlinear growth over the steps)
+FK_POS_TOL, FK_ROT_TOL = 1e-12, 1e-9  #: [m], [rad] rule 1: a path's errors against an independent FK
+
+
+def most(d: torch.Tensor) -> int:
+    """The largest absolute value of integer differences ``d`` (0 for none)."""
+    return int(d.abs().max()) if d.numel() else 0
+
+
+def goal_jacobian(robot: Robot, q: torch.Tensor, kind: str, axis: torch.Tensor) -> torch.Tensor:
+    """(..., 6 or 3, dof) the Jacobian of what goal ``kind`` fixes at ``q`` (..., dof): position rows [m/rad], then
+    the angular velocity (pose), or the tool axis's velocity (position+axis, rank 2), in the base frame."""
+    J = robot.jacobian(q)
+    if kind == "position":
+        return J[..., :3, :]
+    if kind == "pose":
+        return J
+    a = robot.fk(q)[..., :3, :3] @ axis.to(q.dtype)  # (..., 3) the tool axis in the base frame
+    da = torch.linalg.cross(J[..., 3:, :].transpose(-1, -2), a[..., None, :].expand(*J.shape[:-2], J.shape[-1], 3))
+    return torch.cat([J[..., :3, :], da.transpose(-1, -2)], -2)
+
+
+def unique_solutions(robot: Robot, q: torch.Tensor, kind: str, axis: torch.Tensor) -> torch.Tensor:
+    """(...) bool: the joint values ``q`` (..., dof) are an isolated solution of their goal (rule 3): the chain is not
+    redundant for ``kind`` and the goal's Jacobian there has no singular value below :data:`SIGMA_MIN`."""
+    if robot.dof > TASK_DIMS[kind]:
+        return torch.zeros(q.shape[:-1], dtype=torch.bool)
+    return torch.linalg.svdvals(goal_jacobian(robot, q, kind, axis))[..., robot.dof - 1] >= SIGMA_MIN
+
+
+def assert_reports_its_own_errors(robot: Robot, goal: torch.Tensor, kind: str, axis, run: Run, tol: Tolerances):
+    """Rule 1 for one path's ``run`` towards canonical goals ``goal`` (..., 4, 4) (broadcast to the run's shape)."""
+    q, info = run
+    pos, rot = goal_errors(robot.fk(q), goal, kind, axis)
+    torch.testing.assert_close(info.pos_err, pos, rtol=0, atol=FK_POS_TOL)
+    torch.testing.assert_close(info.rot_err, rot, rtol=0, atol=FK_ROT_TOL)
+    assert torch.equal(info.converged, tol.met(info.pos_err, info.rot_err)), "converged is: both errors under tolerance"
+
+
+def assert_same_outcomes(robot: Robot, goal: torch.Tensor, kind: str, axis, a: Run, b: Run, tol: Tolerances, what=""):
+    """Rules 1 to 3 for two paths' runs ``a``, ``b`` of the same problem; ``what`` names them in a failure."""
+    for run in (a, b):
+        assert_reports_its_own_errors(robot, goal, kind, axis, run, tol)
+    (q_a, info_a), (q_b, info_b) = a, b
+    assert torch.equal(info_a.converged, info_b.converged), f"{what}: the same elements converge"
+    assert most(info_a.iterations - info_b.iterations) <= 1, f"{what}: iterations within one"
+    assert_same_solutions(robot, kind, axis, q_a, q_b, info_a.converged & info_b.converged, what)
+
+
+def assert_same_solutions(robot: Robot, kind: str, axis, q_a, q_b, converged: torch.Tensor, what="") -> int:
+    """Rule 3: joint values ``q_a``, ``q_b`` (..., dof) within :data:`JOINT_TOL` where ``converged`` (...) and unique
+    on both; returns how many were compared."""
+    both = converged & unique_solutions(robot, q_a, kind, axis) & unique_solutions(robot, q_b, kind, axis)
+    torch.testing.assert_close(q_a[both], q_b[both], rtol=0, atol=JOINT_TOL, msg=lambda m: f"{what}: {m}")
+    return int(both.sum())
+
+
+def steps_tolerance(robot: Robot, q: torch.Tensor, cfg: RefineConfig) -> float:
+    """[rad] Rule 4: how far two paths' joint values may be apart after ``cfg.max_iters`` iterations from the same
+    starts: each step's solve amplifies rounding (eps) by at most ``1 + |J|^2 / lam`` (``|J|`` the largest Jacobian
+    norm at ``q`` (..., dof), ``lam`` the least damping the budget reaches), over ``max_iters`` steps, times
+    :data:`STEPS_SAFETY`. Meaningful for a few iterations only (3 from the default damping: ~1e-7 rad)."""
+    lam = max(DAMPING_MIN, cfg.damping / DAMPING_DOWN**cfg.max_iters)
+    J2 = float(torch.linalg.matrix_norm(robot.jacobian(q.reshape(-1, robot.dof)), ord=2).max()) ** 2
+    return STEPS_SAFETY * cfg.max_iters * torch.finfo(torch.float64).eps * (1.0 + J2 / lam)
+
+
+def assert_same_steps(robot: Robot, goal: torch.Tensor, kind: str, axis, a: Run, b: Run, cfg: RefineConfig, what=""):
+    """Rules 1, 2 and 4: two paths' runs of a few iterations (``cfg.max_iters``) from the same starts."""
+    assert cfg.max_iters <= 4, "rule 4 bounds a few iterations only"
+    assert_same_outcomes(robot, goal, kind, axis, a, b, cfg.tolerances, what)
+    bound = steps_tolerance(robot, torch.cat([a[0], b[0]]), cfg)
+    assert bound <= 1e-5, f"the damping bounds nothing here ({bound:.1e} rad)"
+    torch.testing.assert_close(a[0], b[0], rtol=0, atol=bound, msg=lambda m: f"{what}: {m}")
+
+
+def clamped(robot: Robot, q: torch.Tensor) -> torch.Tensor:
+    """``q`` (..., dof) clamped into the robot's limits (unlimited joints as they are): starts as LM takes them."""
+    return torch.where(robot.limited, q.clamp(robot.lower, robot.upper), q)
+
+
+def first_solutions(info: RefineInfo) -> torch.Tensor:
+    """(goals,) long: each goal's converged start (its starts the last dimension), the number of starts where none."""
+    starts = info.converged.shape[-1]
+    return torch.where(info.converged, torch.arange(starts), starts).amin(-1)
+
+
+def assert_first_solution_rule(robot: Robot, q0: torch.Tensor, run: Run, max_iters: int, what="") -> None:
+    """One path's run with ``stop_at_first`` from starts ``q0`` (goals, starts, dof) follows the rule
+    (:class:`ggik.ik.lm.core.FirstSolution`): at most one converged start per goal; the starts before it ran their
+    whole budget unconverged, the ones after it are returned as given (clamped, 0 iterations); a goal none of whose
+    starts ran has one that met the tolerances as given."""
+    q, info = run
+    assert (info.converged.sum(-1) <= 1).all(), f"{what}: one solution per goal"
+    given = clamped(robot, q0)
+    for g, k in enumerate(first_solutions(info).tolist()):
+        its = info.iterations[g]
+        if not bool(its.any()):  # closed as given: a start met the tolerances where it began, none ran
+            assert k < its.numel() and torch.equal(q[g], given[g]), f"{what}: goal {g} ran none, so it was solved"
+            continue
+        assert (its[:k] == max_iters).all(), f"{what}: goal {g}'s starts before {k} ran their budget"
+        assert (its[k + 1 :] == 0).all() and torch.equal(q[g, k + 1 :], given[g, k + 1 :]), f"{what}: goal {g}"
+
+
+def assert_same_first_solutions(
+    robot, goal, kind, axis, q0, a: Run, b: Run, cfg: RefineConfig, what="", max_sensitive=1
+):
+    """Rule 5 for two paths' runs ``a``, ``b`` with ``cfg.stop_at_first`` from starts ``q0`` (goals, starts, dof):
+    returns the number of unique solutions compared (rule 3)."""
+    tol = cfg.tolerances
+    for run in (a, b):
+        assert_reports_its_own_errors(robot, goal, kind, axis, run, tol)
+        assert_first_solution_rule(robot, q0, run, cfg.max_iters, what)
+    (q_a, info_a), (q_b, info_b) = a, b
+    same = first_solutions(info_a) == first_solutions(info_b)
+    # a goal whose earlier start wanders unconverged may converge on one path only (chaos, not a wrong backend)
+    assert int((~same).sum()) <= max_sensitive, f"{what}: goals {(~same).nonzero()[:, 0].tolist()} chose another start"
+    assert most(info_a.iterations[same] - info_b.iterations[same]) <= 1, f"{what}: iterations within one"
+    return assert_same_solutions(robot, kind, axis, q_a[same], q_b[same], info_a.converged[same], what)
