@@ -25,15 +25,21 @@ def cmd_adapt(args: argparse.Namespace) -> int:
     arm = RobotFile(args.urdf, args.base, args.ee, parse_locks(args.lock or []))
     cfg = AdaptConfig(minutes=args.minutes, threads=args.threads or 0)
     result = adapt(arm, args.out, cfg, args.ckpt, args.run_dir, args.device, progress=not args.no_progress)
+    measured = len(result.curve)
     print(
-        f"{result.arm}: raw success (best of {cfg.val_samples} within 1 cm and 1 deg, {cfg.val_problems} goals) "
-        f"{result.base_success:.1%} before, {result.best_success:.1%} after {result.elapsed_s / 60:.1f} min "
-        f"({result.steps:,} steps, {result.examples:,} examples; the best model at step {result.best_step:,})"
+        f"{result.arm}: held-out raw success (best of {cfg.val_samples} within 1 cm and 1 deg, {cfg.test_problems} "
+        f"goals never used to choose the model) {result.base_test_success:.1%} before, {result.test_success:.1%} "
+        f"after {result.elapsed_s / 60:.1f} min ({result.steps:,} steps, {result.examples:,} examples)"
+    )
+    print(
+        f"selection goals ({cfg.val_problems}, the best of {measured} measurements on them: optimistic): "
+        f"{result.base_success:.1%} before, {result.best_success:.1%} after (the best model at step "
+        f"{result.best_step:,})"
     )
     if result.blend < 1.0:
         print(
             f"blended {result.blend:.2f} of the way from the base model to the adapted one, so that the base model's "
-            f"training robots keep {cfg.retain:.0%} of their raw success"
+            f"training robots keep {cfg.retain:.0%} of the goals they solved (less {cfg.retain_margin})"
         )
     if result.replay_before and result.replay_after:
         before = sum(result.replay_before.values()) / len(result.replay_before)
@@ -53,10 +59,11 @@ def add_adapt_parser(sub: Any) -> None:
         "adapt",
         help=HELP["adapt"],
         description="Fine-tune a model (default: the shipped one) on one arm, half of every batch replaying the "
-        "model's own training robots, for a wall-clock budget. The arm's raw success (100 goals, best of 32 within "
-        "1 cm and 1 deg) is measured every minute; the best model is written at once, and blended back toward the "
-        "base weights at the end if the training robots would keep under 0.95x their raw success. The same command "
-        "continues a stopped run; Ctrl-C keeps the best model. Recipe: ggik.training.adapt_config.AdaptConfig.",
+        "model's own training robots, for a wall-clock budget. The arm's raw success (100 selection goals, best of 32 "
+        "within 1 cm and 1 deg) is measured every minute; the best model is written at once, and blended back toward "
+        "the base weights at the end if the training robots would solve under 0.95x their goals (less one). The "
+        "result's success is measured on 100 other, held-out goals, before and after. The same command continues a "
+        "stopped run; Ctrl-C keeps the best model. Recipe: ggik.training.adapt_config.AdaptConfig.",
     )
     p.add_argument("--urdf", required=True, help="the arm's URDF file")
     add_chain_args(p)

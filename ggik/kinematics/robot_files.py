@@ -13,6 +13,7 @@ run or a model file rebuilds the robot from that text (:func:`robot_from_record`
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,9 +58,10 @@ class TrainingRobot:
 def file_record(path: str, data: bytes, entry: RobotFile, entry_name: str) -> dict:
     """What a checkpoint keeps of a robot from a file: the path as given, the file's text and the sha256 of its bytes,
     the chain (``base_link``, ``ee_link``, ``lock``), the weight, and the ``data.robots`` entry it came from (a
-    folder's files share one). GGIKError naming the entry for a file that is not UTF-8 text."""
+    folder's files share one). The text is read as UTF-8 (a byte-order mark dropped); GGIKError naming the entry for
+    a file that is not UTF-8 text."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise GGIKError(
             f"data.robots.{entry_name}: {path} is not UTF-8 text ({exc.reason} at byte {exc.start})"
@@ -85,6 +87,8 @@ def robot_from_record(name: str, record: dict) -> Robot:
 def _chain(name: str, path: str, text: str, entry: RobotFile) -> Robot:
     """The chain of one file's text; GGIKError naming the entry and the file for any fault."""
     where = f"data.robots.{name} ({path})"
+    if not text.lstrip().startswith("<"):  # Robot.from_urdf would take the text for a path
+        raise GGIKError(f"{where}: not a URDF document (no XML element at its start: {text.lstrip()[:40]!r})")
     try:
         robot = Robot.from_urdf(text, base_link=entry.base_link, ee_link=entry.ee_link)
     except GGIKError as exc:
@@ -145,12 +149,34 @@ def _entry(name: str, value: object) -> RobotFile | float:
     if isinstance(value, dict):
         value = from_dict(RobotFile, value, f"data.robots.{name}")
     if isinstance(value, RobotFile):
-        if not value.weight >= 0:
-            raise GGIKError(f"data.robots.{name}: weight must be >= 0, got {value.weight}")
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        weight = value.weight
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
         raise GGIKError(f"data.robots.{name}: expected a weight or {{urdf: FILE, ...}}, got {value!r}")
-    return float(value)
+    else:
+        weight = value
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight < math.inf:
+        raise GGIKError(f"data.robots.{name}: weight must be a finite number >= 0, got {weight!r}")
+    return value if isinstance(value, RobotFile) else float(value)
+
+
+def _read(name: str, path: str) -> bytes:
+    """The bytes of an entry's file; GGIKError naming the entry for a file that cannot be read."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise GGIKError(f"data.robots.{name}: cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _same_chain(name: str, record: dict, entry: RobotFile) -> None:
+    """GGIKError naming the entry where a resumed run's ``entry`` asks for another chain than the kept ``record``'s."""
+    now = {"base_link": entry.base_link, "ee_link": entry.ee_link, "lock": {k: float(v) for k, v in entry.lock.items()}}
+    for key, value in now.items():
+        was = record.get(key) if key != "lock" else {k: float(v) for k, v in (record.get("lock") or {}).items()}
+        if was != value:
+            raise GGIKError(
+                f"data.robots.{name}: {key} {value!r}, but the run kept the file with {key} {was!r}; a resumed run "
+                "trains on the chains it started with (start a new run for another chain)"
+            )
 
 
 def training_robots(robots: dict, stored: dict | None = None) -> list[TrainingRobot]:
@@ -158,9 +184,10 @@ def training_robots(robots: dict, stored: dict | None = None) -> list[TrainingRo
 
     ``stored``: {name: :func:`file_record`} a checkpoint kept of this run's robots from files: those are rebuilt from
     the kept text (a resumed run trains on the files it started with, wherever it resumes; a folder entry on the files
-    it held then). Raises GGIKError naming the entry: an unknown shipped name, a missing file or folder, an unknown
-    link, a joint the graph cannot take without ``lock``, a bad weight or key, a name given twice, or the same arm
-    twice (equal :func:`kinematic_signature`).
+    it held then; its chain options must be the kept ones). Raises GGIKError naming the entry: an unknown shipped
+    name, a missing or unreadable file or folder, a file that is not UTF-8 URDF text, an unknown link, a joint the
+    graph cannot take without ``lock``, a bad weight or key, a name given twice, or the same arm twice (equal
+    :func:`kinematic_signature`).
     """
     stored = stored or {}
     shipped = available_robots()
@@ -178,7 +205,9 @@ def training_robots(robots: dict, stored: dict | None = None) -> list[TrainingRo
         kept = {k: r for k, r in stored.items() if r.get("entry", k) == name}
         members = [(k, r["path"]) for k, r in kept.items()] if kept else _files(name, value)
         for robot_name, path in members:
-            record = kept.get(robot_name) or file_record(path, Path(path).read_bytes(), value, name)
+            if robot_name in kept:
+                _same_chain(name, kept[robot_name], value)
+            record = kept.get(robot_name) or file_record(path, _read(name, path), value, name)
             record = {**record, "weight": value.weight}  # a resumed run may change weights (--set), not robots
             out.append(TrainingRobot(robot_name, _chain(robot_name, path, record["urdf"], value), value.weight, record))
     names: set[str] = set()

@@ -2,11 +2,15 @@
 
 The model (by default the shipped one) is fine-tuned on the arm, a URDF file's chain, with a share of every batch
 replaying the model's own training robots (its shipped ``urdfs/`` robots), for a wall-clock budget. The arm's raw
-success (best of ``val_samples`` within 1 cm and 1 deg, on ``val_problems`` fixed pose goals) is measured every
-``val_every_s`` seconds; the best model so far is written as a weights-only model file at once, so a stop (the budget,
-Ctrl-C, SIGTERM) always leaves the best one. The run folder holds the resumable state (``last.pt`` of
-:class:`ggik.training.trainer.Trainer`, ``adapt_state.json``, ``metrics.jsonl``, ``best.pt``): the same command
-continues a stopped run until the budget, counted over all sittings, is spent.
+success (best of ``val_samples`` within 1 cm and 1 deg) on ``val_problems`` fixed pose goals, the selection goals, is
+measured every ``val_every_s`` seconds; the best model so far is written as a weights-only model file at once, so a
+stop (the budget, Ctrl-C, SIGTERM) always leaves the best one. Being the best of many measurements on those goals, its
+success there is optimistic: the arm's ``test_problems`` held-out goals, never used to choose, are measured for the
+base model and for the model written, and are the result's success. The run folder holds the resumable state
+(``last.pt`` of :class:`ggik.training.trainer.Trainer`, ``adapt_state.json``, ``metrics.jsonl``, ``best.pt``): the
+same command continues a stopped run until the budget, counted over all sittings, is spent. A run is known by its
+recipe, the arm's chain options and file contents (sha256) and the base model's sha256, not by paths: the base model
+is always the one given to the current call, wherever it lies.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import json
 import math
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -34,7 +38,15 @@ from ggik.fileio import atomic_write
 from ggik.kinematics.robot import Robot
 from ggik.kinematics.robot_files import RobotFile
 from ggik.nn.cvae import GGIKModel
-from ggik.training.adapt_config import AdaptConfig, AdaptResult, adapt_config
+from ggik.training.adapt_config import (
+    TEST_SEED_OFFSET,
+    AdaptConfig,
+    AdaptResult,
+    adapt_config,
+    chain_options,
+    refuse_another_run,
+    retains,
+)
 from ggik.training.signals import install_stop_handlers, restore_handlers
 from ggik.training.trainer import Trainer
 from ggik.training.validation import validate, validation_groups
@@ -44,8 +56,26 @@ __all__ = ["AdaptConfig", "AdaptResult", "adapt", "adapt_config"]
 
 STATE_FILE = "adapt_state.json"  #: the run's adaptation state (budget spent, best success), next to ``last.pt``
 BEST_FILE = "best.pt"  #: the best model measured, before any blending (:func:`_retain`), weights only
-ARM_PROBLEMS = "arm_problems.pt"  #: the arm's fixed validation goals
+ARM_PROBLEMS = "arm_problems.pt"  #: the arm's fixed selection goals (choose the best model)
+TEST_PROBLEMS = "test_problems.pt"  #: the arm's held-out goals (the result's success; never choose)
 REPLAY_PROBLEMS = "replay_problems.pt"  #: the replayed robots' fixed validation goals
+
+
+SHIPPED = "the shipped model (ggik/weights/ggik_default.pt)"  #: what the state records as the base for the shipped one
+
+
+class _Clock:
+    """The times the loop reads [s]: wall (``time.perf_counter``) and the process's CPU time
+    (``time.process_time``). Tests replace the module's ``_clock`` to drive the budget deterministically."""
+
+    def wall(self) -> float:
+        return time.perf_counter()
+
+    def cpu(self) -> float:
+        return time.process_time()
+
+
+_clock = _Clock()
 
 
 def _lr_factor(elapsed_s: float, budget_s: float, cfg: AdaptConfig) -> float:
@@ -67,17 +97,13 @@ def _problems(run_dir: Path, name: str, robots: list[Robot], per_robot: int, see
     return problems
 
 
-def _sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _write_state(run_dir: Path, state: dict) -> None:
     """``run_dir/adapt_state.json``, atomically (written together with ``last.pt``)."""
     atomic_write(run_dir / STATE_FILE, lambda f: f.write(json.dumps(state, indent=1).encode("utf-8")))
-
-
-def _mean(values: dict[str, float]) -> float:
-    return sum(values.values()) / len(values)
 
 
 @dataclass
@@ -88,8 +114,10 @@ class _Adaptation:
     cfg: AdaptConfig
     out: Path
     state: dict  #: what ``adapt_state.json`` holds (budget spent, best, curve, base and arm)
-    arm_groups: list  #: the arm's fixed validation goals (:func:`ggik.training.validation.validation_groups`)
-    replay_groups: list  #: the replayed robots' ({} when not measured)
+    base: Path  #: the base model's file, as given to this call
+    arm_groups: list  #: the arm's selection goals (:func:`ggik.training.validation.validation_groups`)
+    test_groups: list  #: the arm's held-out goals
+    replay_groups: list  #: the replayed robots' ([] when not measured)
     anchor: list[torch.Tensor] | None = None  #: the base model's parameters (``cfg.anchor`` > 0)
 
     @property
@@ -125,37 +153,69 @@ def adapt(
     or a :class:`Robot`, kept as its URDF text) and write the best model measured to ``out`` (weights only, atomic).
 
     ``run_dir`` (default ``OUT.adapt/``) holds the resumable run: if it holds one, it is continued until
-    ``cfg.minutes`` are spent over all sittings (the recipe but ``minutes`` and ``threads``, the arm, its file and the
-    base model must be the run's). A stop request (Ctrl-C, SIGTERM) ends the run after the current step, leaving
-    ``out`` as the best model so far and the run resumable. The budget counts training and the arm's measurements;
-    measuring the base model first and the replayed robots at the end (:func:`_retain`) come on top.
+    ``cfg.minutes`` are spent over all sittings (the recipe but ``minutes`` and ``threads``, the arm's chain options
+    and file contents, and the base model's contents must be the run's; a GGIKError names what differs). Paths may
+    differ between sittings (relative ones, moved files): the base model is always read from ``base``. A stop request
+    (Ctrl-C, SIGTERM) ends the run after the current step, leaving ``out`` as the best model so far and the run
+    resumable. The budget counts training and the arm's selection measurements; measuring the base model first, and
+    the replayed robots and the held-out goals at the end (:func:`_finish`), come on top. ``cfg.threads`` applies
+    to this call only: torch's thread count is restored on return.
     """
     cfg = cfg or AdaptConfig()
-    out = Path(out)
-    run_dir = Path(run_dir) if run_dir is not None else out.with_name(out.name + ".adapt")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    if cfg.threads > 0:
-        torch.set_num_threads(cfg.threads)
+    threads = torch.get_num_threads()
+    try:
+        if cfg.threads > 0:
+            torch.set_num_threads(cfg.threads)
+        if base is not None:
+            if not Path(base).is_file():
+                raise GGIKError(f"the base model {base} is not a file")
+            return _adapt(arm, Path(out), cfg, Path(base), str(Path(base).resolve()), run_dir, device, progress)
+        with shipped_model_path() as shipped:  # a temporary file in a zipped install: read during this call only
+            return _adapt(arm, Path(out), cfg, shipped, SHIPPED, run_dir, device, progress)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _arm(arm: RobotFile | Robot, run_dir: Path) -> tuple[RobotFile, bytes]:
+    """The arm as a :class:`RobotFile` of an absolute path, and its file's bytes (a :class:`Robot`: its URDF text, to
+    be kept as ``RUN_DIR/NAME.urdf``)."""
     if isinstance(arm, Robot):
         stem = re.sub(r"[^A-Za-z0-9_.-]", "_", arm.name) or "arm"  # the arm's name, as a file name
-        path, text = run_dir / f"{stem}.urdf", arm.to_urdf()
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            atomic_write(path, lambda f: f.write(text.encode("utf-8")))
-        arm = RobotFile(str(path))
-    if not Path(arm.urdf).is_file():
+        return RobotFile(str((run_dir / f"{stem}.urdf").resolve())), arm.to_urdf().encode("utf-8")
+    path = Path(arm.urdf)
+    if not path.is_file():
         raise GGIKError(f"the arm to adapt to must be one URDF file; {arm.urdf} is not a file")
-    if base is None:
-        with shipped_model_path() as shipped:
-            return adapt(arm, out, cfg, shipped, run_dir, device, progress)
-    who = {"config": _recipe(cfg), "arm": asdict(arm), "arm_sha256": _sha256(arm.urdf), "base_sha256": _sha256(base)}
-    if (run_dir / "last.pt").is_file() and (run_dir / STATE_FILE).is_file():
+    return replace(arm, urdf=str(path.resolve())), path.read_bytes()
+
+
+def _adapt(
+    given: RobotFile | Robot,
+    out: Path,
+    cfg: AdaptConfig,
+    base: Path,
+    label: str,
+    run_dir: str | Path | None,
+    device: str,
+    progress: bool,
+) -> AdaptResult:
+    """:func:`adapt` with the base model's file ``base`` (``label``: how the state names it) at hand."""
+    run_dir = Path(run_dir) if run_dir is not None else out.with_name(out.name + ".adapt")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    arm, data = _arm(given, run_dir)
+    who = {
+        "config": _recipe(cfg),
+        "arm": chain_options(arm),
+        "arm_sha256": _sha256(data),
+        "base_sha256": _sha256(base.read_bytes()),
+    }
+    resumed = (run_dir / "last.pt").is_file() and (run_dir / STATE_FILE).is_file()
+    if resumed:
         state = json.loads((run_dir / STATE_FILE).read_text(encoding="utf-8"))
-        differ = [k for k, v in who.items() if state.get(k) != v]
-        if differ:
-            raise GGIKError(
-                f"{run_dir} holds an adaptation with another {' and '.join(differ)} ({state['arm']['urdf']}, base "
-                f"{state['base']}); continue it with the same options and files, or give another --run-dir"
-            )
+        refuse_another_run(run_dir, state, who)
+    kept = Path(arm.urdf)
+    if isinstance(given, Robot) and (not kept.is_file() or kept.read_bytes() != data):
+        atomic_write(kept, lambda f: f.write(data))
+    if resumed:
         trainer = Trainer.resume(run_dir, {"threads": cfg.threads}, device=device, progress=False)
     else:
         base_ckpt = load_checkpoint(base)
@@ -166,32 +226,27 @@ def adapt(
                 raise GGIKError(f"{arm.urdf} is one of the base model's training robots: {exc}") from None
             raise
         trainer.init_from(base)
-        state = {**who, "base": str(base), "elapsed_s": 0.0, "best": None, "curve": []}
+        state = {**who, "base": label, "elapsed_s": 0.0, "best": None, "curve": []}
     for name in cfg.freeze:
         getattr(trainer.model, name).requires_grad_(False)
     anchor = [p.detach() for p in load_model(base, trainer.device)[0].parameters()] if cfg.anchor > 0 else None
     arm_tr, replayed = trainer.data.robots[-1], [tr.robot for tr in trainer.data.robots[:-1]]
     graph = trainer.cfg.model.graph
     arm_groups = validation_groups(_problems(run_dir, ARM_PROBLEMS, [arm_tr.robot], cfg.val_problems, cfg.seed), graph)
+    test_set = _problems(run_dir, TEST_PROBLEMS, [arm_tr.robot], cfg.test_problems, cfg.seed + TEST_SEED_OFFSET)
     replay_groups = []
     if cfg.replay_problems and replayed:
         replay_set = _problems(run_dir, REPLAY_PROBLEMS, replayed, cfg.replay_problems, cfg.seed)
         replay_groups = validation_groups(replay_set, graph)
-    a = _Adaptation(trainer, cfg, out, state, arm_groups, replay_groups, anchor)
+    groups = (arm_groups, validation_groups(test_set, graph), replay_groups)
+    a = _Adaptation(trainer, cfg, out, state, base, *groups, anchor)
     if state["best"] is None:  # the base model, measured: the first best
         state["base_success"], best_m = a.measure(arm_groups)[a.arm]
+        state["base_test_success"] = a.success(a.test_groups)[a.arm]
         state["replay_before"] = a.success(replay_groups) if replay_groups else {}
         state["best"] = {"success": state["base_success"], "step": 0}
-        state["curve"].append(
-            {
-                "elapsed_s": 0.0,
-                "cpu_s": 0.0,
-                "step": 0,
-                "examples": 0,
-                "success": state["base_success"],
-                "best_m": best_m,
-            }
-        )
+        first = {"elapsed_s": 0.0, "cpu_s": 0.0, "step": 0, "examples": 0}
+        state["curve"].append({**first, "success": state["base_success"], "best_m": best_m})
         _save_best(a)
         _write_state(run_dir, state)
     return _run(a, progress)
@@ -208,7 +263,7 @@ def _save_best(a: _Adaptation) -> None:
     a.trainer.save()
     record = a.trainer.data.robots[-1].record or {}
     adaptation = {"robot": a.arm, "urdf": record.get("path"), "sha256": record.get("sha256")}
-    adaptation.update({k: a.state[k] for k in ("base_success", "elapsed_s", "base")})
+    adaptation.update({k: a.state[k] for k in ("base_success", "base_test_success", "elapsed_s", "base")})
     adaptation["success"] = a.state["best"]["success"]
     export_checkpoint(a.run_dir / "last.pt", a.run_dir / BEST_FILE, adaptation=adaptation)
     data = (a.run_dir / BEST_FILE).read_bytes()
@@ -224,23 +279,46 @@ def _blend(origin: dict, best: dict, share: float) -> dict:
 
 
 @torch.no_grad()
-def _retain(a: _Adaptation) -> dict[str, float]:
-    """The replayed robots' raw success of the best model (``RUN_DIR/best.pt``). With ``cfg.retain`` > 0 and their
-    mean below ``retain`` x before, ``out`` becomes the blend ``w_base + s (w_best - w_base)`` with the largest share
+def _finish(a: _Adaptation) -> dict[str, float]:
+    """Write ``out`` once more, as the run's result: the best model measured (``RUN_DIR/best.pt``), or its blend
+    toward the base model where the replayed robots do not keep their success (:func:`_retain`), with its held-out
+    success measured and recorded (``test_success``; in the state, with ``blend`` and ``final_success``, the
+    selection goals' success of that model). Returns the replayed robots' success of it ({} when not measured)."""
+    kept, _ = load_model(a.run_dir / BEST_FILE, a.trainer.device)
+    a.state.update(blend=1.0, final_success=a.state["best"]["success"])
+    replay = _retain(a, kept) if a.replay_groups else {}
+    a.state["test_success"] = a.success(a.test_groups, kept)[a.arm]
+    payload = read_checkpoint(a.run_dir / BEST_FILE)
+    if a.state["blend"] < 1.0:
+        payload["model"] = {k: v.detach().cpu().contiguous() for k, v in kept.state_dict().items()}
+    record = {"blend": a.state["blend"], "success": a.state["final_success"], "test_success": a.state["test_success"]}
+    payload["adaptation"] = {**payload["adaptation"], **record}
+    atomic_write(a.out, lambda f: torch.save(payload, f))
+    return replay
+
+
+def _solved(success: dict[str, float], groups: list) -> int:
+    """The goals solved, summed over the robots of ``groups``, of a measurement ``success`` (robot -> raw success)."""
+    return sum(round(success[robot.name] * len(q)) for robot, _, q, _ in groups)
+
+
+@torch.no_grad()
+def _retain(a: _Adaptation, kept: GGIKModel) -> dict[str, float]:
+    """The replayed robots' raw success of ``kept`` (the best model, loaded). Where they do not keep their success
+    (:func:`ggik.training.adapt_config.retains`: the goals they solve, summed, at least ceil(``retain`` x the base
+    model's) - ``retain_margin``), ``kept`` becomes the blend ``w_base + s (w_best - w_base)`` with the largest share
     ``s`` that keeps it, bisected over [0, 1] in :data:`BLEND_HALVINGS` halvings (``s`` = 0, the base model, keeps it
-    by definition), and its arm is measured again; else ``out`` is the best model. Records ``blend``,
-    ``final_success`` and ``replay_after`` in the state; returns ``replay_after``."""
-    device = a.trainer.device
-    kept, _ = load_model(a.run_dir / BEST_FILE, device)
+    by definition), and its arm is measured again. Records ``blend``, ``final_success``, ``replay_after`` and the goals
+    solved before and after in the state; returns ``replay_after``."""
     best = {k: v.clone() for k, v in kept.state_dict().items()}
-    origin = load_model(a.state["base"], device)[0].state_dict()
-    floor = a.cfg.retain * _mean(a.state["replay_before"])
+    origin = load_model(a.base, a.trainer.device)[0].state_dict()  # the base of this call, never a stored path
+    before = _solved(a.state["replay_before"], a.replay_groups)
     measured: dict[float, dict[str, float]] = {0.0: dict(a.state["replay_before"])}
 
     def keeps(share: float) -> bool:
         kept.load_state_dict(_blend(origin, best, share))
         measured[share] = a.success(a.replay_groups, kept)
-        return a.cfg.retain == 0 or _mean(measured[share]) >= floor
+        return retains(before, _solved(measured[share], a.replay_groups), a.cfg)
 
     share, low, high = 1.0, 0.0, 1.0
     if not keeps(1.0):
@@ -249,14 +327,12 @@ def _retain(a: _Adaptation) -> dict[str, float]:
             low, high = (mid, high) if keeps(mid) else (low, mid)
         share = low
     replay = measured[share]
-    a.state.update(blend=share, replay_after=replay, final_success=a.state["best"]["success"])
-    payload = read_checkpoint(a.run_dir / BEST_FILE)
+    kept.load_state_dict(best if share == 1.0 else _blend(origin, best, share))
+    a.state.update(blend=share, replay_after=replay, replay_solved_before=before)
+    a.state.update(replay_solved_after=_solved(replay, a.replay_groups))
+    a.state["replay_goals"] = sum(len(q) for _, _, q, _ in a.replay_groups)
     if share < 1.0:
-        kept.load_state_dict(_blend(origin, best, share))
         a.state["final_success"] = a.success(a.arm_groups, kept)[a.arm]
-        payload["model"] = {k: v.detach().cpu().contiguous() for k, v in kept.state_dict().items()}
-    payload["adaptation"] = {**payload["adaptation"], "blend": share, "success": a.state["final_success"]}
-    atomic_write(a.out, lambda f: torch.save(payload, f))
     return replay
 
 
@@ -270,7 +346,8 @@ def _pull_to_base(a: _Adaptation, lr: float) -> None:
 
 
 def _run(a: _Adaptation, progress: bool) -> AdaptResult:
-    """The adaptation loop until the budget is spent or a stop is requested, then :func:`_retain`."""
+    """The adaptation loop until the budget (read from :data:`_clock`) is spent or a stop is requested, then
+    :func:`_finish`."""
     from tqdm import tqdm
 
     trainer, cfg, state = a.trainer, a.cfg, a.state
@@ -284,7 +361,7 @@ def _run(a: _Adaptation, progress: bool) -> AdaptResult:
     since_val = 0.0
     try:
         while state["elapsed_s"] < budget and not stop["now"]:
-            t0, c0 = time.perf_counter(), time.process_time()
+            t0, c0 = _clock.wall(), _clock.cpu()
             lr = trainer.optimizer.param_groups[0]["lr"]  # the rate this step takes
             trainer.train_step()
             if a.anchor is not None:
@@ -292,18 +369,18 @@ def _run(a: _Adaptation, progress: bool) -> AdaptResult:
             if trainer.step >= cfg.warmup_steps:  # warm-up by step (the trainer's schedule), then decay by time
                 for group in trainer.optimizer.param_groups:
                     group["lr"] = cfg.lr * _lr_factor(state["elapsed_s"], budget, cfg)
-            dt = time.perf_counter() - t0
+            dt = _clock.wall() - t0
             trainer.wall_s += dt
-            trainer.cpu_s += time.process_time() - c0
+            trainer.cpu_s += _clock.cpu() - c0
             state["elapsed_s"] += dt
             since_val += dt
             bar.update(round(min(state["elapsed_s"], budget)) - bar.n)
             if since_val >= cfg.val_every_s or state["elapsed_s"] >= budget or stop["now"]:
                 since_val = 0.0
-                t1, c1 = time.perf_counter(), time.process_time()
+                t1, c1 = _clock.wall(), _clock.cpu()
                 success, best_m = a.measure(a.arm_groups)[a.arm]
-                state["elapsed_s"] += time.perf_counter() - t1
-                trainer.cpu_s += time.process_time() - c1
+                state["elapsed_s"] += _clock.wall() - t1
+                trainer.cpu_s += _clock.cpu() - c1
                 point = {"elapsed_s": state["elapsed_s"], "cpu_s": trainer.cpu_s, "step": trainer.step}
                 point.update(examples=trainer.examples, success=success, best_m=best_m)
                 state["curve"].append(point)
@@ -322,14 +399,15 @@ def _run(a: _Adaptation, progress: bool) -> AdaptResult:
         trainer.save()
         _write_state(a.run_dir, state)
         trainer.metrics.finish()
-    state["final_success"], state["blend"] = state["best"]["success"], 1.0
-    replay_after = _retain(a) if a.replay_groups else {}  # without replay, out is best.pt already (_save_best)
+    replay_after = _finish(a)
     _write_state(a.run_dir, state)
     return AdaptResult(
         out=a.out,
         arm=a.arm,
         base_success=state["base_success"],
         best_success=state["final_success"],
+        base_test_success=state["base_test_success"],
+        test_success=state["test_success"],
         best_step=state["best"]["step"],
         elapsed_s=state["elapsed_s"],
         steps=trainer.step,

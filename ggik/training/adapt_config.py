@@ -1,10 +1,12 @@
-"""The recipe of ``ggik adapt`` (:class:`AdaptConfig`), what an adaptation returns (:class:`AdaptResult`), and the
-training config an adaptation runs (:func:`adapt_config`); the loop is :mod:`ggik.training.adapt`."""
+"""The recipe of ``ggik adapt`` (:class:`AdaptConfig`), what an adaptation returns (:class:`AdaptResult`), the
+training config an adaptation runs (:func:`adapt_config`), the retention rule (:func:`retains`) and what makes a
+resumed run the same run (:func:`refuse_another_run`); the loop is :mod:`ggik.training.adapt`."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 from ggik.checkpoint import trained_named_robots, training_set
@@ -13,7 +15,16 @@ from ggik.kinematics.robot_files import RobotFile
 from ggik.training.config import TrainConfig
 from ggik.typed_config import from_dict
 
-__all__ = ["AdaptConfig", "AdaptResult", "adapt_config", "FREEZABLE"]
+__all__ = [
+    "AdaptConfig",
+    "AdaptResult",
+    "adapt_config",
+    "retains",
+    "chain_options",
+    "refuse_another_run",
+    "FREEZABLE",
+    "TEST_SEED_OFFSET",
+]
 
 FREEZABLE = ("embed", "enc_partial", "enc_full", "posterior", "prior", "dec_in", "decoder", "gn_follow")
 
@@ -35,13 +46,19 @@ class AdaptConfig:
     #: pull of the weights toward the base model's after every step, per unit learning rate (decoupled, as AdamW's
     #: weight decay pulls toward 0; 0: off): w -= lr * anchor * (w - w_base)
     anchor: float = 0.0
-    val_problems: int = 100  #: the arm's fixed pose goals
+    val_problems: int = 100  #: the arm's fixed pose goals that choose the best model (the selection goals)
+    #: the arm's held-out pose goals (seed ``seed`` + :data:`TEST_SEED_OFFSET`), measured for the base model and for
+    #: the model written, never used to choose it: the unbiased success of the result
+    test_problems: int = 100
     val_samples: int = 32  #: samples per goal (raw success: best of them within 1 cm and 1 deg)
     val_every_s: float = 60.0  #: seconds of adaptation between measurements of the arm
     replay_problems: int = 30  #: pose goals per replayed robot, measured before and after (0: not measured)
-    #: the replayed robots' mean raw success kept at least this share of the base model's: a model below it is
-    #: blended back toward the base weights (:func:`_retain`; 0: no blending)
+    #: the replayed robots keep this share of the goals the base model solved, less ``retain_margin`` goals
+    #: (:func:`retains`): a model below it is blended back toward the base weights (0: no blending)
     retain: float = 0.95
+    #: goals (summed over the replayed robots) a model may solve under ``retain`` x the base model's and still count
+    #: as keeping them: one goal's worth, so that no decision rests on a tie
+    retain_margin: int = 1
     seed: int = 0
     threads: int = 0  #: torch CPU threads (0: torch's default)
 
@@ -55,16 +72,20 @@ class AdaptConfig:
             "batch_size": self.batch_size >= 1,
             "replay": 0 <= self.replay < 1,
             "val_problems": self.val_problems >= 1,
+            "test_problems": self.test_problems >= 1,
             "val_samples": self.val_samples >= 1,
             "val_every_s": self.val_every_s > 0,
             "replay_problems": self.replay_problems >= 0,
             "threads": self.threads >= 0,
             "anchor": self.anchor >= 0,
             "retain": 0 <= self.retain <= 1,
+            "retain_margin": self.retain_margin >= 0,
         }
         bad = [k for k, ok in checks.items() if not ok]
         if bad:
             raise GGIKError(f"AdaptConfig: bad {', '.join(f'{k}={getattr(self, k)!r}' for k in bad)}")
+        # a tuple (or one name) is the same recipe as the list that adapt_state.json reads back
+        self.freeze = [self.freeze] if isinstance(self.freeze, str) else list(self.freeze)
         unknown = [p for p in self.freeze if p not in FREEZABLE]
         if unknown:
             raise GGIKError(f"AdaptConfig.freeze: unknown parts {unknown}; parts: {list(FREEZABLE)}")
@@ -72,13 +93,18 @@ class AdaptConfig:
 
 @dataclass
 class AdaptResult:
-    """What an adaptation did. Success values are raw (best of ``val_samples`` within 1 cm and 1 deg)."""
+    """What an adaptation did. Success values are raw (best of ``val_samples`` within 1 cm and 1 deg). The arm's
+    success on the selection goals (``val_problems``) chose the model, so it is optimistic; the held-out goals
+    (``test_problems``) are the result's unbiased success."""
 
     out: Path  #: the weights-only model file (the best model measured)
     arm: str
-    base_success: float  #: the arm, before adaptation
-    #: the arm, of the model in ``out``: the best measured, or its blend toward the base (``blend`` < 1)
+    base_success: float  #: the arm's selection goals, before adaptation
+    #: the arm's selection goals, of the model in ``out``: the best measured, or its blend toward the base
+    #: (``blend`` < 1)
     best_success: float
+    base_test_success: float  #: the arm's held-out goals, before adaptation
+    test_success: float  #: the arm's held-out goals, of the model in ``out``
     best_step: int
     elapsed_s: float  #: wall time spent over all sittings [s]
     steps: int
@@ -91,10 +117,28 @@ class AdaptResult:
     curve: list[dict]
 
 
+TEST_SEED_OFFSET = 1_000_003  #: the held-out goals' seed is the recipe's ``seed`` plus this (the selection's: ``seed``)
+
+
+def retains(before: int, after: int, cfg: AdaptConfig) -> bool:
+    """Whether the replayed robots kept their success: ``after`` >= ceil(``retain`` x ``before``) - ``retain_margin``,
+    with ``before`` and ``after`` the goals solved (summed over the replayed robots) by the base model and the model
+    judged, and ``retain`` read as the decimal it is written as (0.95 = 19/20 exactly). Always true for ``retain`` = 0.
+    """
+    if cfg.retain == 0:
+        return True
+    return after >= math.ceil(Fraction(repr(cfg.retain)) * before) - cfg.retain_margin
+
+
 def adapt_config(base: dict, arm: RobotFile, cfg: AdaptConfig) -> TrainConfig:
     """The training config of an adaptation: the base checkpoint's (``base``, completed by
     :func:`ggik.checkpoint.load_checkpoint`) with the arm and the replayed robots as data, the recipe's optimiser, no
     KL warm-up (the model is trained), no validation of the trainer's own (the adaptation measures the arm)."""
+    if "gn_follow" in cfg.freeze and not base["config"]["model"].get("gn_steps"):
+        raise GGIKError(
+            "AdaptConfig.freeze: the base model has no gn_follow to freeze (its Gauss-Newton moves: it was trained "
+            "with model.gn_steps = 0); remove gn_follow from freeze"
+        )
     data = dict(base["config"])
     replayed = trained_named_robots(training_set(base))
     if cfg.replay > 0 and not replayed:
@@ -126,6 +170,42 @@ def adapt_config(base: dict, arm: RobotFile, cfg: AdaptConfig) -> TrainConfig:
     data["val"] = {**data["val"], "every": 0, "goal_kinds": ["pose"], "samples": cfg.val_samples, "seed": cfg.seed}
     data.update(steps=2**62, checkpoint_every=2**62, threads=cfg.threads, seed=cfg.seed, compile="eager")
     return from_dict(TrainConfig, data)
+
+
+def chain_options(arm: RobotFile) -> dict:
+    """What ``adapt_state.json`` keeps of the arm: its file (absolute; not compared) and chain options (compared)."""
+    lock = {joint: float(value) for joint, value in arm.lock.items()}
+    return {"urdf": arm.urdf, "base_link": arm.base_link, "ee_link": arm.ee_link, "lock": lock}
+
+
+def refuse_another_run(run_dir: Path, state: dict, who: dict) -> None:
+    """GGIKError naming every difference between an adaptation asked for (``who``: its recipe, the arm's
+    :func:`chain_options` and file sha256, the base model's sha256) and the run in ``run_dir`` (``state``, its
+    ``adapt_state.json``). Paths are not compared: the same files moved are the same run."""
+    differ = []
+    config, chain = state.get("config") or {}, state.get("arm") or {}
+    differ += [
+        f"config: {k}={v!r} (the run's: {config.get(k)!r})" for k, v in who["config"].items() if config.get(k) != v
+    ]
+    for key in ("base_link", "ee_link", "lock"):
+        was = chain.get(key) if key != "lock" else {j: float(v) for j, v in (chain.get("lock") or {}).items()}
+        if was != who["arm"][key]:
+            differ.append(f"arm: {key}={who['arm'][key]!r} (the run's: {was!r})")
+    if state.get("arm_sha256") != who["arm_sha256"]:
+        differ.append(
+            f"arm file: {who['arm']['urdf']} (sha256 {who['arm_sha256'][:12]}) differs from the run's "
+            f"{chain.get('urdf')} (sha256 {str(state.get('arm_sha256'))[:12]})"
+        )
+    if state.get("base_sha256") != who["base_sha256"]:
+        differ.append(
+            f"base model: sha256 {who['base_sha256'][:12]} (the run's: {str(state.get('base_sha256'))[:12]}, "
+            f"{state.get('base')})"
+        )
+    if differ:
+        raise GGIKError(
+            f"{run_dir} holds an adaptation with another {'; another '.join(differ)}; continue it with the same "
+            "options and files, or give another --run-dir"
+        )
 
 
 def _arm_name(arm: RobotFile, taken: dict) -> str:
