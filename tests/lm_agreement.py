@@ -49,6 +49,7 @@ __all__ = [
     "most",
     "assert_first_solution_rule",
     "assert_same_first_solutions",
+    "assert_first_as_alone",
 ]
 
 Run = tuple[torch.Tensor, RefineInfo]  #: (q (..., dof), info (...)) of lm_refine_checked
@@ -178,3 +179,20 @@ def assert_same_first_solutions(
     assert int((~same).sum()) <= max_sensitive, f"{what}: goals {(~same).nonzero()[:, 0].tolist()} chose another start"
     assert most(info_a.iterations[same] - info_b.iterations[same]) <= 1, f"{what}: iterations within one"
     return assert_same_solutions(robot, kind, axis, q_a[same], q_b[same], info_a.converged[same], what)
+
+
+def assert_first_as_alone(robot: Robot, kind: str, axis, stopped: Run, alone: Run, what="", max_sensitive=1) -> None:
+    """A path's ``stopped`` run (``stop_at_first``) against its run of every start alone (no stop, the same starts and
+    budget): every goal whose starts ran chose the start that converges first alone (but ``max_sensitive`` goals, where
+    a start wanders into a solution on one run only), and the starts up to it have the same outcomes as alone
+    (convergence, iterations within one, the unique solution: rules 2 and 3); fewer iterations in all."""
+    (q_s, info_s), (q_all, info_all) = stopped, alone
+    ran = info_s.iterations.any(-1)  # goals whose starts ran (not closed by a start that met the tolerances as given)
+    first = first_solutions(info_s)
+    chose = ran & (first == first_solutions(info_all))
+    assert int((ran & ~chose).sum()) <= max_sensitive, f"{what}: goals {(ran & ~chose).nonzero()[:, 0].tolist()}"
+    upto = chose[:, None] & (torch.arange(q_s.shape[1]) <= first[:, None])  # the starts that ran, up to the solution
+    assert torch.equal(info_s.converged[upto], info_all.converged[upto]), f"{what}: the same outcomes as alone"
+    assert most(info_s.iterations[upto] - info_all.iterations[upto]) <= 1, f"{what}: iterations within one"
+    assert_same_solutions(robot, kind, axis, q_s, q_all, upto & info_s.converged, what)
+    assert int(info_s.iterations.sum()) <= int(info_all.iterations.sum()) + int(upto.sum())

@@ -13,14 +13,13 @@ from __future__ import annotations
 import pytest
 import torch
 from lm_agreement import (
+    assert_first_as_alone,
     assert_first_solution_rule,
     assert_reports_its_own_errors,
     assert_same_first_solutions,
     assert_same_outcomes,
     assert_same_solutions,
     assert_same_steps,
-    first_solutions,
-    most,
 )
 from test_lm_numpy import ROBOTS, make_robot
 
@@ -98,18 +97,8 @@ def test_stop_at_first_runs_a_goals_starts_in_turn(robot_id, kind, monkeypatch):
     axis = tool_axis(robot)
     assert_same_first_solutions(robot, goal, kind, axis, q0, stopped, by_numpy, cfg, "compiled/numpy")
     assert_first_solution_rule(robot, q0, stopped, iters, "compiled")
-    (q_s, info_s), (q_all, info_all) = stopped, alone
     assert_reports_its_own_errors(robot, goal, kind, axis, alone, every.tolerances)
-    ran = info_s.iterations.any(-1)  # goals whose starts ran (not closed by a start that met the tolerances as given)
-    first, first_alone = first_solutions(info_s), first_solutions(info_all)
-    chose = ran & (first == first_alone)  # alone, a start can wander into a solution in turn it did not reach
-    assert int((ran & ~chose).sum()) <= 1, f"goals that chose another start than alone: {(ran & ~chose).nonzero()}"
-    upto = torch.arange(q0.shape[1]) <= first[:, None]  # the starts that ran in turn
-    mask = chose[:, None] & upto
-    assert torch.equal(info_s.converged[mask], info_all.converged[mask])
-    assert most(info_s.iterations[mask] - info_all.iterations[mask]) <= 1
-    assert_same_solutions(robot, kind, axis, q_s, q_all, mask & info_s.converged, "in turn/alone")
-    assert int(info_s.iterations.sum()) <= int(info_all.iterations.sum())
+    assert_first_as_alone(robot, kind, axis, stopped, alone, "in turn/alone")
 
 
 def test_one_goal_one_start_the_single_call_path(monkeypatch):
