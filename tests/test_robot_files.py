@@ -80,7 +80,7 @@ def test_errors_name_the_entry(tmp_path):
         training_robots({"fetch": {"urdf": str(FETCH), "ee_link": "gripper_link", "lock": {"no_such_joint": 0.0}}})
     with pytest.raises(GGIKError, match=r"data.robots.pandaa: unknown shipped robot"):
         training_robots({"pandaa": 1.0})
-    with pytest.raises(GGIKError, match=r"data.robots.arm: weight must be >= 0"):
+    with pytest.raises(GGIKError, match=r"data.robots.arm: weight must be a finite number >= 0"):
         training_robots({"arm": {"urdf": str(path), "weight": -1.0}})
     twin = tmp_path / "panda_copy.urdf"
     twin.write_text(Robot.from_name("panda").to_urdf())
@@ -160,3 +160,56 @@ def test_a_yaml_file_of_robots_is_taken_wherever_robots_are_named(tmp_path, caps
     spec.write_text(f"robots:\n  mine: {{urdf: {path}, ee_link: nowhere}}\n")
     assert cli_main(["data", "make", "--robots", str(spec), "-n", "2", "-o", str(out)]) == 2
     assert f"{spec}: data.robots.mine" in capsys.readouterr().err
+
+
+def test_file_faults_name_the_entry(tmp_path, monkeypatch):
+    folder = tmp_path / "fam"
+    folder.mkdir()
+    _random_file(folder, 6, 41)
+    (folder / "odd.urdf").mkdir()  # a folder named like a file: unreadable as one
+    with pytest.raises(GGIKError, match=r"data.robots.fam: cannot read .*odd.urdf"):
+        training_robots({"fam": {"urdf": str(folder)}})
+    path = _random_file(tmp_path, 6, 42)
+    real = Path.read_bytes
+
+    def denied(self):
+        if self == path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", denied)  # chmod 000 does not stop root
+    with pytest.raises(GGIKError, match=r"data.robots.arm: cannot read .*arm42.urdf: Permission denied"):
+        training_robots({"arm": {"urdf": str(path)}})
+    monkeypatch.undo()
+    text = tmp_path / "notes.urdf"
+    text.write_text("a robot, one day\n")
+    with pytest.raises(GGIKError, match=r"data.robots.notes \(.*notes.urdf\): not a URDF document"):
+        training_robots({"notes": {"urdf": str(text)}})
+    for weight in (float("inf"), float("nan"), -1.0):
+        with pytest.raises(GGIKError, match=r"data.robots.arm: weight must be a finite number >= 0"):
+            training_robots({"arm": {"urdf": str(path), "weight": weight}})
+        with pytest.raises(GGIKError, match=r"data.robots.panda: weight must be a finite number >= 0"):
+            training_robots({"panda": weight})
+
+
+def test_a_file_with_a_byte_order_mark_reads_as_without(tmp_path):
+    plain = _random_file(tmp_path, 6, 43)
+    marked = tmp_path / "marked.urdf"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    (tr,) = training_robots({"marked": {"urdf": str(marked)}})
+    assert tr.record["urdf"] == plain.read_text() and kinematic_signature(tr.robot) == kinematic_signature(
+        Robot.from_urdf(plain)
+    )
+    assert tr.record["sha256"] == hashlib.sha256(marked.read_bytes()).hexdigest()  # of the bytes, as they are
+
+
+def test_a_resumed_run_keeps_its_chain_or_names_the_change(tmp_path):
+    path = _random_file(tmp_path, 6, 44)
+    (tr,) = training_robots({"mine": {"urdf": str(path)}})
+    stored = {"mine": tr.record}
+    (again,) = training_robots({"mine": {"urdf": str(path), "weight": 3.0}}, stored)  # a weight may change
+    assert again.weight == 3.0 and kinematic_signature(again.robot) == kinematic_signature(tr.robot)
+    with pytest.raises(GGIKError, match=r"data.robots.mine: ee_link 'link_4', but the run kept the file with ee_link"):
+        training_robots({"mine": {"urdf": str(path), "ee_link": "link_4"}}, stored)
+    with pytest.raises(GGIKError, match=r"data.robots.mine: lock \{'joint_1': 0.1\}"):
+        training_robots({"mine": {"urdf": str(path), "lock": {"joint_1": 0.1}}}, stored)
