@@ -75,6 +75,12 @@ def test_the_kernels_step_is_the_one_step(seed):
     q[:, :3] = np.array([-1.0, 1.0, -1.0])  # on a limit: held or not by the gradient's sign
     lam = rng.uniform(1e-3, 1.0, size=n)
     expected = damped_step(J, e, q, lo, hi, lam)
+    # numpy and torch solve with LU, the kernel with a Cholesky: they differ by eps * cond(A) * |dq| ~ 1e-13 at most for
+    # these well-conditioned systems (lam >= 1e-3), far inside the tolerances below (1e-12 and 1e-10)
+    g = (J.transpose(0, 2, 1) @ e[..., None])[..., 0]
+    free = J * (~held_joints(q, lo, hi, g))[:, None, :]
+    cond = np.linalg.cond(damped(free.transpose(0, 2, 1) @ free, lam))
+    assert (np.finfo(float).eps * cond * np.abs(expected).max(-1)).max() < 1e-13, "the tolerances assume this"
     torch.testing.assert_close(
         damped_step(*(torch.from_numpy(a) for a in (J, e, q, lo, hi, lam))),
         torch.from_numpy(expected),
