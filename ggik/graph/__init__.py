@@ -3,7 +3,7 @@ and mapped into the graph frame (:class:`Goals`), the graphs that pose each goal
 problems as partial graphs (:class:`PartialGraph`), and dense padded batches for the model (:class:`GraphBatch`)."""
 
 from ggik.graph.batch import GraphBatch
-from ggik.graph.problem import Goals, PartialGraph
-from ggik.graph.robot_graph import KindGraphs, RobotGraph
+from ggik.graph.problem import PartialGraph
+from ggik.graph.robot_graph import Goals, KindGraphs, RobotGraph
 
 __all__ = ["RobotGraph", "KindGraphs", "Goals", "PartialGraph", "GraphBatch"]

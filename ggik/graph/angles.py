@@ -1,25 +1,38 @@
-"""Joint angles from (noisy) point sets of a :class:`ggik.graph.RobotGraph`: GGIK's sequential azimuth rule, made
-robust (:func:`recover_joint_angles`), and angles moved into the joint limits (:func:`wrap_to_limits`)."""
+"""Joint angles from (noisy) point sets of a graph (:class:`ggik.graph.structure.GraphStructure`; what
+:meth:`ggik.graph.RobotGraph.joint_angles` calls): GGIK's sequential azimuth rule, made robust
+(:func:`recover_joint_angles`), and angles moved into the joint limits (:func:`wrap_to_limits`)."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import torch
 
 from ggik.graph.frames import AXIS_LENGTH, rz_left
-from ggik.graph.problem import Goals
+from ggik.graph.structure import GraphStructure
 from ggik.kinematics import geometry as geo
 from ggik.kinematics.robot import Robot
 
-if TYPE_CHECKING:  # the graph is an argument; robot_graph imports this module
-    from ggik.graph.robot_graph import RobotGraph
-
-__all__ = ["recover_joint_angles", "wrap_to_limits"]
+__all__ = ["recover_joint_angles", "wrap_to_limits", "PosedGoals"]
 
 
-def recover_joint_angles(graph: RobotGraph, points: torch.Tensor, goals: Goals) -> torch.Tensor:
+class PosedGoals(Protocol):
+    """What :func:`recover_joint_angles` reads of goals: a :class:`ggik.graph.Goals` is one (that class names the
+    graph that posed it, so it lives above this module)."""
+
+    @property
+    def in_graph(self) -> torch.Tensor:
+        """(..., 4, 4) the goals as poses of the last graph frame F_n in the graph frame."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """The goal kind (:data:`ggik.graph.goal_kinds.GOAL_KINDS`)."""
+        ...
+
+
+def recover_joint_angles(graph: GraphStructure, points: torch.Tensor, goals: PosedGoals) -> torch.Tensor:
     """Joint values (..., n) of ``graph`` from point sets (..., N, 3) in its graph frame and the checked ``goals``
     (..., posed by ``graph``: ``goals.graph``).
 

@@ -14,8 +14,7 @@ from typing import Any
 
 import torch
 
-from ggik.graph.problem import Goals
-from ggik.graph.robot_graph import RobotGraph
+from ggik.graph.robot_graph import Goals, RobotGraph
 
 __all__ = ["GraphBatch"]
 

@@ -1,21 +1,18 @@
-"""A :class:`ggik.graph.RobotGraph` as JSON, format ``ggik-graph/1``."""
+"""A graph (:class:`ggik.graph.structure.GraphStructure`, e.g. a :class:`ggik.graph.RobotGraph`) as JSON, format
+``ggik-graph/1``."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 import torch
 
 from ggik.graph.frames import AXIS_LENGTH
 from ggik.graph.problem import EDGE_KINDS, NODE_TYPES
-
-if TYPE_CHECKING:  # for annotations only: robot_graph imports this module
-    from ggik.graph.robot_graph import RobotGraph
+from ggik.graph.structure import GraphStructure
 
 __all__ = ["graph_dict"]
 
 
-def graph_dict(graph: RobotGraph, digits: int = 12) -> dict:
+def graph_dict(graph: GraphStructure, digits: int = 12) -> dict:
     """A JSON-ready, human-diffable description of ``graph``: nodes (with their home positions [m, graph frame]), known
     edges with lengths [m], anchors, the constant frames. Lengths and coordinates rounded to ``digits`` decimals."""
     rnd = lambda x: round(float(x), digits) + 0.0  # noqa: E731  (+0.0 turns -0.0 into 0.0)

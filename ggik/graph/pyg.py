@@ -6,41 +6,35 @@ PyG ecosystem (``torch_geometric.loader.DataLoader`` collates these objects acro
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import torch
 
-if TYPE_CHECKING:  # for annotations only: robot_graph imports this module
-    from ggik.graph.robot_graph import RobotGraph
+from ggik.graph.problem import PartialGraph
+from ggik.graph.structure import GraphStructure
 
-__all__ = ["to_pyg"]
+__all__ = ["pyg_data"]
 
 
-def to_pyg(graph: RobotGraph, q=None, T_goal=None):
-    """One example as a ``torch_geometric.data.Data`` (a problem, and its solution if ``q`` is given).
+def pyg_data(
+    graph: GraphStructure,
+    problem: PartialGraph,
+    T_goal: torch.Tensor,
+    solution: tuple[torch.Tensor, torch.Tensor] | None,
+) -> Any:
+    """One example as a ``torch_geometric.data.Data`` (:meth:`ggik.graph.RobotGraph.to_pyg` checks its inputs and
+    makes the parts): the partial graph ``problem`` of one goal ``T_goal`` (4, 4) [m, base-link frame] on ``graph``,
+    and ``solution`` (its point set (N, 3) [m, graph frame], its joint values (n,)) or None for a problem.
 
-    Pass ``q`` (n,) for a solved example (``T_goal`` is then FK(q)), or ``T_goal`` (4, 4) alone for a
-    problem. Fields (N nodes, E = N (N - 1) directed edges; index tensors are named ``*_index`` so
-    that batches of robots with different DOF collate correctly):
-
-    ``edge_index`` (2, E) complete graph; ``known_mask`` (E,) bool known edges; ``anchor_mask`` (N,);
-    ``node_type``, ``node_frame``, ``node_kind`` (N,) long; ``known_positions`` (N, 3) known positions
-    (0 elsewhere); ``known_distances`` (E, 1) known distances (0 elsewhere); ``goal`` (1, 4, 4) F_n in the
-    graph frame; ``T_goal`` (1, 4, 4) EE goal in the base link frame; ``num_joints``; and with ``q``:
-    ``pos`` (N, 3), ``dist`` (E, 1) and ``q`` (n,) (a batch concatenates them: split by ``num_joints``).
+    Fields (N nodes, E = N (N - 1) directed edges; index tensors are named ``*_index`` so that batches of robots with
+    different DOF collate correctly): ``edge_index`` (2, E) complete graph; ``known_mask`` (E,) bool known edges;
+    ``anchor_mask`` (N,); ``node_type``, ``node_frame``, ``node_kind`` (N,) long; ``known_positions`` (N, 3) known
+    positions (0 elsewhere); ``known_distances`` (E, 1) known distances (0 elsewhere); ``goal`` (1, 4, 4) F_n in the
+    graph frame; ``T_goal`` (1, 4, 4) EE goal in the base link frame; ``num_joints``; and with a solution: ``pos``
+    (N, 3), ``dist`` (E, 1) and ``q`` (n,) (a batch concatenates them: split by ``num_joints``).
     """
     from torch_geometric.data import Data  # imported here: the rest of ggik does not need PyG
 
-    if q is None and T_goal is None:
-        raise ValueError("to_pyg needs q (a solved example) or T_goal (a problem)")
-    if q is not None:
-        q = graph.robot.check_q(q)
-        if q.ndim != 1:
-            raise ValueError(f"to_pyg takes one configuration q of shape ({graph.n},), got {tuple(q.shape)}")
-        pos, T_goal = graph.realize_with_pose(q)
-    elif T_goal.shape != (4, 4):
-        raise ValueError(f"to_pyg takes one goal pose of shape (4, 4), got {tuple(T_goal.shape)}")
-    problem = graph.partial(T_goal)
     ei = graph.edge_index.to(T_goal.device)
     data = Data(
         edge_index=ei,
@@ -56,7 +50,8 @@ def to_pyg(graph: RobotGraph, q=None, T_goal=None):
         num_joints=graph.n,
         num_nodes=graph.num_nodes,
     )
-    if q is not None:
+    if solution is not None:
+        pos, q = solution
         data.pos = pos
         data.dist = torch.linalg.vector_norm(pos[ei[0]] - pos[ei[1]], dim=-1)[:, None]
         data.q = q  # (n,): (1, n) rows of different n would not collate

@@ -1,40 +1,70 @@
-"""The GGIK distance-geometric point set of a revolute chain, its partial and complete graphs.
+"""The GGIK graph of a robot that poses goals (:class:`RobotGraph`), the goals it checks once (:class:`Goals`), the
+graphs that pose each goal kind (:class:`KindGraphs`) and the partial graph of goals (:func:`partial_graph`).
 
-Representation (GGIK, Limoyo, Marić et al.; see ``RobotGraph`` for details). For a chain of ``n``
-revolute joints there are ``n + 1`` frames ``F_0 .. F_n``: ``F_{i-1}`` sits on the axis of joint ``i`` with its z
-axis along it, so joint ``i`` turns about z of ``F_{i-1}``; ``F_n`` lies on the last axis (the end-effector anchor).
-Where along each axis, and how the base frame is turned, is the graph's *convention*
-(:mod:`ggik.graph.conventions`): ``"frames"`` takes the file's joint frames and the foot of the end-effector (EE)
-origin (the models v1-v9), ``"canonical"`` a function of the joint axes alone. Each frame gives two points, ``p_i``
-(its origin) and ``q_i = p_i + L z_i`` with ``L = 1``; two more base points ``x = (L, 0, 0)`` and ``y = (0, -L, 0)``
-fix the frame. Node order: ``[p0, x, y, q0, p1, q1, ..., pn, qn]``, ``N = 2 n + 4`` nodes.
-
-All point coordinates are in the *graph frame* ``F_0`` (a frame on the first joint's axis). Users never see it:
-``realize`` takes joint values, ``partial`` and ``joint_angles`` take EE goal poses in the robot's base
-link frame, exactly as :meth:`Robot.fk` returns them. The EE link may be rotated or offset from the
-last joint axis: that constant tool transform is handled here.
+The representation (nodes, known edges, constant frames, point sets of joint values) is
+:class:`ggik.graph.structure.GraphStructure`'s, which :class:`RobotGraph` extends. All point coordinates are in the
+*graph frame* ``F_0`` (a frame on the first joint's axis). Users never see it: ``realize`` takes joint values,
+``partial`` and ``joint_angles`` take EE goal poses in the robot's base link frame, exactly as :meth:`ggik.Robot.fk`
+returns them. The EE link may be rotated or offset from the last joint axis: that constant tool transform is handled
+here.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 
 import torch
 
 from ggik.errors import GoalError, GraphError
 from ggik.graph.angles import recover_joint_angles, wrap_to_limits
-from ggik.graph.conventions import GRAPH_CONVENTIONS, check_convention, graph_frames
+from ggik.graph.conventions import GRAPH_CONVENTIONS
+from ggik.graph.export import graph_dict
 from ggik.graph.frames import AXIS_LENGTH, classical_mds, points_from_frames, rz_left
 from ggik.graph.goal_kinds import check_goal_kind, goal_poses
-from ggik.graph.problem import EDGE_KINDS, NODE_TYPES, Goals, PartialGraph
-from ggik.kinematics import geometry as geo
-from ggik.kinematics.consts import ConstCache
+from ggik.graph.problem import EDGE_KINDS, NODE_TYPES, PartialGraph
+from ggik.graph.pyg import pyg_data
+from ggik.graph.structure import GraphStructure
 from ggik.kinematics.robot import Robot
 
 __all__ = ["RobotGraph", "PartialGraph", "Goals", "classical_mds", "points_from_frames", "rz_left", "NODE_TYPES"]
-__all__ += ["EDGE_KINDS", "AXIS_LENGTH", "GRAPH_CONVENTIONS", "KindGraphs", "partial_graph"]
+__all__ += ["EDGE_KINDS", "AXIS_LENGTH", "GRAPH_CONVENTIONS", "KindGraphs", "partial_graph", "GraphStructure"]
 
-CONSTANT_TOL = 1e-9  #: a point closer than this to an axis [m] is on it (decides constant edges)
+
+@dataclass(frozen=True)
+class Goals:
+    """EE goal poses of one robot, batched over leading dims ``...``. Build with :meth:`ggik.RobotGraph.goals`.
+
+    Attributes:
+        in_base: (..., 4, 4) EE goal poses in the robot's base-link frame (as :meth:`ggik.Robot.fk` returns).
+        in_graph: (..., 4, 4) the same goals as poses of the last graph frame F_n in the graph frame F_0
+            (the constant base-to-graph and tool transforms removed).
+        kind: the goal kind, one of :data:`ggik.graph.goal_kinds.GOAL_KINDS`. For ``"position+axis"`` and
+            ``"position"`` the poses are canonical (:func:`ggik.graph.goal_kinds.goal_poses`): only the position
+            and, for ``"position+axis"``, the tool axis are goals; the rest of the rotation is a placeholder.
+        graph: the :class:`ggik.RobotGraph` whose graph frame ``in_graph`` is in: the graph that poses this kind
+            (:meth:`ggik.RobotGraph.for_goal_kind`); None: not known (mapped by the next graph that takes them).
+    """
+
+    in_base: torch.Tensor
+    in_graph: torch.Tensor
+    kind: str = "pose"
+    graph: RobotGraph | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def shape(self) -> torch.Size:
+        """The batch shape ``...``."""
+        return self.in_base.shape[:-2]
+
+    def __getitem__(self, index) -> Goals:
+        """Index the batch dims of both poses alike, e.g. ``goals[a:b]`` or ``goals[:, None]``."""
+        if not isinstance(index, tuple):
+            index = (index,)
+        return Goals(self.in_base[index], self.in_graph[index], self.kind, self.graph)
+
+    def to(self, dtype: torch.dtype | None = None, device: torch.device | str | None = None) -> Goals:
+        in_base, in_graph = self.in_base.to(device=device, dtype=dtype), self.in_graph.to(device=device, dtype=dtype)
+        return Goals(in_base, in_graph, self.kind, self.graph)
 
 
 class KindGraphs:
@@ -65,26 +95,11 @@ class KindGraphs:
         return self
 
 
-class RobotGraph:
-    """GGIK graph of a revolute chain. Build with :meth:`from_robot`.
+class RobotGraph(GraphStructure):
+    """GGIK graph of a revolute chain, which poses goals. Build with :meth:`from_robot`.
 
-    Attributes:
-        robot: the :class:`Robot`.
-        convention: ``"frames"`` or ``"canonical"`` (:mod:`ggik.graph.conventions`).
-        ee_anchor: where p_n is: ``"tool"`` (the foot of the EE origin on the last axis: every "frames" graph, and the
-            canonical graph of position goals) or ``"canonical"`` (a fixed distance along the last axis).
-        n: number of joints (= ``robot.dof``); N = 2 n + 4 nodes.
-        node_names: ("p0", "x", "y", "q0", "p1", "q1", ...).
-        node_type: (N,) long, index into :data:`NODE_TYPES` (x, y, p0, q0 base; pn, qn ee; else joint).
-        node_frame: (N,) long, frame index i of p_i / q_i (x, y: 0).
-        node_kind: (N,) long, 0 = p, 1 = q, 2 = x, 3 = y.
-        anchor_mask: (N,) bool, nodes whose position the problem fixes.
-        known_mask: (N, N) bool, edges whose length the problem fixes (base, structure, constant
-            bounded edges, anchor-goal edges).
-        edge_kind: dict (u, v) -> kind for every known pair u < v.
-        T_base_graph: (4, 4) pose of the graph frame F_0 in the base link frame.
-        T_tool: (4, 4) pose of the EE link in the last graph frame F_n (constant).
-        kind_graphs: :class:`KindGraphs`, the graphs of this robot and convention that pose each goal kind.
+    Attributes: those of :class:`ggik.graph.structure.GraphStructure` (the nodes, known edges and constant frames),
+    and ``kind_graphs``: :class:`KindGraphs`, the graphs of this robot and convention that pose each goal kind.
     """
 
     def __init__(
@@ -94,99 +109,7 @@ class RobotGraph:
         ee_anchor: str = "canonical",
         kind_graphs: KindGraphs | None = None,
     ) -> None:
-        bad = [(j.name, j.type) for j in robot.joints if j.type == "prismatic"]
-        if bad:
-            name, _ = bad[0]
-            raise GraphError(
-                f"{robot.name}: prismatic joint {name!r} cannot be represented by the GGIK graph (revolute joints "
-                f"only); lock it at a value, e.g. robot.lock({{{name!r}: 0.0}})"
-            )
-        mimic = [j.name for j in robot.joints if j.mimic is not None and j.type != "fixed"]
-        if mimic:
-            raise GraphError(
-                f"{robot.name}: mimic joint {mimic[0]!r} cannot be represented by the GGIK graph; lock its source "
-                f"joint with robot.lock({{...}})"
-            )
-        self.robot = robot
-        self.convention = check_convention(convention)
-        self.ee_anchor = ee_anchor if convention == "canonical" else "tool"
-        n = self.n = robot.dof
-        N = self.num_nodes = 2 * n + 4
-
-        _, T_ee = robot.joint_frames(torch.zeros(n, dtype=torch.float64))
-        F = graph_frames(robot, convention, ee_anchor)  # (n+1, 4, 4) in the base frame
-        T_base_graph = F[0].clone()
-        F_graph = geo.invert_transform(T_base_graph) @ F
-        F_graph[0] = torch.eye(4, dtype=torch.float64)  # exactly, not T^-1 T up to rounding
-        C = geo.invert_transform(F_graph[:-1]) @ F_graph[1:]  # (n, 4, 4): F_{i-1}^-1 F_i at home
-        T_tool = geo.invert_transform(F[-1]) @ T_ee
-
-        names = ["p0", "x", "y", "q0"] + [f"{c}{i}" for i in range(1, n + 1) for c in "pq"]
-        nframe = [0, 0, 0, 0] + [i for i in range(1, n + 1) for _ in "pq"]
-        nkind = [0, 2, 3, 1] + [k for _ in range(1, n + 1) for k in (0, 1)]
-        ntype = [0, 0, 0, 0] + [2 if i == n else 1 for i in range(1, n + 1) for _ in "pq"]
-        self.node_names = tuple(names)
-        self.node_type = torch.tensor(ntype)
-        self.node_frame = torch.tensor(nframe)
-        self.node_kind = torch.tensor(nkind)
-        idx = {name: k for k, name in enumerate(names)}
-        self._idx = idx
-        anchors = ["p0", "x", "y", "q0", f"p{n}", f"q{n}"]
-        self.anchor_mask = torch.zeros(N, dtype=torch.bool)
-        self.anchor_mask[[idx[a] for a in anchors]] = True
-
-        home = points_from_frames(F_graph)  # the frames at q = 0 are the home frames
-        self._home = home
-
-        # Known edges.
-        kinds: dict[tuple[int, int], str] = {}
-
-        def add(u: str, v: str, kind: str) -> None:
-            a, b = sorted((idx[u], idx[v]))
-            kinds.setdefault((a, b), kind)
-
-        base = ["p0", "x", "y", "q0"]
-        for a in range(4):
-            for b in range(a + 1, 4):
-                add(base[a], base[b], "base")
-        for i in range(n + 1):
-            add(f"p{i}", f"q{i}", "structure")
-        for i in range(1, n + 1):
-            for u in (f"p{i - 1}", f"q{i - 1}"):
-                for v in (f"p{i}", f"q{i}"):
-                    add(u, v, "structure")
-
-        def off_axis(point: torch.Tensor, i: int) -> float:
-            """Distance [m] of a home point from the axis of joint i (z of F_{i-1})."""
-            o, z = home[idx[f"p{i - 1}"]], home[idx[f"q{i - 1}"]] - home[idx[f"p{i - 1}"]]
-            r = point - o
-            return float(torch.linalg.vector_norm(r - (r @ z) * z))
-
-        # Pairs two bodies apart: their distance varies only with joint i (the points of body i-2 lie on
-        # axis i-1), so it is constant iff one of the two points lies on axis i.
-        for i in range(1, n + 1):
-            before = ["x", "y"] if i == 1 else [f"p{i - 2}", f"q{i - 2}"]
-            for u in before:
-                for v in (f"p{i}", f"q{i}"):
-                    if min(off_axis(home[idx[u]], i), off_axis(home[idx[v]], i)) < CONSTANT_TOL:
-                        add(u, v, "bounded")
-        for u in base:
-            for v in (f"p{n}", f"q{n}"):
-                add(u, v, "anchor_goal")
-        self.edge_kind = dict(sorted(kinds.items()))
-        known = torch.zeros(N, N, dtype=torch.bool)
-        for a, b in self.edge_kind:
-            known[a, b] = known[b, a] = True
-        self.known_mask = known
-        goal_dependent = torch.zeros(N, N, dtype=torch.bool)
-        for (a, b), kind in self.edge_kind.items():
-            if kind == "anchor_goal":
-                goal_dependent[a, b] = goal_dependent[b, a] = True
-        self._constant_mask = known & ~goal_dependent
-        D_home = torch.cdist(home, home)
-        D_const = torch.where(self._constant_mask, D_home, torch.zeros_like(D_home))
-        consts = dict(C=C, T_base_graph=T_base_graph, T_tool=T_tool, home=home, D_const=D_const)
-        self._consts = ConstCache({k: v.numpy() for k, v in consts.items()})
+        super().__init__(robot, convention, ee_anchor)
         #: the graphs of this robot and convention that pose each goal kind (this one among them)
         self.kind_graphs = KindGraphs(self) if kind_graphs is None else kind_graphs.adopt(self)
 
@@ -205,94 +128,6 @@ class RobotGraph:
         :meth:`partial` and :meth:`joint_angles` work on it; :meth:`realize` cannot tell kinds apart, so code that makes
         the points of examples asks for the graph of their kind (:meth:`ggik.graph.GraphBatch.from_graph` does)."""
         return self.kind_graphs.graph(kind)
-
-    def constants(self, dtype: torch.dtype, device: torch.device | str) -> dict[str, torch.Tensor]:
-        """The graph's constant tensors (``home``, ``C``, ``D_const``, ...) in ``dtype`` on ``device`` (cached)."""
-        return self._consts.get(dtype, torch.device(device))
-
-    # ------------------------------------------------------------------ properties
-    @property
-    def T_base_graph(self) -> torch.Tensor:
-        return torch.as_tensor(self._consts.arrays["T_base_graph"])
-
-    @property
-    def T_tool(self) -> torch.Tensor:
-        return torch.as_tensor(self._consts.arrays["T_tool"])
-
-    @property
-    def C(self) -> torch.Tensor:
-        """(n, 4, 4) the home transforms F_{i-1}^-1 F_i (joint i turns F_i about z of F_{i-1})."""
-        return torch.as_tensor(self._consts.arrays["C"])
-
-    @property
-    def home(self) -> torch.Tensor:
-        """(N, 3) the point set at the zero configuration [m, graph frame]."""
-        return torch.as_tensor(self._consts.arrays["home"])
-
-    @property
-    def D_const(self) -> torch.Tensor:
-        """(N, N) the known distances that no goal changes [m], 0 elsewhere."""
-        return torch.as_tensor(self._consts.arrays["D_const"])
-
-    @property
-    def constant_mask(self) -> torch.Tensor:
-        """(N, N) bool, the known edges whose length no goal changes (all known edges but anchor-goal ones)."""
-        return self._constant_mask.clone()
-
-    @property
-    def edge_index(self) -> torch.Tensor:
-        """(2, N (N - 1)) complete directed graph, row-major: (0,1), (0,2), ..., (1,0), (1,2), ..."""
-        N = self.num_nodes
-        return (~torch.eye(N, dtype=torch.bool)).nonzero().T.contiguous()
-
-    # ------------------------------------------------------------------ solutions
-    def frames(self, q) -> torch.Tensor:
-        """Graph frames F_0 .. F_n (..., n + 1, 4, 4) in the graph frame for joint values q (..., n)."""
-        q = self.robot.check_q(q)
-        c = self._consts.get(q.dtype, q.device)
-        T = torch.eye(4, dtype=q.dtype, device=q.device).expand(q.shape[:-1] + (4, 4))
-        out = [T]
-        for i in range(self.n):
-            T = T @ rz_left(q[..., i], c["C"][i])
-            out.append(T)
-        return torch.stack(out, dim=-3)
-
-    def realize(self, q) -> torch.Tensor:
-        """The point set (..., N, 3) [m, graph frame] of joint values q (..., n)."""
-        return points_from_frames(self.frames(q))
-
-    def realize_with_pose(self, q) -> tuple[torch.Tensor, torch.Tensor]:
-        """Point set (..., N, 3) and EE pose (..., 4, 4) in the base link frame, from one FK pass."""
-        frames = self.frames(q)
-        return points_from_frames(frames), self.ee_pose(frames)
-
-    def ee_pose(self, frames: torch.Tensor) -> torch.Tensor:
-        """EE pose (..., 4, 4) in the base link frame from graph frames (..., n + 1, 4, 4)."""
-        c = self._consts.get(frames.dtype, frames.device)
-        return c["T_base_graph"] @ frames[..., -1, :, :] @ c["T_tool"]
-
-    @staticmethod
-    def distances(points: torch.Tensor) -> torch.Tensor:
-        """Complete graph: all pairwise distances (..., N, N) [m] of points (..., N, 3)."""
-        diff = points[..., :, None, :] - points[..., None, :, :]
-        return torch.linalg.vector_norm(diff, dim=-1)
-
-    # ------------------------------------------------------------------ problems
-    def goal_in_graph(self, T_goal: torch.Tensor) -> torch.Tensor:
-        """EE goal poses in the base link frame (..., 4, 4) -> pose of F_n in the graph frame (no checks)."""
-        c = self._consts.get(T_goal.dtype, T_goal.device)
-        return geo.invert_transform(c["T_base_graph"]) @ T_goal @ geo.invert_transform(c["T_tool"])
-
-    @property
-    def tool_axis(self) -> torch.Tensor:
-        """(3,) the tool axis (q_n - p_n) in the EE frame, see :func:`ggik.graph.goal_kinds.tool_axis`."""
-        return self.T_tool[2, :3].clone()
-
-    @property
-    def supports_partial_goals(self) -> bool:
-        """Whether the EE origin lies on the last joint's axis (within 1 um), so that a position fixes a point of it
-        (p_n of the graph of position goals, :meth:`for_goal_kind`)."""
-        return float(self.T_tool[:2, 3].norm()) <= 1e-6
 
     def goals(self, T_goal, kind: str | None = None) -> Goals:
         """Check EE goals ``T_goal`` of ``kind`` (None: ``"pose"``) in the base link frame; map them to the graph frame.
@@ -331,12 +166,22 @@ class RobotGraph:
         return partial_graph(goals.graph or self, goals)
 
     def to_pyg(self, q=None, T_goal=None):
-        """One example as a ``torch_geometric.data.Data``: see :func:`ggik.graph.pyg.to_pyg`."""
-        from ggik.graph.pyg import to_pyg
+        """One example as a ``torch_geometric.data.Data`` (a problem, and its solution if ``q`` is given), for users
+        of PyG models: pass ``q`` (n,) for a solved example (``T_goal`` is then FK(q)), or ``T_goal`` (4, 4) [m,
+        base-link frame] alone for a problem. The fields: :func:`ggik.graph.pyg.pyg_data`."""
+        if q is None and T_goal is None:
+            raise ValueError("to_pyg needs q (a solved example) or T_goal (a problem)")
+        solution = None
+        if q is not None:
+            q = self.robot.check_q(q)
+            if q.ndim != 1:
+                raise ValueError(f"to_pyg takes one configuration q of shape ({self.n},), got {tuple(q.shape)}")
+            pos, T_goal = self.realize_with_pose(q)
+            solution = (pos, q)
+        elif T_goal.shape != (4, 4):
+            raise ValueError(f"to_pyg takes one goal pose of shape (4, 4), got {tuple(T_goal.shape)}")
+        return pyg_data(self, self.partial(T_goal), T_goal, solution)
 
-        return to_pyg(self, q=q, T_goal=T_goal)
-
-    # ------------------------------------------------------------------ solutions -> joint angles
     def joint_angles(self, points: torch.Tensor, T_goal: torch.Tensor | Goals) -> torch.Tensor:
         """Joint values (..., n) from (noisy) point sets (..., N, 3) and EE goals (..., 4, 4) (base frame, or
         :class:`Goals` of any kind): :func:`ggik.graph.angles.recover_joint_angles` on the graph that poses the goals'
@@ -351,26 +196,16 @@ class RobotGraph:
         (:func:`ggik.graph.angles.wrap_to_limits`)."""
         return wrap_to_limits(self.robot, theta)
 
-    # ------------------------------------------------------------------ export
     def to_dict(self, digits: int = 12) -> dict:
         """A JSON-ready, human-diffable description: nodes, known edges with lengths, anchors, frames
         (:func:`ggik.graph.export.graph_dict`)."""
-        from ggik.graph.export import graph_dict
-
         return graph_dict(self, digits)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1) + "\n"
 
-    def __repr__(self) -> str:
-        counts = ", ".join(f"{k} {sum(1 for e in self.edge_kind.values() if e == k)}" for k in EDGE_KINDS)
-        return (
-            f"RobotGraph({self.robot.name}, {self.convention}: {self.n} joints, {self.num_nodes} nodes, "
-            f"known edges: {counts})"
-        )
 
-
-def partial_graph(graph: RobotGraph, goals: Goals) -> PartialGraph:
+def partial_graph(graph: GraphStructure, goals: Goals) -> PartialGraph:
     """The partial graph of checked ``goals`` on ``graph``, the graph that poses their kind
     (:meth:`RobotGraph.partial`)."""
     G = goals.in_graph

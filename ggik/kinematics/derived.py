@@ -1,12 +1,15 @@
 """The joints of robots derived from a :class:`ggik.Robot`: with a tool (:func:`tool_joints`) or with joints locked
-(:func:`locked_joints`); :meth:`ggik.Robot.with_tool` and :meth:`ggik.Robot.lock` build the new robots from them."""
+(:func:`locked_joints`); :meth:`ggik.Robot.with_tool` and :meth:`ggik.Robot.lock` build the new robots from them.
+
+This module sits below :mod:`ggik.kinematics.robot`, which imports it: what the functions read of a robot is the
+protocol :class:`Chain` (a :class:`ggik.Robot` is one), not the class."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -16,15 +19,30 @@ from ggik.kinematics import geometry as geo
 from ggik.kinematics.chains import np_transform
 from ggik.kinematics.urdf import JointSpec
 
-if TYPE_CHECKING:  # robot.py imports this module; the robot is an argument
-    from ggik.kinematics.robot import Robot
-
-__all__ = ["tool_joints", "locked_joints", "MOVING_JOINT_TYPES"]
+__all__ = ["Chain", "tool_joints", "locked_joints", "MOVING_JOINT_TYPES"]
 
 MOVING_JOINT_TYPES = ("revolute", "continuous", "prismatic")  #: the joint types that move
 
 
-def tool_joints(robot: Robot, tool, link: str) -> list[JointSpec]:
+class Chain(Protocol):
+    """What :func:`tool_joints` and :func:`locked_joints` read of a robot (the attributes of :class:`ggik.Robot`)."""
+
+    name: str
+    joints: tuple[JointSpec, ...]  #: every joint on the chain, base to EE
+    ee_link: str
+    joint_names: tuple[str, ...]  #: the dof independent joints (the columns of q)
+    dof: int
+    lower: torch.Tensor  #: (dof,) float64 [rad or m]
+    upper: torch.Tensor  #: (dof,) float64 [rad or m]
+    limited: torch.Tensor  #: (dof,) bool: lower/upper are hard limits
+
+    @property
+    def link_names(self) -> tuple[str, ...]: ...
+
+    def chain_constants(self) -> tuple[dict[str, np.ndarray], bool]: ...
+
+
+def tool_joints(robot: Chain, tool, link: str) -> list[JointSpec]:
     """``robot``'s joints and a fixed joint to ``link`` at the rigid transform ``tool`` (4, 4) [m] in its EE frame.
     ``ValueError`` for a non-rigid transform, :class:`ChainError` for a link name already on the chain."""
     T = geo.check_pose(torch.as_tensor(tool, dtype=torch.float64), "tool")
@@ -36,7 +54,7 @@ def tool_joints(robot: Robot, tool, link: str) -> list[JointSpec]:
     return list(robot.joints) + [joint]
 
 
-def locked_joints(robot: Robot, values: Mapping[str, float]) -> tuple[list[JointSpec], dict[str, float]]:
+def locked_joints(robot: Chain, values: Mapping[str, float]) -> tuple[list[JointSpec], dict[str, float]]:
     """(``robot``'s joints with the named independent joints fixed at the given values [rad or m] and the mimic joints
     that follow only them fixed at their resulting value, the locked values). :class:`ChainError` for an unknown or
     dependent joint, all joints locked, a value not finite or outside the joint's limits."""
