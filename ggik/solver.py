@@ -41,7 +41,9 @@ class GGIK:
     """A trained GGIK model as an IK solver for any revolute chain the graph takes.
 
     Args:
-        model: a :class:`GGIKModel` (eval mode is set).
+        model: a :class:`GGIKModel`, used as given (moved to ``device``): its train/eval mode and a decoder compiled
+            by the caller (:meth:`GGIKModel.compile_decoder`) stay as they are. The solver's own loads
+            (:meth:`load`, :meth:`pretrained`) are in eval mode.
         checkpoint: the checkpoint dict it came from (for ``training_robots``, version), optional.
         device: where the model runs. On a CUDA GPU the whole solve stays there (sampling, angle recovery, LM, ranking;
             float64) and the result comes back to the CPU at the end, except with obstacles, SLSQP or DG (CPU);
@@ -49,8 +51,9 @@ class GGIK:
             solved on the CPU).
         tolerances: :class:`RefineConfig` (``pos_tol`` [m], ``rot_tol`` [rad] define success).
         dg: :class:`DGConfig`, the budget of ``refine="dg"`` (distance-geometric projection of the samples).
-        compile_sampler: sample through ``torch.compile`` (:meth:`GGIKModel.compile_decoder`): the decoder's
-            element-wise work fused; the first call of each batch shape pays the compilation.
+        compile_sampler: True: compile the model's decoder (:meth:`GGIKModel.compile_decoder`: the decoder's
+            element-wise work fused; the first pass of each padded shape pays the compilation). False: the model's
+            decoder as given (compiled only if the caller compiled it).
     """
 
     REFINE_METHODS = REFINE_METHODS  #: what ``SolveConfig.refine`` takes
@@ -64,7 +67,9 @@ class GGIK:
         dg: DGConfig | None = None,
         compile_sampler: bool = False,
     ) -> None:
-        self.model = model.to(device).eval().compile_decoder(compile_sampler)
+        self.model = model.to(device)
+        if compile_sampler and not model.decoder_compiled:
+            self.model.compile_decoder()
         self.checkpoint = checkpoint or {}
         self.device = torch.device(device)
         self.config = tolerances or RefineConfig()

@@ -18,6 +18,7 @@ from ggik.ik.sampling import (
     sample_joint_angles,
 )
 from ggik.kinematics import Robot
+from ggik.nn.compiled_decode import MIN_PADDED_ROWS, padded_rows
 from ggik.nn.cvae import GGIKModel, ModelConfig
 from ggik.training.distill import Distillation, DistillConfig, export_student
 
@@ -48,58 +49,138 @@ def test_pass_size_is_cache_sized_on_a_cpu_and_memory_sized_on_a_gpu():
     assert default_graphs_per_pass(model, 36, "cuda", free_bytes=free) < got  # larger graphs, fewer per pass
 
 
-def _raw(model: GGIKModel, n: int, **kw):
+def _raw(model: GGIKModel, n: int, samples: int = 8, seed: int = 1, **kw):
+    """Raw samples of ``model`` for ``n`` Panda goals; ``kw``: :class:`SamplingOptions`."""
     robot = Robot.from_name("panda")
     T = robot.fk(robot.sample_q(n, torch.Generator().manual_seed(0)))
     options = SamplingOptions(**kw)
-    return sample_joint_angles(
-        model, model.graph(robot), T, 8, generator=torch.Generator().manual_seed(1), options=options
-    )
+    generator = torch.Generator().manual_seed(seed)
+    return sample_joint_angles(model, model.graph(robot), T, samples, generator=generator, options=options)
 
 
-def test_a_failing_compile_warns_once_and_samples_eagerly(monkeypatch):
+def test_the_samples_do_not_depend_on_the_pass_size():
+    """The latents of a call are drawn before its passes: the same generator gives the same samples whatever the pass
+    size (on a CPU or a memory-sized GPU pass). 13 goals of 2 samples: 13, 5, 3 and 1 passes."""
     model = GGIKModel(TINY).eval()
-    want = _raw(model, 5, bf16=False, graphs_per_pass=16)
-
-    def broken(fn, **kwargs):
-        def call(*args):
-            raise RuntimeError("no C++ compiler")
-
-        return call
-
-    monkeypatch.setattr(torch, "compile", broken)
-    model.compile_decoder()
-    assert model.decoder_compiled
-    with pytest.warns(UserWarning, match="no C\\+\\+ compiler"):
-        got = _raw(model, 5, bf16=False, graphs_per_pass=16)
-    assert not model.decoder_compiled
-    torch.testing.assert_close(got.q, want.q, rtol=0, atol=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        _raw(model, 5, bf16=False, graphs_per_pass=16)  # eager now: no second warning
+    runs = [_raw(model, 13, samples=2, bf16=False, graphs_per_pass=n) for n in (1, 7, 12, 10**6)]
+    for run in runs[:-1]:
+        torch.testing.assert_close(run.points, runs[-1].points, rtol=0, atol=1e-5)
+        torch.testing.assert_close(run.pos_err, runs[-1].pos_err, rtol=0, atol=1e-5)
+    other = _raw(model, 13, samples=2, bf16=False, graphs_per_pass=12, seed=2)
+    assert (other.points - runs[-1].points).abs().amax() > 1e-2  # the generator's draws decide the samples
+    oversampled = [_raw(model, 13, samples=2, bf16=False, graphs_per_pass=n, oversample=3) for n in (6, 10**6)]
+    torch.testing.assert_close(oversampled[0].points, oversampled[1].points, rtol=0, atol=1e-5)
 
 
-def test_a_compiled_decoder_pads_the_last_pass_and_keeps_every_goals_samples(monkeypatch):
-    """Compiled, every pass has one shape (the last goals repeated, then dropped); the noise of the real goals is
-    the eager call's. The compile is replaced by the eager decoder that records its batch sizes (the real inductor
-    compile is covered by the benchmark, benchmarks/sampler_price)."""
-    model = GGIKModel(TINY).eval()
-    want = _raw(model, 5, bf16=False, graphs_per_pass=16)  # 2 goals of 8 samples per pass: 2 + 2 + 1
-    sizes: list[int] = []
+def _spy_compile(monkeypatch, rows: list[int], error: Exception | None = None) -> None:
+    """torch.compile replaced by the eager function that records the rows of each call (and raises ``error``)."""
 
-    def recording(fn, **kwargs):
+    def spy(fn, **kwargs):
         def call(z, problem, node_mask):
-            sizes.append(z.shape[0])
+            rows.append(z.shape[0])
+            if error is not None:
+                raise error
             return fn(z, problem, node_mask)
 
         return call
 
-    monkeypatch.setattr(torch, "compile", recording)
-    got = _raw(model.compile_decoder(), 5, bf16=False, graphs_per_pass=16)
-    assert sizes == [16, 16, 16]
-    assert got.q.shape == want.q.shape == (5, 8, 7)
-    torch.testing.assert_close(got.points, want.points, rtol=0, atol=1e-6)
-    torch.testing.assert_close(got.pos_err, want.pos_err, rtol=0, atol=1e-6)
+    monkeypatch.setattr(torch, "compile", spy)
+
+
+def test_padded_rows_are_a_few_powers_of_two_up_to_a_full_pass():
+    assert [padded_rows(g) for g in (1, 16, 17, 100, 129)] == [16, 16, 32, 128, 256]
+    assert padded_rows(100, cap=120) == 120 and padded_rows(40, cap=120) == 64 and padded_rows(130, cap=120) == 256
+    assert MIN_PADDED_ROWS == 16
+
+
+def test_a_compiled_decoder_sees_a_few_shapes_for_any_goal_count_and_drops_the_padding(monkeypatch):
+    """Compiled, every pass is padded to a power of two rows or a full pass (the last goal repeated, then dropped):
+    goal counts 1..24 of 8 samples in passes of 128 graphs make 4 shapes, not 24. The compile is replaced by the
+    eager decoder that records its batch sizes (the real inductor compile is covered by the benchmark,
+    benchmarks/sampler_price, and the slow test below)."""
+    model = GGIKModel(TINY).eval()
+    want = _raw(model, 20, bf16=False, graphs_per_pass=128)  # passes of 16 goals of 8 samples: 16 + 4
+    rows: list[int] = []
+    _spy_compile(monkeypatch, rows)
+    model.compile_decoder()
+    got = _raw(model, 20, bf16=False, graphs_per_pass=128)
+    assert rows == [128, 32]
+    assert got.q.shape == want.q.shape == (20, 8, 7)
+    torch.testing.assert_close(got.points, want.points, rtol=0, atol=1e-5)
+    torch.testing.assert_close(got.pos_err, want.pos_err, rtol=0, atol=1e-5)
+    rows.clear()
+    for goals in range(1, 25):
+        _raw(model, goals, bf16=False, graphs_per_pass=128)
+    assert sorted(set(rows)) == [16, 32, 64, 128]
+
+
+def test_a_failing_compile_warns_once_and_samples_eagerly(monkeypatch):
+    from torch._dynamo.exc import BackendCompilerFailed
+
+    model = GGIKModel(TINY).eval()
+    want = _raw(model, 5, bf16=False, graphs_per_pass=16)
+    rows: list[int] = []
+    _spy_compile(monkeypatch, rows, BackendCompilerFailed("inductor", RuntimeError("no C++ compiler"), None))
+    model.compile_decoder()
+    assert model.decoder_compiled
+    with pytest.warns(UserWarning, match="(?s)decoder failed, sampling eagerly.*no C\\+\\+ compiler"):
+        got = _raw(model, 5, bf16=False, graphs_per_pass=16)
+    assert not model.decoder_compiled and rows == [16]
+    torch.testing.assert_close(got.q, want.q, rtol=0, atol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _raw(model, 5, bf16=False, graphs_per_pass=16)  # eager now: no second warning
+    assert rows == [16]
+
+
+@pytest.mark.parametrize("error", [ValueError("bad input"), torch.OutOfMemoryError("CPU out of memory")])
+def test_other_errors_of_the_compiled_decoder_propagate_and_keep_it_compiled(monkeypatch, error):
+    model = GGIKModel(TINY).eval()
+    _spy_compile(monkeypatch, [], error)
+    model.compile_decoder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no warning
+        with pytest.raises(type(error), match=str(error)):
+            _raw(model, 2, bf16=False)
+    assert model.decoder_compiled
+
+
+def test_a_compile_error_on_an_input_the_eager_decoder_refuses_raises_the_eager_error(monkeypatch):
+    """A compile error whose input the eager decoder refuses too is the input's fault: its error propagates and the
+    decoder stays compiled."""
+    from torch._dynamo.exc import TorchRuntimeError
+
+    model = GGIKModel(TINY).eval()
+    _spy_compile(monkeypatch, [], TorchRuntimeError("shape mismatch while tracing"))
+    model.compile_decoder()
+
+    def refuses(*args):
+        raise ValueError("the eager decoder refuses this input")
+
+    monkeypatch.setattr(model, "decode", refuses)
+    with pytest.raises(ValueError, match="eager decoder refuses"):
+        _raw(model, 2, bf16=False)
+    assert model.decoder_compiled
+
+
+def test_the_solver_keeps_the_model_as_given(monkeypatch):
+    """GGIK(model) neither compiles nor un-compiles the model's decoder, nor changes its train/eval mode; only
+    compile_sampler=True compiles (and keeps a decoder the caller already compiled)."""
+    from ggik import GGIK
+
+    _spy_compile(monkeypatch, [])
+    compiled = GGIKModel(TINY).compile_decoder()
+    callable_before = compiled._compiled_decode
+    assert compiled.training
+    GGIK(compiled)
+    assert compiled.training and compiled.decoder_compiled and compiled._compiled_decode is callable_before
+    GGIK(compiled, compile_sampler=True)
+    assert compiled._compiled_decode is callable_before
+    plain = GGIKModel(TINY).eval()
+    GGIK(plain)
+    assert not plain.training and not plain.decoder_compiled
+    GGIK(plain, compile_sampler=True)
+    assert plain.decoder_compiled
 
 
 @pytest.fixture(scope="module")
@@ -148,41 +229,59 @@ def test_distillation_refuses_to_resume_another_recipe(tiny_ckpt, tmp_path):
 
 
 def test_the_solver_samples_through_the_compiled_decoder_when_asked(monkeypatch):
-    calls: list[int] = []
-
-    def recording(fn, **kwargs):
-        def call(*args):
-            calls.append(args[0].shape[0])
-            return fn(*args)
-
-        return call
-
-    monkeypatch.setattr(torch, "compile", recording)
+    rows: list[int] = []
+    _spy_compile(monkeypatch, rows)
     from ggik import GGIK, SolveConfig
+    from ggik.ik import sampling
 
+    monkeypatch.setattr(sampling, "native_bf16", lambda device: False)  # float32: the padded pass rounds alike
     plain, compiled = GGIK.pretrained(), GGIK.pretrained(compile_sampler=True)
     assert not plain.model.decoder_compiled and compiled.model.decoder_compiled
     panda = Robot.from_name("panda")
     T = panda.fk(panda.sample_q(3, torch.Generator().manual_seed(0)))
     a = plain.solve(panda, T, SolveConfig(samples=4), generator=torch.Generator().manual_seed(1))
     b = compiled.solve(panda, T, SolveConfig(samples=4), generator=torch.Generator().manual_seed(1))
-    assert calls and sum(calls) >= 3 * 4
-    torch.testing.assert_close(a.q, b.q, rtol=0, atol=0)  # the same decoder (compile replaced): the same solutions
+    assert rows == [16]  # 3 goals x 4 samples, padded
+    # the same decoder (compile replaced) on a padded batch: the same samples to float32 rounding
+    torch.testing.assert_close(b.pos_err, a.pos_err, rtol=0, atol=1e-5)
+    torch.testing.assert_close(b.q, a.q, rtol=0, atol=1e-4)
 
 
-def test_lm_from_8_panda_samples_without_restarts_does_not_solve_every_goal_for_every_seed():
-    """Why tests/test_cuda_solve.py no longer claims that LM from 8 samples solves these six Panda goals: on the CPU
-    too, some generator seed leaves one of them unsolved (the samples differ by seed; on the GPU also by rounding)."""
+#: LM from 8 samples of the shipped model (no restarts) on random Panda goals, measured with float32 sampling, bf16
+#: sampling and ATEN_CPU_CAPABILITY=avx2 (AMD EPYC, torch 2.13): 0 or 1 of 64 goals unsolved (3 goal sets); LM from
+#: one sample fails for 36% to 41% of the 512 samples; 5 to 13 of 1024 goals unsolved (0.5% to 1.3%; 2 goal sets x 2
+#: seeds). The bounds leave a margin of at least 2x on each side.
+LM_FROM_8 = {"goals_solved_min": 0.90, "sample_fails": (0.15, 0.70), "goals_unsolved_of_1024": (0.002, 0.05)}
+
+
+def test_lm_from_8_panda_samples_solves_most_goals_but_each_sample_often_fails():
+    """Why tests/test_cuda_solve.py claims no more than the CPU's success for LM from 8 samples without restarts:
+    nearly every goal is solved, but LM from a single sample fails for over a third of them, so a goal's success
+    rests on a few of its samples and another seed (or another CPU's rounding) can leave one unsolved. Shares over
+    64 goals, not facts of one seed: they hold with float32 and bf16 sampling."""
     from ggik import GGIK, SolveConfig
 
     solver, panda = GGIK.pretrained(), Robot.from_name("panda")
-    T = panda.fk(panda.sample_q(6, torch.Generator().manual_seed(0)))  # the CUDA test's goals
-    config = SolveConfig(samples=8, refine="lm")
-    solved = [
-        bool(solver.solve(panda, T, config, generator=torch.Generator().manual_seed(seed)).success[:, 0].all())
-        for seed in range(1, 9)
-    ]
-    assert solved[0] and not all(solved)  # seed 1 (the CUDA test's) solves all six on the CPU; not every seed does
+    T = panda.fk(panda.sample_q(64, torch.Generator().manual_seed(0)))
+    result = solver.solve(panda, T, SolveConfig(samples=8, refine="lm"), generator=torch.Generator().manual_seed(1))
+    solved = result.success[:, 0].double().mean().item()
+    sample_fails = (~result.success).double().mean().item()
+    assert solved >= LM_FROM_8["goals_solved_min"], f"{solved:.1%} of the goals solved"
+    low, high = LM_FROM_8["sample_fails"]
+    assert low <= sample_fails <= high, f"LM from {sample_fails:.1%} of the samples failed"
+
+
+@pytest.mark.slow
+def test_lm_from_8_panda_samples_leaves_about_one_goal_in_a_hundred_unsolved():
+    """The share of Panda goals LM from 8 samples leaves unsolved, over 1024 goals (about 10 s on one CPU thread)."""
+    from ggik import GGIK, SolveConfig
+
+    solver, panda = GGIK.pretrained(), Robot.from_name("panda")
+    T = panda.fk(panda.sample_q(1024, torch.Generator().manual_seed(0)))
+    config = SolveConfig(samples=8, refine="lm", first_solution=True)  # a goal's success: its first solution
+    unsolved = (~solver.solve(panda, T, config, generator=torch.Generator().manual_seed(1)).success[:, 0]).double()
+    low, high = LM_FROM_8["goals_unsolved_of_1024"]
+    assert low <= unsolved.mean().item() <= high, f"{unsolved.mean().item():.2%} of the goals unsolved"
 
 
 @pytest.mark.slow

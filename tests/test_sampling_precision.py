@@ -3,6 +3,10 @@ several times slower than float32), float32 otherwise; explicit choices are hono
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -25,12 +29,39 @@ def tiny_model() -> GGIKModel:
     "avx512_bf16, amx, expected", [(False, False, False), (True, False, True), (False, True, True)]
 )
 def test_native_bf16_on_a_cpu_follows_its_instructions(monkeypatch, avx512_bf16, amx, expected):
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16, raising=False)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx, raising=False)
     assert native_bf16("cpu") is expected and native_bf16(torch.device("cpu")) is expected
 
 
+@pytest.mark.parametrize(
+    "capability, expected",
+    [("AVX512", True), ("AVX2", False), ("DEFAULT", False), ("NO AVX", False), ("SVE256", False), ("VSX", False)],
+)
+def test_native_bf16_needs_kernels_dispatched_at_avx512(monkeypatch, capability, expected):
+    """A CPU with AVX512-BF16 and AMX computes bf16 natively only where torch dispatches its AVX512 kernels
+    (ATEN_CPU_CAPABILITY=avx2, as CI sets it to emulate a lesser CPU, dispatches AVX2 ones)."""
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: capability)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: True, raising=False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: True, raising=False)
+    assert native_bf16("cpu") is expected
+
+
+def test_aten_cpu_capability_avx2_switches_bf16_off():
+    """The variable itself, in a fresh process (torch reads it once, at start-up)."""
+    code = (
+        "import torch; from ggik.ik.sampling import native_bf16; "
+        "print(torch.backends.cpu.get_cpu_capability(), native_bf16('cpu'))"
+    )
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": "avx2"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    capability, native = out.split()
+    assert capability in ("AVX2", "DEFAULT", "NO AVX") and native == "False"  # AVX2, or lower on a lesser CPU
+
+
 def test_native_bf16_without_the_probes_is_false(monkeypatch):
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
     monkeypatch.delattr(torch.cpu, "_is_avx512_bf16_supported", raising=False)
     monkeypatch.delattr(torch.cpu, "_is_amx_tile_supported", raising=False)
     assert native_bf16("cpu") is False

@@ -17,6 +17,7 @@ __all__ = [
     "SamplingOptions",
     "sample_joint_angles",
     "shared_noise",
+    "call_noise",
     "native_bf16",
     "known_distance_cost",
     "default_graphs_per_pass",
@@ -31,6 +32,9 @@ GPU_MEMORY_SHARE = 0.25
 #: (graphs x N x N x hidden) float32 tensors counted per graph for a pass's peak memory: an EGNN layer holds two or
 #: three at once (pre-activation, message, their products); the rest is room for bf16 copies and the caching allocator
 EDGE_TENSORS_AT_PEAK = 6
+#: the ``torch.backends.cpu.get_cpu_capability()`` level (a prefix) whose kernels use AVX512 instructions: below it
+#: ("AVX2", "DEFAULT", ...) a CPU's AVX512-BF16 / AMX units are not used and bf16 is emulated
+AVX512_CAPABILITY = "AVX512"
 
 
 @dataclass
@@ -51,12 +55,16 @@ class RawSamples:
 
 def native_bf16(device: torch.device | str) -> bool:
     """Whether ``device`` computes bfloat16 matrix products natively: a CUDA GPU that supports bf16, or a CPU with
-    AVX512-BF16 or AMX. Elsewhere (e.g. an AVX2-only CPU) bf16 autocast is emulated and several times slower than
-    float32, so the sampler runs the network in float32 there. Asked at call time, never at import."""
+    AVX512-BF16 or AMX whose kernels torch dispatches at AVX512 level or higher
+    (``torch.backends.cpu.get_cpu_capability()``: ``ATEN_CPU_CAPABILITY=avx2`` or ``default`` lowers it, and the bf16
+    instructions then go unused). Elsewhere (e.g. an AVX2-only CPU) bf16 autocast is emulated and several times slower
+    than float32, so the sampler runs the network in float32 there. Asked at call time, never at import."""
     device = torch.device(device)
     if device.type == "cuda":
         return bool(torch.cuda.is_bf16_supported())
     if device.type == "cpu":
+        if not torch.backends.cpu.get_cpu_capability().upper().startswith(AVX512_CAPABILITY):
+            return False
         probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
         return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in probes)
     return False
@@ -127,7 +135,9 @@ def sample_joint_angles(
     (a CUDA model's call then moves only the results to the CPU; ``on_device``: they stay there). ``noise``:
     ``{"u": (S, L), "eps": (S, L, Z)}`` (:func:`shared_noise`), the same
     sampling noise for every goal (sample s of every goal decodes the same latent draw: coherent samples along a
-    path), instead of fresh noise from ``generator``. ``oversample`` K: draw K x ``num_samples`` per goal and keep the
+    path), instead of fresh noise from ``generator`` (:func:`call_noise`: drawn for the whole call before the
+    passes, on the generator's device, so that the samples of goal p depend on the generator and p, not on the pass
+    size, the device or ``bf16``). ``oversample`` K: draw K x ``num_samples`` per goal and keep the
     ``num_samples`` whose point sets best satisfy the problem's known distances (:func:`known_distance_cost`, no FK),
     in the order they were drawn; angles are recovered for the kept ones only (K = 1: every sample, as drawn).
     """
@@ -145,16 +155,18 @@ def sample_joint_angles(
     chunk = max(1, graphs_per_pass // max(1, drawn))
     if bf16 is None:
         bf16 = native_bf16(param.device)
+    if noise is None:  # every latent of the call, drawn before the passes: they do not depend on the pass size
+        noise = call_noise(model, graph, goals.shape[0], drawn, generator, param)
+    else:  # the same draw for every goal
+        noise = {k: v[None].expand((goals.shape[0],) + v.shape) for k, v in noise.items()}
     qs, pts = [], []
-    pad_to = chunk * drawn if goals.shape[0] > chunk else None  # a compiled decoder: every pass of one shape
+    pad_to = chunk * drawn  # a compiled decoder pads the passes to a few shapes, none above a full pass
     for start in range(0, goals.shape[0], chunk):
         T = goals[start : start + chunk]
         batch = GraphBatch.from_graph(graph, T_goal=T).to(device=param.device, dtype=param.dtype)
-        shared = (
-            None if noise is None else {k: v.to(param.device).expand((T.shape[0],) + v.shape) for k, v in noise.items()}
-        )
+        pass_noise = {k: v[start : start + chunk].to(param.device) for k, v in noise.items()}
         with torch.autocast(param.device.type, dtype=torch.bfloat16, enabled=bf16):
-            points = model.sample(batch, drawn, generator=generator, noise=shared, pad_to=pad_to)
+            points = model.sample(batch, drawn, noise=pass_noise, pad_to=pad_to)
         points = points.to(dtype=torch.float64)
         if oversample > 1:
             cost = known_distance_cost(points, batch.known_distances.to(torch.float64), batch.known_mask)
@@ -191,4 +203,26 @@ def shared_noise(
     return {
         "u": torch.rand((S, L), generator=generator),
         "eps": torch.randn((S, L, model.cfg.latent), generator=generator),
+    }
+
+
+def call_noise(
+    model: GGIKModel,
+    graph: RobotGraph,
+    num_goals: int,
+    num_samples: int,
+    generator: torch.Generator | None,
+    param: torch.Tensor,
+) -> dict[str, torch.Tensor]:
+    """The sampling noise of a whole :func:`sample_joint_angles` call: ``{"u": (P, S, L), "eps": (P, S, L, Z)}``
+    (uniform, then standard normal; :meth:`GGIKModel.sample`'s layout) in ``param``'s dtype, drawn on ``generator``'s
+    device (None: the global generator of ``param``'s device). A CPU generator gives the same latents for a CPU and a
+    CUDA model, and one pass of all P goals draws exactly these. Size P x S x L x (Z + 1) numbers (32 samples of 1000
+    goals of 18 nodes: 5 M with Z = 8)."""
+    L = model.latent_mask(torch.ones(1, graph.num_nodes, dtype=torch.bool)).shape[1]
+    at = param.device if generator is None else generator.device
+    size, dtype = (int(num_goals), int(num_samples), L), param.dtype
+    return {
+        "u": torch.rand(size, generator=generator, dtype=dtype, device=at),
+        "eps": torch.randn(size + (model.cfg.latent,), generator=generator, dtype=dtype, device=at),
     }

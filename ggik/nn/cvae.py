@@ -75,6 +75,7 @@ from ggik.graph.robot_graph import RobotGraph
 from ggik.kinematics.geometry import matrix_to_rotvec
 from ggik.kinematics.robot import Robot
 from ggik.nn import EGNN
+from ggik.nn.compiled_decode import is_compile_error, padded_rows
 from ggik.nn.decoders import GaussNewtonFollow, NodeDecoder
 from ggik.nn.encoding import (
     MixturePrior,
@@ -133,9 +134,10 @@ class GGIKModel(nn.Module):
 
     def compile_decoder(self, enabled: bool = True) -> GGIKModel:
         """Sample through ``torch.compile(self.decode)`` (inductor: the EGNN layers' element-wise work fused), or
-        eagerly again (``enabled=False``). Each new input shape compiles once (seconds; a C++ compiler is needed on a
-        CPU); where compiling fails, the model warns once and samples eagerly. ``forward`` (training) never uses it.
-        Returns self."""
+        eagerly again (``enabled=False``). Passes are padded to a few shapes (:mod:`ggik.nn.compiled_decode`), each
+        compiled once (seconds; a C++ compiler is needed on a CPU). Where compiling fails (torch._dynamo or inductor
+        raise, on an input the eager decoder takes), the model warns once with the cause and samples eagerly from then
+        on; any other error propagates, the decoder still compiled. ``forward`` never uses it. Returns self."""
         self._compiled_decode = torch.compile(self.decode, dynamic=False) if enabled else None
         return self
 
@@ -148,23 +150,26 @@ class GGIKModel(nn.Module):
         self, z: torch.Tensor, problem: ProblemEncoding, node_mask: torch.Tensor, pad_to: int | None
     ) -> torch.Tensor:
         """:meth:`decode`, compiled where :meth:`compile_decoder` asked; compiled, the G rows are first padded to
-        ``pad_to`` (the last row repeated, the result cut back to G): every pass has one shape, one compilation."""
-        if self._compiled_decode is not None:
-            G, args = z.shape[0], (z, problem, node_mask)
-            if pad_to is not None and pad_to > G:
-                rows = torch.arange(pad_to, device=z.device).clamp(max=G - 1)
-                args = (z[rows], problem.rows(rows), node_mask[rows])
-            try:
-                with warnings.catch_warnings():  # torch's own lowering warns of its internals; nothing to act on
-                    warnings.filterwarnings("ignore", message=r".*_prims_common\.check", category=FutureWarning)
-                    return self._compiled_decode(*args)[:G]
-            except Exception as exc:  # noqa: BLE001 (inductor raises many types: no compiler, unsupported op, ...)
-                warnings.warn(
-                    f"torch.compile of the decoder failed, sampling eagerly: {type(exc).__name__}: {exc}",
-                    stacklevel=3,
-                )
-                self._compiled_decode = None
-        return self.decode(z, problem, node_mask)
+        ``padded_rows(G, pad_to)`` (the last row repeated, the result cut back to G): passes of any number of goals
+        take a few shapes and compile a few times only."""
+        compiled = self._compiled_decode
+        if compiled is None:
+            return self.decode(z, problem, node_mask)
+        G = z.shape[0]
+        rows = torch.arange(padded_rows(G, pad_to), device=z.device).clamp(max=G - 1)
+        args = (z, problem, node_mask) if rows.shape[0] == G else (z[rows], problem.rows(rows), node_mask[rows])
+        try:
+            with warnings.catch_warnings():  # torch's own lowering warns of its internals; nothing to act on
+                warnings.filterwarnings("ignore", message=r".*_prims_common\.check", category=FutureWarning)
+                return compiled(*args)[:G]
+        except Exception as exc:
+            if not is_compile_error(exc):
+                raise  # a bad input, out of memory, ...: the caller's to see; the decoder stays compiled
+            x = self.decode(z, problem, node_mask)  # raises where the input, not the compile, is at fault
+            cause = f"{type(exc).__name__}: {exc}"
+            warnings.warn(f"torch.compile of the decoder failed, sampling eagerly from now on: {cause}", stacklevel=3)
+            self._compiled_decode = None
+            return x
 
     # ------------------------------------------------------------------ graphs and inputs
     def graph(self, robot: Robot) -> RobotGraph:
@@ -372,9 +377,10 @@ class GGIKModel(nn.Module):
         mixture the component of a sample is drawn with ``u[b, s, 0]``), so problem b's samples depend only on its
         own slice: sampling problems jointly equals sampling each alone with the same noise. Pass ``noise`` to
         control it (moved to the model's device), or a ``generator`` to draw it on the generator's device (a CPU
-        generator with a CUDA model: the CPU's draws, so both devices sample the same latents). ``pad_to``: with a
-        compiled decoder (:meth:`compile_decoder`), decode that many graphs (B x S at least) so that passes of fewer
-        problems keep the shape of the full ones; the noise and results are those of the B problems alone.
+        generator with a CUDA model: the CPU's draws, so both devices sample the same latents); the noise is in the
+        parameters' dtype (float32 under bf16 autocast too). ``pad_to``: with a compiled decoder
+        (:meth:`compile_decoder`), the most graphs a pass is padded to (:func:`padded_rows`: the size of a full
+        pass); the noise and results are those of the B problems alone.
         """
         B, N = batch.node_mask.shape
         L = self.latent_mask(batch.node_mask).shape[1]
@@ -382,7 +388,7 @@ class GGIKModel(nn.Module):
         if S < 1:
             raise ValueError(f"num_samples must be >= 1, got {num_samples}")
         problem = self.encode_problem(batch)
-        dtype, device = problem.h0.dtype, problem.h0.device
+        dtype, device = self.embed.weight.dtype, problem.h0.device  # the parameters' dtype, under autocast too
         if noise is None:  # drawn where the generator lives (a CPU generator gives the same draws on every device)
             at = device if generator is None else generator.device
             noise = {
