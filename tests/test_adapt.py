@@ -97,7 +97,9 @@ def test_adapt_keeps_the_best_model_names_the_arm_and_replays(tiny_ckpt, arm_fil
     state = json.loads((tmp_path / "adapted.pt.adapt" / STATE_FILE).read_text())
     assert state["best"]["success"] == result.best_success
     assert cli_main(["info", str(out)]) == 0
-    assert "adapted to arm" in capsys.readouterr().out
+    info = capsys.readouterr().out
+    assert "adapted to arm" in info
+    assert f"held-out raw success {result.base_test_success:.1%} -> {result.test_success:.1%}, selection" in info
     robot = Robot.from_urdf(arm_file)
     T = robot.fk(robot.sample_q(2, torch.Generator().manual_seed(0)))
     solved = GGIK.load(out).solve(robot, T)

@@ -72,9 +72,14 @@ def cmd_info(args: argparse.Namespace) -> int:
     adapted = ckpt.get("adaptation")
     if adapted:
         before, after, minutes = adapted["base_success"], adapted["success"], adapted["elapsed_s"] / 60
+        held_out = (
+            f"held-out raw success {adapted['base_test_success']:.1%} -> {adapted['test_success']:.1%}, selection "
+            if adapted.get("test_success") is not None
+            else "raw success "
+        )
         print(
-            f"  adapted to {adapted['robot']} ({adapted['urdf']}, sha256 {adapted['sha256']}) by ggik adapt: raw "
-            f"success {before:.1%} -> {after:.1%} after {minutes:.1f} min, from {adapted['base']}"
+            f"  adapted to {adapted['robot']} ({adapted['urdf']}, sha256 {adapted['sha256']}) by ggik adapt: "
+            f"{held_out}{before:.1%} -> {after:.1%} after {minutes:.1f} min, from {adapted['base']}"
         )
     for line in provenance_lines(ckpt.get("init_from")):
         print(line)
