@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 import time
 from dataclasses import dataclass, replace
@@ -44,6 +43,7 @@ from ggik.training.adapt_config import (
     AdaptResult,
     adapt_config,
     chain_options,
+    lr_factor,
     refuse_another_run,
     retains,
 )
@@ -78,15 +78,6 @@ class _Clock:
 _clock = _Clock()
 
 
-def _lr_factor(elapsed_s: float, budget_s: float, cfg: AdaptConfig) -> float:
-    """The learning rate's factor after ``elapsed_s`` of a budget of ``budget_s`` [s]: 1, or the cosine to
-    ``min_lr_ratio`` over the budget."""
-    if cfg.schedule == "constant":
-        return 1.0
-    t = min(1.0, elapsed_s / budget_s)
-    return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * t))
-
-
 def _problems(run_dir: Path, name: str, robots: list[Robot], per_robot: int, seed: int) -> ProblemSet:
     """The fixed problems ``run_dir/name``: made once (``per_robot`` per robot, ``seed``), then read back."""
     path = run_dir / name
@@ -95,10 +86,6 @@ def _problems(run_dir: Path, name: str, robots: list[Robot], per_robot: int, see
     problems = ProblemSet.generate(robots, per_robot, seed)
     problems.save(path)
     return problems
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _write_state(run_dir: Path, state: dict) -> None:
@@ -185,7 +172,11 @@ def _arm(arm: RobotFile | Robot, run_dir: Path) -> tuple[RobotFile, bytes]:
     path = Path(arm.urdf)
     if not path.is_file():
         raise GGIKError(f"the arm to adapt to must be one URDF file; {arm.urdf} is not a file")
-    return replace(arm, urdf=str(path.resolve())), path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise GGIKError(f"the arm's URDF file {arm.urdf} cannot be read: {exc.strerror or exc}") from None
+    return replace(arm, urdf=str(path.resolve())), data
 
 
 def _adapt(
@@ -205,8 +196,8 @@ def _adapt(
     who = {
         "config": _recipe(cfg),
         "arm": chain_options(arm),
-        "arm_sha256": _sha256(data),
-        "base_sha256": _sha256(base.read_bytes()),
+        "arm_sha256": hashlib.sha256(data).hexdigest(),
+        "base_sha256": hashlib.sha256(base.read_bytes()).hexdigest(),
     }
     resumed = (run_dir / "last.pt").is_file() and (run_dir / STATE_FILE).is_file()
     if resumed:
@@ -368,7 +359,7 @@ def _run(a: _Adaptation, progress: bool) -> AdaptResult:
                 _pull_to_base(a, lr)
             if trainer.step >= cfg.warmup_steps:  # warm-up by step (the trainer's schedule), then decay by time
                 for group in trainer.optimizer.param_groups:
-                    group["lr"] = cfg.lr * _lr_factor(state["elapsed_s"], budget, cfg)
+                    group["lr"] = cfg.lr * lr_factor(state["elapsed_s"], budget, cfg)
             dt = _clock.wall() - t0
             trainer.wall_s += dt
             trainer.cpu_s += _clock.cpu() - c0

@@ -20,6 +20,7 @@ __all__ = [
     "AdaptResult",
     "adapt_config",
     "retains",
+    "lr_factor",
     "chain_options",
     "refuse_another_run",
     "FREEZABLE",
@@ -118,6 +119,15 @@ class AdaptResult:
 
 
 TEST_SEED_OFFSET = 1_000_003  #: the held-out goals' seed is the recipe's ``seed`` plus this (the selection's: ``seed``)
+
+
+def lr_factor(elapsed_s: float, budget_s: float, cfg: AdaptConfig) -> float:
+    """The learning rate's factor after ``elapsed_s`` of a budget of ``budget_s`` [s]: 1, or the cosine to
+    ``min_lr_ratio`` over the budget."""
+    if cfg.schedule == "constant":
+        return 1.0
+    t = min(1.0, elapsed_s / budget_s)
+    return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * t))
 
 
 def retains(before: int, after: int, cfg: AdaptConfig) -> bool:
