@@ -25,26 +25,28 @@ unconverged differs by ~1e-7 rad between two paths on one CPU and by more on ano
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from ggik import Robot
-from ggik.graph.goal_kinds import goal_errors
+from ggik.graph.goal_kinds import goal_errors, tool_axis
 from ggik.ik.lm.core import DAMPING_DOWN, DAMPING_MIN
 from ggik.ik.refine import RefineInfo
 from ggik.ik.refine_config import RefineConfig
-from ggik.ik.tolerances import Tolerances
 
 __all__ = [
     "JOINT_TOL",
     "SIGMA_MIN",
     "TASK_DIMS",
     "Run",
+    "LMCase",
     "unique_solutions",
+    "assert_same_solutions",
     "assert_reports_its_own_errors",
     "assert_same_outcomes",
     "steps_tolerance",
     "assert_same_steps",
-    "clamped",
     "first_solutions",
     "most",
     "assert_first_solution_rule",
@@ -69,6 +71,30 @@ def most(d: torch.Tensor) -> int:
     return int(d.abs().max()) if d.numel() else 0
 
 
+@dataclass(frozen=True)
+class LMCase:
+    """What two runs solved: ``robot``, canonical goals ``goal`` (..., 4, 4) [m] in the base-link frame of ``kind``
+    (broadcast to the runs' batch shape), the settings ``cfg`` (tolerances, budget, damping) and, for the
+    first-solution rules, the starts ``q0`` (goals, starts, dof)."""
+
+    robot: Robot
+    goal: torch.Tensor
+    kind: str
+    cfg: RefineConfig
+    q0: torch.Tensor | None = None
+
+    @property
+    def axis(self) -> torch.Tensor:
+        """(3,) the robot's tool axis in the EE frame."""
+        return tool_axis(self.robot)
+
+    def given(self) -> torch.Tensor:
+        """The starts as LM takes them: clamped into the limits (unlimited joints as they are)."""
+        assert self.q0 is not None, "the case has no starts"
+        r = self.robot
+        return torch.where(r.limited, self.q0.clamp(r.lower, r.upper), self.q0)
+
+
 def goal_jacobian(robot: Robot, q: torch.Tensor, kind: str, axis: torch.Tensor) -> torch.Tensor:
     """(..., 6 or 3, dof) the Jacobian of what goal ``kind`` fixes at ``q`` (..., dof): position rows [m/rad], then
     the angular velocity (pose), or the tool axis's velocity (position+axis, rank 2), in the base frame."""
@@ -90,29 +116,32 @@ def unique_solutions(robot: Robot, q: torch.Tensor, kind: str, axis: torch.Tenso
     return torch.linalg.svdvals(goal_jacobian(robot, q, kind, axis))[..., robot.dof - 1] >= SIGMA_MIN
 
 
-def assert_reports_its_own_errors(robot: Robot, goal: torch.Tensor, kind: str, axis, run: Run, tol: Tolerances):
-    """Rule 1 for one path's ``run`` towards canonical goals ``goal`` (..., 4, 4) (broadcast to the run's shape)."""
+def assert_reports_its_own_errors(case: LMCase, run: Run) -> None:
+    """Rule 1 for one path's ``run`` of ``case``."""
     q, info = run
-    pos, rot = goal_errors(robot.fk(q), goal, kind, axis)
+    pos, rot = goal_errors(case.robot.fk(q), case.goal, case.kind, case.axis)
     torch.testing.assert_close(info.pos_err, pos, rtol=0, atol=FK_POS_TOL)
     torch.testing.assert_close(info.rot_err, rot, rtol=0, atol=FK_ROT_TOL)
-    assert torch.equal(info.converged, tol.met(info.pos_err, info.rot_err)), "converged is: both errors under tolerance"
+    met = case.cfg.tolerances.met(info.pos_err, info.rot_err)
+    assert torch.equal(info.converged, met), "converged is: both errors under the tolerances"
 
 
-def assert_same_outcomes(robot: Robot, goal: torch.Tensor, kind: str, axis, a: Run, b: Run, tol: Tolerances, what=""):
-    """Rules 1 to 3 for two paths' runs ``a``, ``b`` of the same problem; ``what`` names them in a failure."""
+def assert_same_outcomes(case: LMCase, a: Run, b: Run, what: str = "") -> None:
+    """Rules 1 to 3 for two paths' runs ``a``, ``b`` of ``case``; ``what`` names them in a failure."""
     for run in (a, b):
-        assert_reports_its_own_errors(robot, goal, kind, axis, run, tol)
+        assert_reports_its_own_errors(case, run)
     (q_a, info_a), (q_b, info_b) = a, b
     assert torch.equal(info_a.converged, info_b.converged), f"{what}: the same elements converge"
     assert most(info_a.iterations - info_b.iterations) <= 1, f"{what}: iterations within one"
-    assert_same_solutions(robot, kind, axis, q_a, q_b, info_a.converged & info_b.converged, what)
+    assert_same_solutions(case, q_a, q_b, info_a.converged & info_b.converged, what)
 
 
-def assert_same_solutions(robot: Robot, kind: str, axis, q_a, q_b, converged: torch.Tensor, what="") -> int:
+def assert_same_solutions(case: LMCase, q_a, q_b, converged: torch.Tensor, what: str = "") -> int:
     """Rule 3: joint values ``q_a``, ``q_b`` (..., dof) within :data:`JOINT_TOL` where ``converged`` (...) and unique
-    on both; returns how many were compared."""
-    both = converged & unique_solutions(robot, q_a, kind, axis) & unique_solutions(robot, q_b, kind, axis)
+    on both; returns how many were compared. Over a long budget a caller passes only the elements that converged
+    alike (iterations within one): a start that wandered first may have diverged into another solution."""
+    r, kind, axis = case.robot, case.kind, case.axis
+    both = converged & unique_solutions(r, q_a, kind, axis) & unique_solutions(r, q_b, kind, axis)
     torch.testing.assert_close(q_a[both], q_b[both], rtol=0, atol=JOINT_TOL, msg=lambda m: f"{what}: {m}")
     return int(both.sum())
 
@@ -127,18 +156,13 @@ def steps_tolerance(robot: Robot, q: torch.Tensor, cfg: RefineConfig) -> float:
     return STEPS_SAFETY * cfg.max_iters * torch.finfo(torch.float64).eps * (1.0 + J2 / lam)
 
 
-def assert_same_steps(robot: Robot, goal: torch.Tensor, kind: str, axis, a: Run, b: Run, cfg: RefineConfig, what=""):
-    """Rules 1, 2 and 4: two paths' runs of a few iterations (``cfg.max_iters``) from the same starts."""
-    assert cfg.max_iters <= 4, "rule 4 bounds a few iterations only"
-    assert_same_outcomes(robot, goal, kind, axis, a, b, cfg.tolerances, what)
-    bound = steps_tolerance(robot, torch.cat([a[0], b[0]]), cfg)
+def assert_same_steps(case: LMCase, a: Run, b: Run, what: str = "") -> None:
+    """Rules 1, 2 and 4: two paths' runs of a few iterations (``case.cfg.max_iters``) from the same starts."""
+    assert case.cfg.max_iters <= 4, "rule 4 bounds a few iterations only"
+    assert_same_outcomes(case, a, b, what)
+    bound = steps_tolerance(case.robot, torch.cat([a[0], b[0]]), case.cfg)
     assert bound <= 1e-5, f"the damping bounds nothing here ({bound:.1e} rad)"
     torch.testing.assert_close(a[0], b[0], rtol=0, atol=bound, msg=lambda m: f"{what}: {m}")
-
-
-def clamped(robot: Robot, q: torch.Tensor) -> torch.Tensor:
-    """``q`` (..., dof) clamped into the robot's limits (unlimited joints as they are): starts as LM takes them."""
-    return torch.where(robot.limited, q.clamp(robot.lower, robot.upper), q)
 
 
 def first_solutions(info: RefineInfo) -> torch.Tensor:
@@ -147,45 +171,42 @@ def first_solutions(info: RefineInfo) -> torch.Tensor:
     return torch.where(info.converged, torch.arange(starts), starts).amin(-1)
 
 
-def assert_first_solution_rule(robot: Robot, q0: torch.Tensor, run: Run, max_iters: int, what="") -> None:
-    """One path's run with ``stop_at_first`` from starts ``q0`` (goals, starts, dof) follows the rule
+def assert_first_solution_rule(case: LMCase, run: Run, what: str = "") -> None:
+    """One path's run of ``case`` (``stop_at_first``, from ``case.q0``) follows the rule
     (:class:`ggik.ik.lm.core.FirstSolution`): at most one converged start per goal; the starts before it ran their
     whole budget unconverged, the ones after it are returned as given (clamped, 0 iterations); a goal none of whose
     starts ran has one that met the tolerances as given."""
     q, info = run
     assert (info.converged.sum(-1) <= 1).all(), f"{what}: one solution per goal"
-    given = clamped(robot, q0)
+    given = case.given()
     for g, k in enumerate(first_solutions(info).tolist()):
         its = info.iterations[g]
         if not bool(its.any()):  # closed as given: a start met the tolerances where it began, none ran
             assert k < its.numel() and torch.equal(q[g], given[g]), f"{what}: goal {g} ran none, so it was solved"
             continue
-        assert (its[:k] == max_iters).all(), f"{what}: goal {g}'s starts before {k} ran their budget"
+        assert (its[:k] == case.cfg.max_iters).all(), f"{what}: goal {g}'s starts before {k} ran their budget"
         assert (its[k + 1 :] == 0).all() and torch.equal(q[g, k + 1 :], given[g, k + 1 :]), f"{what}: goal {g}"
 
 
-def assert_same_first_solutions(
-    robot, goal, kind, axis, q0, a: Run, b: Run, cfg: RefineConfig, what="", max_sensitive=1
-):
-    """Rule 5 for two paths' runs ``a``, ``b`` with ``cfg.stop_at_first`` from starts ``q0`` (goals, starts, dof):
-    returns the number of unique solutions compared (rule 3)."""
-    tol = cfg.tolerances
+def assert_same_first_solutions(case: LMCase, a: Run, b: Run, what: str = "", max_sensitive: int = 1) -> int:
+    """Rule 5 for two paths' runs ``a``, ``b`` of ``case`` (``stop_at_first``, from ``case.q0``): returns the number
+    of unique solutions compared (rule 3)."""
     for run in (a, b):
-        assert_reports_its_own_errors(robot, goal, kind, axis, run, tol)
-        assert_first_solution_rule(robot, q0, run, cfg.max_iters, what)
+        assert_reports_its_own_errors(case, run)
+        assert_first_solution_rule(case, run, what)
     (q_a, info_a), (q_b, info_b) = a, b
     same = first_solutions(info_a) == first_solutions(info_b)
     # a goal whose earlier start wanders unconverged may converge on one path only (chaos, not a wrong backend)
     assert int((~same).sum()) <= max_sensitive, f"{what}: goals {(~same).nonzero()[:, 0].tolist()} chose another start"
     assert most(info_a.iterations[same] - info_b.iterations[same]) <= 1, f"{what}: iterations within one"
-    return assert_same_solutions(robot, kind, axis, q_a[same], q_b[same], info_a.converged[same], what)
+    return assert_same_solutions(case, q_a[same], q_b[same], info_a.converged[same], what)
 
 
-def assert_first_as_alone(robot: Robot, kind: str, axis, stopped: Run, alone: Run, what="", max_sensitive=1) -> None:
+def assert_first_as_alone(case: LMCase, stopped: Run, alone: Run, what: str = "", max_sensitive: int = 1) -> None:
     """A path's ``stopped`` run (``stop_at_first``) against its run of every start alone (no stop, the same starts and
     budget): every goal whose starts ran chose the start that converges first alone (but ``max_sensitive`` goals, where
     a start wanders into a solution on one run only), and the starts up to it have the same outcomes as alone
-    (convergence, iterations within one, the unique solution: rules 2 and 3); fewer iterations in all."""
+    (convergence, iterations within one, the unique solution: rules 2 and 3); no more iterations in all."""
     (q_s, info_s), (q_all, info_all) = stopped, alone
     ran = info_s.iterations.any(-1)  # goals whose starts ran (not closed by a start that met the tolerances as given)
     first = first_solutions(info_s)
@@ -194,5 +215,5 @@ def assert_first_as_alone(robot: Robot, kind: str, axis, stopped: Run, alone: Ru
     upto = chose[:, None] & (torch.arange(q_s.shape[1]) <= first[:, None])  # the starts that ran, up to the solution
     assert torch.equal(info_s.converged[upto], info_all.converged[upto]), f"{what}: the same outcomes as alone"
     assert most(info_s.iterations[upto] - info_all.iterations[upto]) <= 1, f"{what}: iterations within one"
-    assert_same_solutions(robot, kind, axis, q_s, q_all, upto & info_s.converged, what)
+    assert_same_solutions(case, q_s, q_all, upto & info_s.converged, what)
     assert int(info_s.iterations.sum()) <= int(info_all.iterations.sum()) + int(upto.sum())

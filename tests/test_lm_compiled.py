@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 import torch
 from lm_agreement import (
+    LMCase,
     assert_first_as_alone,
-    assert_first_solution_rule,
     assert_reports_its_own_errors,
     assert_same_first_solutions,
     assert_same_outcomes,
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba is not i
 
 
 def compiled_and_numpy(robot_id: str, kind: str, stop: bool, iters: int, monkeypatch, goals: int = 6, starts: int = 8):
-    """(robot, canonical goals (goals, 1, 4, 4), starts q0 (goals, starts, dof), the settings, the kernel's run,
+    """(the case: robot, canonical goals (goals, 1, 4, 4), settings, starts (goals, starts, dof); the kernel's run;
     numpy's run); a spy checks that the kernel ran."""
     robot = make_robot(robot_id)
     axis = tool_axis(robot)
@@ -52,7 +52,7 @@ def compiled_and_numpy(robot_id: str, kind: str, stop: bool, iters: int, monkeyp
     monkeypatch.setattr(compiled, "available", lambda: False)  # numba absent: numpy
     by_numpy = lm_refine_checked(robot, goal, q0, RefineConfig(max_iters=iters, stop_at_first=stop), kind, axis)
     monkeypatch.undo()
-    return robot, goal, q0, cfg, by_kernel, by_numpy
+    return LMCase(robot, goal, kind, cfg, q0), by_kernel, by_numpy
 
 
 @pytest.mark.parametrize("kind", GOAL_KINDS)
@@ -60,8 +60,8 @@ def compiled_and_numpy(robot_id: str, kind: str, stop: bool, iters: int, monkeyp
 def test_compiled_and_numpy_take_the_same_steps(robot_id, kind, monkeypatch):
     """Three iterations of every start: the same outcomes, and every start's joint values within the bound the
     damping gives to three steps' rounding (lm_agreement rule 4)."""
-    robot, goal, _, cfg, by_kernel, by_numpy = compiled_and_numpy(robot_id, kind, False, 3, monkeypatch)
-    assert_same_steps(robot, goal, kind, tool_axis(robot), by_kernel, by_numpy, cfg, "compiled/numpy")
+    case, by_kernel, by_numpy = compiled_and_numpy(robot_id, kind, False, 3, monkeypatch)
+    assert_same_steps(case, by_kernel, by_numpy, "compiled/numpy")
 
 
 @pytest.mark.parametrize("kind", GOAL_KINDS)
@@ -71,18 +71,17 @@ def test_compiled_and_numpy_solve_alike_over_the_whole_budget(robot_id, kind, mo
     outcome (converged starts within one, iterations within 5 %, every goal solved by one as by the other); each
     reports the errors of the joint values it returns; the starts that converge alike (in iterations within one)
     reach the same unique solutions (lm_agreement rules 1 and 3)."""
-    robot, goal, _, cfg, (q_c, info_c), (q_n, info_n) = compiled_and_numpy(robot_id, kind, False, 100, monkeypatch)
-    axis = tool_axis(robot)
+    case, (q_c, info_c), (q_n, info_n) = compiled_and_numpy(robot_id, kind, False, 100, monkeypatch)
     assert abs(int(info_c.converged.sum()) - int(info_n.converged.sum())) <= 1
     assert info_c.converged.float().mean() > 0.1, "the test needs converged starts"
     assert torch.equal(info_c.converged.any(-1), info_n.converged.any(-1))
     its_c, its_n = info_c.iterations.double().mean(), info_n.iterations.double().mean()
     assert abs(its_c - its_n) <= 0.05 * its_n
     for run in ((q_c, info_c), (q_n, info_n)):
-        assert_reports_its_own_errors(robot, goal, kind, axis, run, cfg.tolerances)
-        assert bool(robot.within_limits(run[0]).all())
+        assert_reports_its_own_errors(case, run)
+        assert bool(case.robot.within_limits(run[0]).all())
     alike = info_c.converged & info_n.converged & ((info_c.iterations - info_n.iterations).abs() <= 1)
-    assert_same_solutions(robot, kind, axis, q_c, q_n, alike, "compiled/numpy")
+    assert_same_solutions(case, q_c, q_n, alike, "compiled/numpy")
 
 
 @pytest.mark.parametrize("kind", GOAL_KINDS)
@@ -92,19 +91,17 @@ def test_stop_at_first_runs_a_goals_starts_in_turn(robot_id, kind, monkeypatch):
     the same start (lm_agreement rule 5); on the kernel, the starts up to the chosen one are its run of each start
     alone (the same outcomes, the solution unique alike), and the later ones did not run."""
     iters = 12
-    robot, goal, q0, cfg, stopped, by_numpy = compiled_and_numpy(robot_id, kind, True, iters, monkeypatch)
-    _, _, _, every, alone, _ = compiled_and_numpy(robot_id, kind, False, iters, monkeypatch)  # each start alone
-    axis = tool_axis(robot)
-    assert_same_first_solutions(robot, goal, kind, axis, q0, stopped, by_numpy, cfg, "compiled/numpy")
-    assert_first_solution_rule(robot, q0, stopped, iters, "compiled")
-    assert_reports_its_own_errors(robot, goal, kind, axis, alone, every.tolerances)
-    assert_first_as_alone(robot, kind, axis, stopped, alone, "in turn/alone")
+    case, stopped, by_numpy = compiled_and_numpy(robot_id, kind, True, iters, monkeypatch)
+    _, alone, _ = compiled_and_numpy(robot_id, kind, False, iters, monkeypatch)  # each start alone
+    assert_same_first_solutions(case, stopped, by_numpy, "compiled/numpy")
+    assert_reports_its_own_errors(case, alone)
+    assert_first_as_alone(case, stopped, alone, "in turn/alone")
 
 
 def test_one_goal_one_start_the_single_call_path(monkeypatch):
     """B = 1, S = 1 (what a robot program asks): the compiled result is numpy's (one start: in turn is lock-step)."""
-    robot, goal, _, cfg, by_kernel, by_numpy = compiled_and_numpy("panda", "pose", True, 100, monkeypatch, 1, 1)
-    assert_same_outcomes(robot, goal, "pose", tool_axis(robot), by_kernel, by_numpy, cfg.tolerances, "compiled/numpy")
+    case, by_kernel, by_numpy = compiled_and_numpy("panda", "pose", True, 100, monkeypatch, 1, 1)
+    assert_same_outcomes(case, by_kernel, by_numpy, "compiled/numpy")
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 import torch
 from lm_agreement import (
+    LMCase,
     assert_first_as_alone,
     assert_first_solution_rule,
     assert_reports_its_own_errors,
@@ -66,18 +67,17 @@ def test_stop_at_first_solves_the_same_goals_with_fewer_iterations(robot_id, kin
     axis = tool_axis(robot)
     T_goal, q0 = goals_and_starts(robot, 24, 4, seed=2)
     goal = goal_poses(T_goal, kind, axis)[:, None]
-    every = RefineConfig(lm_backends=(path,))
-    alone = lm_refine_checked(robot, goal, q0, every, kind, axis)
-    one = RefineConfig(stop_at_first=True, lm_backends=(path,))
-    stopped = lm_refine_checked(robot, goal, q0, one, kind, axis)
+    case = LMCase(robot, goal, kind, RefineConfig(stop_at_first=True, lm_backends=(path,)), q0)
+    alone = lm_refine_checked(robot, goal, q0, RefineConfig(lm_backends=(path,)), kind, axis)
+    stopped = lm_refine_checked(robot, goal, q0, case.cfg, kind, axis)
     assert alone[1].converged.any(-1).float().mean() > 0.5, "the test needs solved goals"
     # what is reported is what the returned joint values give
     for run in (alone, stopped):
-        assert_reports_its_own_errors(robot, goal, kind, axis, run, every.tolerances)
+        assert_reports_its_own_errors(case, run)
     # in turn: the starts before the converged one ran their whole budget, the ones after it are as given
-    assert_first_solution_rule(robot, q0, stopped, every.max_iters, path)
+    assert_first_solution_rule(case, stopped, path)
     # starts are independent: a goal's first converged start follows the path it follows alone (up to rounding)
-    assert_first_as_alone(robot, kind, axis, stopped, alone, path)
+    assert_first_as_alone(case, stopped, alone, path)
     assert stopped[1].iterations.sum() < alone[1].iterations.sum()
 
 
@@ -93,8 +93,9 @@ def test_stop_at_first_with_one_start_and_an_unbatched_goal_is_plain_lm():
         plain = lm_refine_checked(robot, T_goal[0], q, RefineConfig(), "pose", axis)
         assert stopped[0].shape == plain[0].shape == q.shape and stopped[1].converged.shape == shape
         assert bool(plain[1].converged.all()), "the test needs a solution to compare"
-        assert_same_outcomes(robot, T_goal[0], "pose", axis, stopped, plain, RefineConfig().tolerances, str(shape))
-        assert assert_same_solutions(robot, "pose", axis, stopped[0], plain[0], plain[1].converged) == 1
+        case = LMCase(robot, T_goal[0], "pose", RefineConfig())
+        assert_same_outcomes(case, stopped, plain, str(shape))
+        assert assert_same_solutions(case, stopped[0], plain[0], plain[1].converged) == 1
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
@@ -116,7 +117,7 @@ def test_lm_on_cuda_runs_there_and_matches_the_cpu(kind, monkeypatch):
     assert devices == ["cuda"]
     assert q_gpu.device.type == "cuda" and info_gpu.pos_err.device.type == "cuda"
     back = (q_gpu.cpu(), RefineInfo(*(getattr(info_gpu, f.name).cpu() for f in dataclasses.fields(RefineInfo))))
-    assert_same_steps(robot, goal, kind, axis, back, (q_cpu, info_cpu), cfg, "cuda/cpu")
+    assert_same_steps(LMCase(robot, goal, kind, cfg), back, (q_cpu, info_cpu), "cuda/cpu")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

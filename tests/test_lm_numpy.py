@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 import torch
 from conftest import HAND_URDFS
-from lm_agreement import assert_reports_its_own_errors, assert_same_solutions, assert_same_steps
+from lm_agreement import LMCase, assert_reports_its_own_errors, assert_same_solutions, assert_same_steps
 
 from ggik import Robot, random_robot
 from ggik.graph.goal_kinds import GOAL_KINDS, goal_poses, tool_axis
@@ -48,7 +48,7 @@ def both_paths(monkeypatch, robot, goal, q0, cfg, kind, axis):
 
 
 def runs(robot_id: str, kind: str, stop: bool, iters: int, monkeypatch):
-    """(robot, canonical goals (6, 1, 4, 4), the settings, numpy's run, torch's run) from 8 starts per goal."""
+    """(the case: robot, canonical goals (6, 1, 4, 4), settings, starts (6, 8, dof); numpy's run; torch's run)."""
     robot = make_robot(robot_id)
     axis = tool_axis(robot)
     g = torch.Generator().manual_seed(5)
@@ -57,7 +57,7 @@ def runs(robot_id: str, kind: str, stop: bool, iters: int, monkeypatch):
     span = (robot.upper - robot.lower) * robot.limited  # starts partly outside the limits
     q0 = robot.sample_q(6 * 8, g).view(6, 8, robot.dof) + 0.3 * span * torch.randn(6, 8, robot.dof, generator=g)
     cfg = RefineConfig(max_iters=iters, stop_at_first=stop)
-    return robot, goal, cfg, *both_paths(monkeypatch, robot, goal, q0, cfg, kind, axis)
+    return LMCase(robot, goal, kind, cfg, q0), *both_paths(monkeypatch, robot, goal, q0, cfg, kind, axis)
 
 
 @pytest.mark.parametrize("stop", [False, True], ids=["all-starts", "stop-at-first"])
@@ -66,8 +66,8 @@ def runs(robot_id: str, kind: str, stop: bool, iters: int, monkeypatch):
 def test_numpy_and_torch_take_the_same_steps(robot_id, kind, stop, monkeypatch):
     """Three iterations: the same steps up to the rounding the damping bounds (lm_agreement rule 4; LM amplifies
     rounding more over many iterations)."""
-    robot, goal, cfg, by_numpy, by_torch = runs(robot_id, kind, stop, 3, monkeypatch)
-    assert_same_steps(robot, goal, kind, tool_axis(robot), by_numpy, by_torch, cfg, "numpy/torch")
+    case, by_numpy, by_torch = runs(robot_id, kind, stop, 3, monkeypatch)
+    assert_same_steps(case, by_numpy, by_torch, "numpy/torch")
     assert by_numpy[0].dtype == torch.float64 and by_numpy[1].iterations.dtype == torch.long
 
 
@@ -78,16 +78,15 @@ def test_numpy_and_torch_solve_alike_over_the_whole_budget(robot_id, kind, monke
     outcome for the batch (converged starts within one, iterations within 5 %); the errors reported are those of the
     joint values returned; the starts that converge alike (in iterations within one) reach the same unique
     solutions (lm_agreement rules 1 and 3)."""
-    robot, goal, cfg, (q_np, info_np), (q_t, info_t) = runs(robot_id, kind, False, 30, monkeypatch)
-    axis = tool_axis(robot)
+    case, (q_np, info_np), (q_t, info_t) = runs(robot_id, kind, False, 30, monkeypatch)
     assert abs(int(info_np.converged.sum()) - int(info_t.converged.sum())) <= 1
     assert info_np.converged.float().mean() > 0.1, "the test needs converged starts"
     its_np, its_t = info_np.iterations.double().mean(), info_t.iterations.double().mean()
     assert abs(its_np - its_t) <= 0.05 * its_t
     for run in ((q_np, info_np), (q_t, info_t)):
-        assert_reports_its_own_errors(robot, goal, kind, axis, run, cfg.tolerances)
+        assert_reports_its_own_errors(case, run)
     alike = info_np.converged & info_t.converged & ((info_np.iterations - info_t.iterations).abs() <= 1)
-    assert_same_solutions(robot, kind, axis, q_np, q_t, alike, "numpy/torch")
+    assert_same_solutions(case, q_np, q_t, alike, "numpy/torch")
 
 
 @pytest.mark.parametrize("backend", select.BACKENDS)

@@ -7,9 +7,11 @@ compiled kernel runs a goal's starts in turn, numpy and torch in lock-step, and 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
-from lm_agreement import assert_same_first_solutions
+from lm_agreement import LMCase, assert_same_first_solutions
 from test_lm_numpy import make_robot
 
 from ggik.graph.goal_kinds import GOAL_KINDS, goal_poses, tool_axis
@@ -102,11 +104,8 @@ def test_first_solution_is_the_same_on_every_backend(robot_id, kind):
     goal = goal_poses(robot.fk(robot.sample_q(10, g)), kind, axis)[:, None]
     q0 = robot.sample_q(10 * 6, g).view(10, 6, robot.dof)
     names = [b for b in select.BACKENDS if b != "compiled" or compiled.available()]
-    cfg = {b: RefineConfig(stop_at_first=True, lm_backends=(b,)) for b in names}
-    out = {b: lm_refine_checked(robot, goal, q0, cfg[b], kind, axis) for b in names}
+    case = LMCase(robot, goal, kind, RefineConfig(stop_at_first=True), q0)
+    out = {b: lm_refine_checked(robot, goal, q0, replace(case.cfg, lm_backends=(b,)), kind, axis) for b in names}
     assert out["torch"][1].converged.any(-1).float().mean() > 0.5, "the test needs solved goals"
-    compared = sum(
-        assert_same_first_solutions(robot, goal, kind, axis, q0, out[b], out["torch"], cfg[b], f"{b}/torch")
-        for b in names
-    )
+    compared = sum(assert_same_first_solutions(case, out[b], out["torch"], f"{b}/torch") for b in names)
     assert compared > 0 or kind != "pose" or robot.dof > 6, "the test needs unique solutions to compare"

@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 import torch
 from conftest import HAND_URDFS
-from lm_agreement import assert_same_outcomes
+from lm_agreement import LMCase, assert_same_outcomes
 
 import ggik
 from ggik import Robot, random_robot
-from ggik.graph.goal_kinds import tool_axis
 from ggik.ik.refine import RefineInfo, lm_refine, pose_residual, slsqp_objective, slsqp_refine
 from ggik.ik.refine_config import RefineConfig
 from ggik.kinematics.geometry import axis_angle_to_matrix, make_transform, pose_errors, rot_z
@@ -84,7 +83,6 @@ def test_lm_batch_equals_each_element_alone():
     vector kernels), whose last-bit differences LM amplifies on ill-conditioned elements; the panda's pose goals have
     no unique solutions, so joint values are not compared (test_lm_reference holds the solutions)."""
     robot = Robot.from_name("panda")
-    axis = tool_axis(robot)
     g = torch.Generator().manual_seed(3)
     B, S = 3, 4
     q_star = robot.sample_q(B, g)
@@ -103,17 +101,17 @@ def test_lm_batch_equals_each_element_alone():
     assert (its[~info.converged] == RefineConfig().max_iters).all()
     assert len(set(its.flatten().tolist())) >= 4
 
-    tol = RefineConfig().tolerances
     for b in range(B):
         for s in range(S):
             element = (q[b, s], RefineInfo(*(getattr(info, f.name)[b, s] for f in dataclasses.fields(RefineInfo))))
             q1, info1 = lm_refine(robot, T_goal[b], q0[b, s][None])
             assert q1.shape == (1, robot.dof) and info1.converged.shape == (1,)
             one = (q1[0], RefineInfo(*(getattr(info1, f.name)[0] for f in dataclasses.fields(RefineInfo))))
-            assert_same_outcomes(robot, T_goal[b, 0], "pose", axis, one, element, tol, f"({b}, {s}) in a batch of 1")
+            case = LMCase(robot, T_goal[b, 0], "pose", RefineConfig())
+            assert_same_outcomes(case, one, element, f"({b}, {s}) in a batch of 1")
             unbatched = lm_refine(robot, T_goal[b, 0], q0[b, s])
             assert unbatched[0].shape == (robot.dof,) and unbatched[1].converged.shape == ()
-            assert_same_outcomes(robot, T_goal[b, 0], "pose", axis, unbatched, element, tol, f"({b}, {s}) unbatched")
+            assert_same_outcomes(case, unbatched, element, f"({b}, {s}) unbatched")
 
 
 def test_lm_from_many_random_starts_solves_nearly_every_goal():
