@@ -4,8 +4,8 @@ For each robot, the same pose goals (uniform random configurations within the li
 warm-up call, then
 - wall time per part (timers around the parts; of ``--repeats`` calls, the one of median total time): the problem
   encoding (partial encoder and prior, once per goal), the decoder's EGNN layers, its Gauss-Newton moves, the rest of
-  the decoder (its input layer, latent draws), angle recovery, FK errors, and what is left of the call (batches,
-  chunking, moving results);
+  the decoder (its input layer, the latents from the drawn noise), angle recovery, FK errors, and what is left of the
+  call (the noise of the whole call, drawn before its passes, batches, chunking, moving results);
 - matrix FLOPs per part (torch profiler ``with_flops``: matrix products only; element-wise work is not counted), in a
   second call under the profiler;
 - the rate [GFLOP/s] each part reaches, and two floors: the call's matrix FLOPs at the rate of the decoder's largest
@@ -41,8 +41,8 @@ from ggik.rng import step_generator
 
 __all__ = ["parts_table", "PARTS"]
 
-#: the parts of a call; "decoder other" is the whole decoder (latent draws, input layer, layers, moves) when it is
-#: compiled (no timers inside it)
+#: the parts of a call; "decoder other" is the whole decoder (latents from the noise, input layer, layers, moves) when
+#: it is compiled (no timers inside it)
 PARTS = ("encode", "decoder EGNN layers", "decoder Gauss-Newton moves", "decoder other", "angle recovery", "FK errors")
 
 

@@ -53,7 +53,8 @@ def test_candidates_measure_each_model_eager_and_compiled(tiny_ckpt, monkeypatch
     table = candidates_table(args)
     assert len(table.rows) == 2 * 2 * 3  # kinds x models x (eager, compiled, compiled with Jacobi moves)
     eager, compiled = table.rows[0], table.rows[1]
-    assert compiled[2] == eager[2] + ", compiled" and compiled[3:5] == eager[3:5]  # the same decoder: the same samples
+    assert compiled[2] == eager[2] + ", compiled" and compiled[3] == eager[3]  # the same decoder: the same samples,
+    assert math.isclose(compiled[4], eager[4], rel_tol=1e-2)  # to the rounding of a padded pass (16 rows, not 12)
     assert all(0 <= r[3] <= 100 and math.isfinite(r[4]) and r[5] > 0 for r in table.rows)
 
 
