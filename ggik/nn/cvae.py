@@ -379,8 +379,8 @@ class GGIKModel(nn.Module):
         control it (moved to the model's device), or a ``generator`` to draw it on the generator's device (a CPU
         generator with a CUDA model: the CPU's draws, so both devices sample the same latents); the noise is in the
         parameters' dtype (float32 under bf16 autocast too). ``pad_to``: with a compiled decoder
-        (:meth:`compile_decoder`), the most graphs a pass is padded to (:func:`padded_rows`: the size of a full
-        pass); the noise and results are those of the B problems alone.
+        (:meth:`compile_decoder`), the most graphs a pass is padded to (the size of a full pass;
+        :func:`ggik.nn.compiled_decode.padded_rows`); the noise and results are those of the B problems alone.
         """
         B, N = batch.node_mask.shape
         L = self.latent_mask(batch.node_mask).shape[1]
