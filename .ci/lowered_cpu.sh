@@ -6,6 +6,8 @@
 #                             says no, so the sampler runs the network in float32 as on a CPU without native bf16
 #   NUMBA_CACHE_DIR=fresh     the kernel is cache=True (numba's disk cache, by default ggik/ik/lm/__pycache__): a fresh
 #                             folder, so that no kernel compiled for the full CPU is served to this pass
+#   TORCHINDUCTOR_CACHE_DIR   the same for torch.compile's kernels (a kernel compiled under AVX-512 and served under
+#                             AVX2 fails with "SystemError: tuple args required")
 # Bounded by `timeout` (LOWERED_CPU_TIMEOUT, default 25m); 2 workers (CI's box has 2 cores). Arguments go to pytest,
 # e.g. `.ci/lowered_cpu.sh tests/test_geometry.py` for a subset.
 set -euo pipefail
@@ -13,7 +15,7 @@ cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
-export NUMBA_CPU_NAME=generic ATEN_CPU_CAPABILITY=avx2 NUMBA_CACHE_DIR="$cache"
+export NUMBA_CPU_NAME=generic ATEN_CPU_CAPABILITY=avx2 NUMBA_CACHE_DIR="$cache/numba" TORCHINDUCTOR_CACHE_DIR="$cache/inductor"
 # what was lowered, checked before the tests run
 "$PY" - <<'PYTHON'
 import numba
