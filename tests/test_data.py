@@ -116,7 +116,7 @@ def test_goal_is_fk_of_q_and_points_are_the_realization():
     "cfg, message",
     [
         (dict(robots={"panda": 1.0, "no_such_bot": 1.0}), "data.robots.no_such_bot: unknown shipped robot"),
-        (dict(robots={"panda": -1.0}), "weights must be >= 0"),
+        (dict(robots={"panda": -1.0}), "data.robots.panda: weight must be a finite number >= 0"),
         (dict(robots={}, random_weight=0.0), "positive sum"),
         (dict(robots={}, random_weight=1.0, randomized_weight=1.0), "needs named robots"),
         (dict(robots={}, random_weight=1.0, random_dofs=[]), "random_dofs"),
