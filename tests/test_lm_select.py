@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from lm_agreement import LMCase, assert_same_first_solutions
+from lm_agreement import LMCase, assert_first_solution_rule, assert_reports_its_own_errors, assert_same_first_solutions
 from test_lm_numpy import make_robot
 
 from ggik.graph.goal_kinds import GOAL_KINDS, goal_poses, tool_axis
@@ -107,5 +107,8 @@ def test_first_solution_is_the_same_on_every_backend(robot_id, kind):
     case = LMCase(robot, goal, kind, RefineConfig(stop_at_first=True), q0)
     out = {b: lm_refine_checked(robot, goal, q0, replace(case.cfg, lm_backends=(b,)), kind, axis) for b in names}
     assert out["torch"][1].converged.any(-1).float().mean() > 0.5, "the test needs solved goals"
-    compared = sum(assert_same_first_solutions(case, out[b], out["torch"], f"{b}/torch") for b in names)
+    assert_reports_its_own_errors(case, out["torch"])
+    assert_first_solution_rule(case, out["torch"], "torch")
+    others = [b for b in names if b != "torch"]
+    compared = sum(assert_same_first_solutions(case, out[b], out["torch"], f"{b}/torch") for b in others)
     assert compared > 0 or kind != "pose" or robot.dof > 6, "the test needs unique solutions to compare"

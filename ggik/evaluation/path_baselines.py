@@ -10,7 +10,6 @@ Its first valid trajectory is known only at the end, so its time to the first va
 from __future__ import annotations
 
 import math
-import time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -44,8 +43,8 @@ def sequential_lm(
     obstacles, kept clear by every LM call (:func:`ggik.ik.refine.lm_refine_checked`) and part of validity (at the
     waypoints and on the motions between them). ValueError for bad poses or ``q_start``
     (:func:`ggik.path.solve.check_path_inputs`) or ``chains`` < 1."""
-    t0 = time.perf_counter()
     cfg = cfg or PathConfig()
+    t0 = cfg.clock()  # the clock of the config's time limit and of the result's times, as solve_path's
     poses, qs = check_path_inputs(robot, poses, q_start)
     if chains < 1:
         raise ValueError(f"chains must be >= 1, got {chains}")
@@ -68,7 +67,7 @@ def sequential_lm(
         key = (not (bool(ok[:, k].all()) and worst <= 1.0), int((~ok[:, k]).sum()), worst)
         if best_key is None or key < best_key:
             best, best_key = traj, key
-    total = time.perf_counter() - t0
+    total = cfg.clock() - t0
     stats = SearchStats(math.nan, total, T * chains, 1, {"lm": total})
     result = path_result(robot, poses, torch.from_numpy(best), cfg, qs, stats, clearance)
     if result.valid:

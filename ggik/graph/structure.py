@@ -91,13 +91,11 @@ class GraphStructure:
         self.node_frame = torch.tensor(nframe)
         self.node_kind = torch.tensor(nkind)
         idx = {name: k for k, name in enumerate(names)}
-        self._idx = idx
         anchors = ["p0", "x", "y", "q0", f"p{n}", f"q{n}"]
         self.anchor_mask = torch.zeros(N, dtype=torch.bool)
         self.anchor_mask[[idx[a] for a in anchors]] = True
 
         home = points_from_frames(F_graph)  # the frames at q = 0 are the home frames
-        self._home = home
 
         # Known edges.
         kinds: dict[tuple[int, int], str] = {}

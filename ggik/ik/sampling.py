@@ -11,6 +11,7 @@ from ggik.graph.goal_kinds import goal_errors
 from ggik.graph.robot_graph import RobotGraph
 from ggik.nn.cvae import GGIKModel
 from ggik.nn.distance_geometry import known_residuals
+from ggik.nn.encoding import latent_noise
 
 __all__ = [
     "RawSamples",
@@ -198,12 +199,9 @@ def shared_noise(
     """Sampling noise for ``num_samples`` samples of any goal of ``graph``'s robot: ``{"u": (S, L), "eps": (S, L, Z)}``
     (float32, CPU), uniform and standard normal, with L the model's latent nodes for this graph
     (``model.latent_mask``: the N nodes, or 1 for a per-graph latent) and Z ``model.cfg.latent``."""
-    L = model.latent_mask(torch.ones(1, graph.num_nodes, dtype=torch.bool)).shape[1]
-    S = int(num_samples)
-    return {
-        "u": torch.rand((S, L), generator=generator),
-        "eps": torch.randn((S, L, model.cfg.latent), generator=generator),
-    }
+    return latent_noise(
+        (int(num_samples), _latent_nodes(model, graph)), model.cfg.latent, generator, torch.float32, "cpu"
+    )
 
 
 def call_noise(
@@ -219,10 +217,10 @@ def call_noise(
     device (None: the global generator of ``param``'s device). A CPU generator gives the same latents for a CPU and a
     CUDA model, and one pass of all P goals draws exactly these. Size P x S x L x (Z + 1) numbers (32 samples of 1000
     goals of 18 nodes: 5 M with Z = 8)."""
-    L = model.latent_mask(torch.ones(1, graph.num_nodes, dtype=torch.bool)).shape[1]
-    at = param.device if generator is None else generator.device
-    size, dtype = (int(num_goals), int(num_samples), L), param.dtype
-    return {
-        "u": torch.rand(size, generator=generator, dtype=dtype, device=at),
-        "eps": torch.randn(size + (model.cfg.latent,), generator=generator, dtype=dtype, device=at),
-    }
+    size = (int(num_goals), int(num_samples), _latent_nodes(model, graph))
+    return latent_noise(size, model.cfg.latent, generator, param.dtype, param.device)
+
+
+def _latent_nodes(model: GGIKModel, graph: RobotGraph) -> int:
+    """L: the model's latent nodes for ``graph`` (``model.latent_mask``: its N nodes, or 1 for a per-graph latent)."""
+    return int(model.latent_mask(torch.ones(1, graph.num_nodes, dtype=torch.bool)).shape[1])

@@ -83,6 +83,7 @@ from ggik.nn.encoding import (
     anchor_frame,
     edge_attr,
     initial_positions,
+    latent_noise,
     mlp,
     normal_log_prob,
 )
@@ -390,11 +391,7 @@ class GGIKModel(nn.Module):
         problem = self.encode_problem(batch)
         dtype, device = self.embed.weight.dtype, problem.h0.device  # the parameters' dtype, under autocast too
         if noise is None:  # drawn where the generator lives (a CPU generator gives the same draws on every device)
-            at = device if generator is None else generator.device
-            noise = {
-                "u": torch.rand((B, S, L), generator=generator, dtype=dtype, device=at),
-                "eps": torch.randn((B, S, L, Z), generator=generator, dtype=dtype, device=at),
-            }
+            noise = latent_noise((B, S, L), Z, generator, dtype, device)
         u, eps = noise["u"].to(device, dtype), noise["eps"].to(device, dtype)
         if u.shape != (B, S, L) or eps.shape != (B, S, L, Z):
             got = f"{tuple(u.shape)}, {tuple(eps.shape)}"

@@ -17,6 +17,7 @@ from ggik.graph.batch import GraphBatch
 
 __all__ = [
     "MixturePrior",
+    "latent_noise",
     "ProblemEncoding",
     "mlp",
     "normal_log_prob",
@@ -112,3 +113,20 @@ def edge_attr(batch: GraphBatch) -> torch.Tensor:
     """(B, N, N, 2): known distance [m] (0 if unknown) and the known flag."""
     known = batch.known_mask.to(batch.known_distances.dtype)
     return torch.stack([batch.known_distances * known, known], -1)
+
+
+def latent_noise(
+    size: tuple[int, ...],
+    latent_dim: int,
+    generator: torch.Generator | None,
+    dtype: torch.dtype,
+    device: torch.device | str,
+) -> dict[str, torch.Tensor]:
+    """The prior's sampling noise for latent nodes of shape ``size`` (e.g. (B, S, L)): ``{"u": size, "eps": size +
+    (latent_dim,)}``, uniform then standard normal (the one order every sampler draws them in), in ``dtype``, drawn on
+    ``generator``'s device (None: the global generator of ``device``)."""
+    at = device if generator is None else generator.device
+    return {
+        "u": torch.rand(size, generator=generator, dtype=dtype, device=at),
+        "eps": torch.randn(size + (latent_dim,), generator=generator, dtype=dtype, device=at),
+    }

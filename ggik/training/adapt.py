@@ -78,10 +78,11 @@ class _Clock:
 _clock = _Clock()
 
 
-def _problems(run_dir: Path, name: str, robots: list[Robot], per_robot: int, seed: int) -> ProblemSet:
-    """The fixed problems ``run_dir/name``: made once (``per_robot`` per robot, ``seed``), then read back."""
+def _problems(run_dir: Path, name: str, robots: list[Robot], per_robot: int, seed: int, resumed: bool) -> ProblemSet:
+    """The fixed problems ``run_dir/name``: made at a run's first sitting (``per_robot`` per robot, ``seed``; a file
+    left by a sitting that stopped before its state was written is made again), read back when it is ``resumed``."""
     path = run_dir / name
-    if path.is_file():
+    if resumed and path.is_file():
         return ProblemSet.load(path)
     problems = ProblemSet.generate(robots, per_robot, seed)
     problems.save(path)
@@ -223,11 +224,15 @@ def _adapt(
     anchor = [p.detach() for p in load_model(base, trainer.device)[0].parameters()] if cfg.anchor > 0 else None
     arm_tr, replayed = trainer.data.robots[-1], [tr.robot for tr in trainer.data.robots[:-1]]
     graph = trainer.cfg.model.graph
-    arm_groups = validation_groups(_problems(run_dir, ARM_PROBLEMS, [arm_tr.robot], cfg.val_problems, cfg.seed), graph)
-    test_set = _problems(run_dir, TEST_PROBLEMS, [arm_tr.robot], cfg.test_problems, cfg.seed + TEST_SEED_OFFSET)
+    arm_groups = validation_groups(
+        _problems(run_dir, ARM_PROBLEMS, [arm_tr.robot], cfg.val_problems, cfg.seed, resumed), graph
+    )
+    test_set = _problems(
+        run_dir, TEST_PROBLEMS, [arm_tr.robot], cfg.test_problems, cfg.seed + TEST_SEED_OFFSET, resumed
+    )
     replay_groups = []
     if cfg.replay_problems and replayed:
-        replay_set = _problems(run_dir, REPLAY_PROBLEMS, replayed, cfg.replay_problems, cfg.seed)
+        replay_set = _problems(run_dir, REPLAY_PROBLEMS, replayed, cfg.replay_problems, cfg.seed, resumed)
         replay_groups = validation_groups(replay_set, graph)
     groups = (arm_groups, validation_groups(test_set, graph), replay_groups)
     a = _Adaptation(trainer, cfg, out, state, base, *groups, anchor)
@@ -307,7 +312,7 @@ def _retain(a: _Adaptation, kept: GGIKModel) -> dict[str, float]:
     measured: dict[float, dict[str, float]] = {0.0: dict(a.state["replay_before"])}
 
     def keeps(share: float) -> bool:
-        kept.load_state_dict(_blend(origin, best, share))
+        kept.load_state_dict(best if share == 1.0 else _blend(origin, best, share))  # share 1: best, bit for bit
         measured[share] = a.success(a.replay_groups, kept)
         return retains(before, _solved(measured[share], a.replay_groups), a.cfg)
 

@@ -55,8 +55,10 @@ NUMPY_MAX_ELEMENTS = 256  #: float64 CPU problems of at most this many elements 
 COMPILED_MAX_ELEMENTS = 65536  #: ... and compiled up to this many where numba imports
 #: CUDA problems of fewer elements run on the CPU (the estimated crossover: benchmarks/solvers/README.md, "LM on CUDA")
 CUDA_MIN_ELEMENTS = 4096
-#: the backends that take the clearance rows of obstacles beside the goal's (:meth:`LMBackend.solve`'s ``clearance``)
-KEEPS_CLEAR = frozenset({"torch"})
+#: the solve functions of the backends that take the clearance rows of obstacles beside the goal's
+#: (:meth:`LMBackend.solve`'s ``clearance``)
+SOLVERS_WITH_CLEARANCE: dict[str, Callable[[LMProblem, Clearance], LMOutcome]] = {"torch": solve_torch}
+KEEPS_CLEAR = frozenset(SOLVERS_WITH_CLEARANCE)  #: their names
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,6 @@ SOLVERS: dict[str, Callable[[LMProblem], LMOutcome]] = {
     "numpy": solve_numpy,
     "torch": solve_torch,
 }
-#: the solve functions of the backends of :data:`KEEPS_CLEAR` with the clearance rows of obstacles
-SOLVERS_WITH_CLEARANCE: dict[str, Callable[[LMProblem, Clearance], LMOutcome]] = {"torch": solve_torch}
 
 
 def allowed_backends(prefer: str | Sequence[str] | None, clearance: bool = False) -> tuple[str, ...]:
