@@ -21,6 +21,7 @@ import torch
 from ggik.errors import GraphError
 from ggik.graph.conventions import check_convention, graph_frames
 from ggik.graph.frames import points_from_frames, rz_left
+from ggik.graph.handedness import signed_volumes, skew_tolerance
 from ggik.graph.problem import EDGE_KINDS
 from ggik.kinematics import geometry as geo
 from ggik.kinematics.consts import ConstCache
@@ -52,6 +53,8 @@ class GraphStructure:
         edge_kind: dict (u, v) -> kind for every known pair u < v.
         T_base_graph: (4, 4) pose of the graph frame F_0 in the base link frame.
         T_tool: (4, 4) pose of the EE link in the last graph frame F_n (constant).
+        skew_tol: [m^3] the volume under which a link is not skew (:func:`ggik.graph.handedness.skew_tolerance`).
+        Also :attr:`link_volumes` and :attr:`skew_links`, the handedness of the arm (:mod:`ggik.graph.handedness`).
     """
 
     def __init__(self, robot: Robot, convention: str = "frames", ee_anchor: str = "canonical") -> None:
@@ -144,7 +147,11 @@ class GraphStructure:
         self._constant_mask = known & ~goal_dependent
         D_home = torch.cdist(home, home)
         D_const = torch.where(self._constant_mask, D_home, torch.zeros_like(D_home))
-        consts = dict(C=C, T_base_graph=T_base_graph, T_tool=T_tool, home=home, D_const=D_const)
+        volumes = signed_volumes(home, n)  # constants of the arm (ggik.graph.handedness)
+        self.skew_tol = skew_tolerance(home, n)
+        self._skew = volumes.abs() > self.skew_tol
+        volumes = torch.where(self._skew, volumes, torch.zeros_like(volumes))  # exactly 0 on links that are not skew
+        consts = dict(C=C, T_base_graph=T_base_graph, T_tool=T_tool, home=home, D_const=D_const, V=volumes)
         self._consts = ConstCache({k: v.numpy() for k, v in consts.items()})
 
     def constants(self, dtype: torch.dtype, device: torch.device | str) -> dict[str, torch.Tensor]:
@@ -174,6 +181,36 @@ class GraphStructure:
     def D_const(self) -> torch.Tensor:
         """(N, N) the known distances that no goal changes [m], 0 elsewhere."""
         return torch.as_tensor(self._consts.arrays["D_const"])
+
+    @property
+    def link_volumes(self) -> torch.Tensor:
+        """(n,) the signed volume V_i of each link i = 1 .. n [m^3] (:mod:`ggik.graph.handedness`), exactly 0 on links
+        that are not skew: constants of the arm that every realization of a configuration has, and that its mirror
+        images have with another sign."""
+        return torch.as_tensor(self._consts.arrays["V"])
+
+    @property
+    def skew_links(self) -> torch.Tensor:
+        """(n,) bool, the links whose two axes neither meet nor are parallel (``|V_i|`` above :attr:`skew_tol`): k of
+        them give 2^k distance-equal realizations of every configuration, one of which is the arm."""
+        return self._skew.clone()
+
+    @property
+    def skew_link_names(self) -> tuple[str, ...]:
+        """The skew links by the names of their two joints, ``"joint_a -> joint_b"`` (the last link: ``"joint_n ->
+        ee"``)."""
+        names = list(self.robot.joint_names) + ["ee"]
+        return tuple(f"{names[i]} -> {names[i + 1]}" for i in range(self.n) if bool(self._skew[i]))
+
+    def handedness(self, points: torch.Tensor) -> torch.Tensor:
+        """(...,) bool: whether point sets ``points`` (..., N, 3) [m, graph frame] have the arm's handedness, every
+        skew link's signed volume with the sign of the arm's (the others are free of handedness); a realization of joint
+        values always has it, a mirror image of one in a skew link never."""
+        if points.shape[-2:] != (self.num_nodes, 3):
+            raise ValueError(f"points must have shape (..., {self.num_nodes}, 3), got {tuple(points.shape)}")
+        V = self.link_volumes.to(points)
+        right = (signed_volumes(points, self.n) * V > 0) | ~self._skew.to(points.device)
+        return right.all(-1)
 
     @property
     def constant_mask(self) -> torch.Tensor:

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["known_residuals", "gauss_newton_step", "block_jacobi_step"]
+from ggik.graph.handedness import link_nodes, signed_volumes, volume_jacobian
+
+__all__ = ["known_residuals", "gauss_newton_step", "block_jacobi_step", "volume_normal_terms"]
 
 
 def known_residuals(
@@ -52,6 +54,7 @@ def gauss_newton_step(
     damping: float = 1e-2,
     max_step: float = 0.25,
     all_columns: bool | None = None,
+    volumes: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """One damped Gauss-Newton step delta (B, N, 3) [m] on the known distances; zero on nodes that may not move.
 
@@ -69,6 +72,10 @@ def gauss_newton_step(
     it whole). The solve runs in float32 at least (the linear solve needs it under bf16 autocast); the result has x's
     dtype.
         all_columns: see above (None: True on CUDA and while torch.compile traces, False elsewhere).
+        volumes: optional (V (B, L) [m^3], w (B, L) [1/m^2]): the links' signed volumes (:mod:`ggik.graph.handedness`,
+            L link slots) join the residuals, the cost gaining ``1/2 sum_l w_l (V_l(X) - V_l)^2``
+            (:func:`volume_normal_terms`); w = 1 / L^2 (L the axis length) makes a volume residual an area like the
+            distance residuals, w = 0 leaves a link out (and leaves the step exactly as without it).
     """
     dtype = x.dtype
     work = torch.promote_types(dtype, torch.float32)
@@ -95,7 +102,10 @@ def gauss_newton_step(
         H = (-4.0 * ek[:, :, cols, :, None] * ec[..., None, :]).transpose(2, 3).contiguous()
         blocks = 4.0 * torch.einsum("bmnk,bmnl->bmkl", ek, e) * mov[..., None, None]  # (B, M, 3, 3) diagonal blocks
         H.diagonal(0, 1, 3).copy_(blocks.permute(0, 2, 3, 1))  # the view's [b, k, l, m] is H[b, m, k, m, l]
-        H = H.view(B, 3 * M, 3 * M)
+        if volumes is not None:
+            grad_v, H_v = volume_normal_terms(xw, volumes[0].to(work), volumes[1].to(work), cols, mov)
+            grad, H = grad + grad_v, H + H_v
+        H = H.reshape(B, 3 * M, 3 * M)
         mov3 = mov.repeat_interleave(3, dim=1)  # (B, 3M)
         diag = torch.diagonal(H, dim1=-2, dim2=-1)
         scale = (diag * mov3).sum(-1) / mov3.sum(-1).clamp_min(1.0)
@@ -149,6 +159,28 @@ def block_jacobi_step(
         step = -_solve_spd3(A, grad) * movable[..., None].to(work)
         step = _clamp_step_length(step, max_step)
     return step.to(dtype)
+
+
+def volume_normal_terms(
+    x: torch.Tensor, volumes: torch.Tensor, weight: torch.Tensor, cols: torch.Tensor, movable: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The signed volumes' share of the Gauss-Newton normal equations over the columns ``cols`` (M,).
+
+    Args:
+        x: (B, N, 3) positions [m]; volumes: (B, L) the links' signed volumes V_l [m^3]; weight: (B, L) w_l [1/m^2];
+        cols: (M,) node indices of the unknowns; movable: (B, M) float, 1 where column m moves in row b.
+    Returns:
+        (J^T W r (B, M, 3), J^T W J (B, M, 3, M, 3)) for the residuals r_l = V_l(X) - V_l, whose Jacobian rows are
+        :func:`ggik.graph.handedness.volume_jacobian` placed at each link's four nodes, zero at nodes that do not move.
+    """
+    B, N, _ = x.shape
+    L = volumes.shape[-1]
+    onehot = torch.nn.functional.one_hot(link_nodes(L, x.device), N).to(x.dtype)  # (L, 4, N)
+    J = torch.einsum("lkn,blkc->blnc", onehot[..., cols], volume_jacobian(x, L)) * movable[:, None, :, None]
+    r = (signed_volumes(x, L) - volumes) * weight  # (B, L), weighted
+    grad = torch.einsum("bl,blmc->bmc", r, J)
+    H = torch.einsum("bl,blmi,blnj->bminj", weight, J, J)
+    return grad, H
 
 
 def _solve_spd3(A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
