@@ -30,6 +30,7 @@ RANDOM_FAMILY = 0x6E7  #: robots of the random families of the generalisation ta
 PATH_BENCH = 0x9A8  #: random starts and model noise of the path-following benchmark (ggik eval paths)
 CONVENTION_VARIANTS = 0xC0F  #: the transforms of the file variants of the conventions table (ggik eval conventions)
 CONVENTION_SAMPLES = 0xC05  #: model samples of the conventions table
+PAPER_GOALS = 0x9A9E  #: goal configurations of the GGIK paper's protocol (ggik eval paper, --protocol paper)
 
 
 def step_generator(*keys: int) -> torch.Generator:

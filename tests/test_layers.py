@@ -43,6 +43,7 @@ EVALUATION_SUITE = {
     "generalisation",
     "goal_kind_report",
     "goal_kind_table",
+    "paper_protocol",
     "path_baselines",
     "path_benchmark",
     "path_plots",

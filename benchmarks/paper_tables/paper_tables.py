@@ -3,7 +3,8 @@
 The text of :func:`readme_tables`: the training budget of the checkpoint, raw accuracy (paper Table 1) and seeding
 LM / SLSQP (paper Table 2) per robot, from ``accuracy.csv`` and ``seeding.csv`` written by ``ggik eval accuracy``
 and ``ggik eval seeding``. Every number comes from those files or from the checkpoint, except the paper's, which
-are quoted from Limoyo, Maric et al., "Generative Graphical Inverse Kinematics" (CoRL version), Tables 1 and 2.
+are quoted from Limoyo, Maric et al., "Generative Graphical Inverse Kinematics" (CoRL version), Tables 1 and 2 (Table 1:
+:data:`ggik.evaluation.paper_protocol.PAPER_TABLE1`, which ``ggik eval paper`` sets beside the paper's own protocol).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ggik.checkpoint import load_checkpoint, training_budget
+from ggik.evaluation.paper_protocol import PAPER_TABLE1  # the paper's Table 1, quoted once, for ggik eval paper too
 from ggik.evaluation.report import read_csv
 
 __all__ = [
@@ -24,14 +26,6 @@ __all__ = [
     "readme_tables",
 ]
 
-#: paper Table 1 (one model, five robots, 2000 problems): success [%], mean position [mm], mean rotation [deg], MMD
-PAPER_TABLE1 = {
-    "lbr_iiwa": (99.0, 15.1, 2.0, 0.06),
-    "schunk_lwa4d": (99.0, 13.9, 2.3, 0.06),
-    "schunk_lwa4p": (98.2, 6.6, 1.8, 0.21),
-    "panda": (97.5, 36.5, 3.6, 0.08),
-    "ur10": (90.0, 17.0, 1.7, 0.21),
-}
 #: the project's raw-success target for robots outside the paper's table [%]
 OTHER_ROBOTS_TARGET = 95.0
 #: paper Table 2 (SLSQP, 32 initialisations, all five robots together): success [%] and mean iterations

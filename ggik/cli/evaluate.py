@@ -1,5 +1,5 @@
-"""``ggik eval accuracy|seeding|limits|generalisation|goals|conventions|paths``: the evaluation suite, written as
-Markdown + CSV (``paths``: :mod:`ggik.cli.path`)."""
+"""``ggik eval accuracy|seeding|limits|generalisation|goals|conventions|paper|paths``: the evaluation suite, written
+as Markdown + CSV (``paths``: :mod:`ggik.cli.path`)."""
 
 from __future__ import annotations
 
@@ -24,11 +24,19 @@ from ggik.cli.path import add_eval_paths_parser
 from ggik.cli.robots import add_chain_args, resolve_robots
 from ggik.evaluation.conventions_table import VARIANTS
 from ggik.evaluation.report import Table, model_stamp
+from ggik.evaluation.tables import GOAL_PROTOCOLS
 from ggik.graph.conventions import GRAPH_CONVENTIONS
 from ggik.graph.goal_kinds import GOAL_KINDS, check_goal_kind
 from ggik.kinematics import available_robots
 
-__all__ = ["add_eval_parser", "cmd_eval", "cmd_eval_generalisation", "cmd_eval_goals", "cmd_eval_conventions"]
+__all__ = [
+    "add_eval_parser",
+    "cmd_eval",
+    "cmd_eval_generalisation",
+    "cmd_eval_goals",
+    "cmd_eval_conventions",
+    "cmd_eval_paper",
+]
 
 URDF_FILES = "every URDF file among --robots"  #: what --base/--ee apply to in these commands
 
@@ -46,6 +54,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         slsqp_problems=args.slsqp_goals,
         mmd_problems=min(args.mmd_goals, args.n),
         random_starts=getattr(args, "random_starts", None),
+        protocol=getattr(args, "protocol", "ours"),
     )
     set_threads(args.threads)
     tables: dict[str, Callable[..., Table]] = {
@@ -149,6 +158,19 @@ def cmd_eval_conventions(args: argparse.Namespace) -> int:
     return _write(table, args, "conventions")
 
 
+def cmd_eval_paper(args: argparse.Namespace) -> int:
+    from ggik.evaluation.paper_protocol import PAPER_ARMS, paper_protocol_table
+    from ggik.evaluation.tables import EvalConfig
+    from ggik.solver import GGIK
+
+    solver = GGIK.load_or_pretrained(args.ckpt)
+    robots = resolve_robots(args.robots or list(PAPER_ARMS), args.base, args.ee)
+    set_threads(args.threads)
+    cfg = EvalConfig(problems=args.n, samples=args.samples, seed=args.seed, protocol="paper")
+    table = paper_protocol_table(solver.model, robots, cfg, progress=not args.no_progress)
+    return _write(table, args, "paper_protocol")
+
+
 def add_eval_parser(sub: Any) -> None:
     """``ggik eval ...`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
     ev = sub.add_parser("eval", help=HELP["eval"])
@@ -174,6 +196,14 @@ def add_eval_parser(sub: Any) -> None:
         p.add_argument(
             "--mmd-goals", type=positive_int, default=200, help="goals per robot used for the MMD diversity score"
         )
+        if name == "accuracy":
+            p.add_argument(
+                "--protocol",
+                choices=list(GOAL_PROTOCOLS),
+                default="ours",
+                help="how goals are drawn: 'ours', q uniform within the limits; 'paper', the GGIK paper's Table 1, q "
+                "uniform in [-pi, pi] on every joint but the last (0), limits ignored (default: ours)",
+            )
         if name == "seeding":
             p.add_argument(
                 "--random-starts",
@@ -293,4 +323,29 @@ def add_eval_parser(sub: Any) -> None:
     add_out_dir_arg(p, "conventions", "conventions.md and .csv")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_eval_conventions)
+    add_eval_paper_parser(ev_sub)
     add_eval_paths_parser(ev_sub)
+
+
+def add_eval_paper_parser(ev_sub: Any) -> None:
+    """``ggik eval paper`` under ``ev_sub``, the ``add_subparsers()`` action of ``ggik eval``."""
+    p = ev_sub.add_parser(
+        "paper",
+        help="raw success on the GGIK paper's own protocol (q in [-pi, pi], last joint 0, no limits; best of 32 within "
+        "1 cm and 1 deg), the paper's Table 1 beside it",
+    )
+    p.add_argument("--ckpt", help="checkpoint (default: the shipped model)")
+    p.add_argument(
+        "--robots",
+        nargs="*",
+        help="shipped robot names, URDF files or YAML files of robots (default: the paper's five arms, panda "
+        "lbr_iiwa schunk_lwa4d schunk_lwa4p ur10)",
+    )
+    add_chain_args(p, of=URDF_FILES)
+    p.add_argument("-n", "--goals", dest="n", type=positive_int, default=2000, help="goals per robot (paper: 2000)")
+    p.add_argument("-s", "--samples", type=positive_int, default=32, help="samples per goal (paper: 32)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the goals and the samples")
+    add_threads_arg(p)
+    add_out_dir_arg(p, "paper_protocol", "paper_protocol.md and paper_protocol.csv")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_eval_paper)

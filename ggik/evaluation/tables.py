@@ -2,10 +2,12 @@
 joint limits, each measured with its baselines in the same process (generalisation to robots outside a
 checkpoint's training set: :mod:`ggik.evaluation.generalisation`).
 
-All problems are seeded goals reachable by construction (q uniform within the limits, goal = FK(q)).
-Errors are computed by FK of the recovered joint angles in float64: position [m, reported in mm],
-rotation angle [rad, reported in degrees]. Unlike the reference experiments, no rows are dropped
-(the reference removed everything above the pooled 99th percentile) and success means 1 cm AND 1 degree.
+All problems are seeded goals reachable by construction, goal = FK(q), under one of two protocols
+(:data:`GOAL_PROTOCOLS`): ours, q uniform within the limits; or the GGIK paper's, q uniform in [-pi, pi] on every joint
+but the last, which is 0, limits ignored (:func:`paper_goal_q`; its table beside the paper's Table 1:
+:mod:`ggik.evaluation.paper_protocol`). Errors are computed by FK of the recovered joint angles in float64:
+position [m, reported in mm], rotation angle [rad, reported in degrees]. Unlike the reference experiments, no rows
+are dropped (the reference removed everything above the pooled 99th percentile) and success means 1 cm AND 1 degree.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import torch
 
 from ggik import rng
 from ggik.data import ProblemSet
+from ggik.errors import GGIKError
 from ggik.evaluation.report import Table
 from ggik.ik.metrics import success_rate
 from ggik.ik.refine import RefineInfo, lm_refine, slsqp_refine
@@ -31,7 +34,9 @@ from ggik.nn.cvae import GGIKModel
 from ggik.rng import step_generator
 
 __all__ = [
+    "GOAL_PROTOCOLS",
     "EvalConfig",
+    "paper_goal_q",
     "angle_mmd",
     "reference_solutions",
     "accuracy_table",
@@ -44,6 +49,12 @@ __all__ = [
 ]
 
 Result = TypeVar("Result")
+
+#: how the evaluation goals are drawn (goal = FK(q)): protocol name -> its q
+GOAL_PROTOCOLS = {
+    "ours": "q uniform within the joint limits",
+    "paper": "the GGIK paper's: q uniform in [-pi, pi] on every joint but the last, which is 0; limits ignored",
+}
 
 
 def timed(fn: Callable[[], Result]) -> tuple[Result, float, float]:
@@ -64,6 +75,14 @@ class EvalConfig:
     #: random starts per goal in the seeding table (None: ``samples``, the paper's protocol); more than ``samples``
     #: compares a few model seeds with many random starts in one run (e.g. 4 samples against 32 random starts)
     random_starts: int | None = None
+    #: how the goals are drawn, a key of :data:`GOAL_PROTOCOLS` (:func:`evaluation_problems`)
+    protocol: str = "ours"
+
+    def __post_init__(self) -> None:
+        if self.protocol not in GOAL_PROTOCOLS:
+            raise GGIKError(
+                f"unknown goal protocol {self.protocol!r}: expected one of {', '.join(map(repr, GOAL_PROTOCOLS))}"
+            )
 
     @property
     def starts(self) -> int:
@@ -152,10 +171,35 @@ def refined_stats(
     )
 
 
+def paper_goal_q(robot: Robot, n: int, generator: torch.Generator | None = None) -> torch.Tensor:
+    """``n`` configurations (n, dof) [rad] of the GGIK paper's protocol: joints 1..dof-1 uniform in [-pi, pi], the
+    last joint 0, whatever the limits (FK holds outside them; the goals FK(q) need not be reachable within them).
+    Drawn in float64 on the generator's device. GGIKError for a robot with a prismatic joint (the protocol draws
+    angles)."""
+    prismatic = [name for name, kind in zip(robot.joint_names, robot.joint_types) if kind == "prismatic"]
+    if prismatic:
+        raise GGIKError(f"{robot.name}: the paper's protocol draws joint angles, but {prismatic} are prismatic")
+    on = generator.device if generator is not None else None
+    u = torch.rand(n, robot.dof, generator=generator, dtype=torch.float64, device=on)
+    q = math.pi * (2.0 * u - 1.0)
+    q[:, -1] = 0.0
+    return q
+
+
 def evaluation_problems(robots: list[Robot], cfg: EvalConfig) -> list[tuple[Robot, torch.Tensor, torch.Tensor]]:
-    """The seeded goals of every table: ``cfg.problems`` per robot, (robot, q, T_goal) groups of a
-    :class:`ProblemSet`."""
-    return ProblemSet.generate(robots, cfg.problems, cfg.seed).groups()
+    """The seeded goals of every table: ``cfg.problems`` per robot, (robot, q (P, dof), T_goal (P, 4, 4)) per robot.
+    ``cfg.protocol`` "ours": the groups of a :class:`ProblemSet` (q within the limits); "paper": :func:`paper_goal_q`,
+    one stream for the robots in order."""
+    if cfg.protocol == "ours":
+        return ProblemSet.generate(robots, cfg.problems, cfg.seed).groups()
+    if cfg.problems < 1 or not robots:
+        raise GGIKError("an evaluation needs at least one robot and one goal per robot")
+    g = step_generator(cfg.seed, rng.PAPER_GOALS)
+    out = []
+    for robot in robots:
+        q = paper_goal_q(robot, cfg.problems, g)
+        out.append((robot, q, robot.fk(q)))
+    return out
 
 
 def accuracy_table(
@@ -170,7 +214,8 @@ def accuracy_table(
     from tqdm import tqdm
 
     table = Table(
-        f"Accuracy of raw GGIK samples ({cfg.problems} goals per robot, {cfg.samples} samples each)",
+        f"Accuracy of raw GGIK samples ({cfg.problems} goals per robot, {cfg.samples} samples each"
+        + (", the GGIK paper's goals)" if cfg.protocol == "paper" else ")"),
         [
             "robot",
             "dof",
@@ -231,6 +276,7 @@ def accuracy_table(
                 title=f"{robot.name}: {cfg.samples} raw samples for one goal",
             )
     table.notes += [
+        f"Goals: FK(q), {GOAL_PROTOCOLS[cfg.protocol]}.",
         "Per goal: mean/min/max/Q1/Q3 over its samples, then averaged over goals; nothing is dropped.",
         "success: the best of the samples within 1 cm and 1 degree. within limits: every joint inside its limits.",
         f"MMD^2: samples vs exact solutions of the same goal (LM from {cfg.samples} random starts, converged ones), "
@@ -238,6 +284,11 @@ def accuracy_table(
         "= "
         "closer to the spread of true solutions.",
     ]
+    if cfg.protocol == "paper":
+        table.notes.append(
+            "The paper's goals ignore the limits, but LM keeps its reference solutions within them: MMD^2 is over "
+            "the goals with two or more such solutions (n/a with none), and raw success is judged without limits."
+        )
     return table
 
 
@@ -249,6 +300,11 @@ def seeding_table(
     from tqdm import tqdm
 
     refine = refine or RefineConfig()
+    if cfg.protocol != "ours":
+        raise GGIKError(
+            f"the seeding table judges success within the joint limits: it takes the goals of protocol 'ours', not "
+            f"{cfg.protocol!r} (whose goals may lie outside the limits)"
+        )
     if cfg.samples < 1 or cfg.starts < 1:
         raise ValueError(
             f"seeding needs at least one sample and one random start per goal, got {cfg.samples} and {cfg.starts}"

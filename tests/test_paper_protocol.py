@@ -1,0 +1,167 @@
+"""The GGIK paper's protocol in the evaluation suite: its goal sampler, its table beside the paper's Table 1
+(``ggik eval paper``) and ``ggik eval accuracy --protocol paper``."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import pytest
+import torch
+
+from ggik import GGIKError, Robot
+from ggik.checkpoint import load_model
+from ggik.cli import main
+from ggik.evaluation.paper_protocol import (
+    PAPER_ARMS,
+    PAPER_TABLE1,
+    paper_protocol_table,
+    wilson_interval,
+)
+from ggik.evaluation.tables import EvalConfig, evaluation_problems, paper_goal_q, raw_stats, seeding_table
+from ggik.graph.robot_graph import RobotGraph
+from ggik.ik.sampling import RawSamples
+from ggik.kinematics.geometry import pose_errors
+from tests.conftest import _joint, _urdf
+
+
+def _read_csv(path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.parametrize("name", PAPER_ARMS)
+def test_paper_goals_span_the_circle_ignore_the_limits_and_fix_the_last_joint(name, rng):
+    robot = Robot.from_name(name)
+    q = paper_goal_q(robot, 4000, rng)
+    assert q.shape == (4000, robot.dof) and q.dtype == torch.float64
+    assert torch.equal(q[:, -1], torch.zeros(4000, dtype=torch.float64))
+    free = q[:, :-1]
+    assert free.abs().max() <= math.pi
+    # uniform on [-pi, pi]: mean 0 (sd pi / sqrt(3 n) = 0.029), variance pi^2 / 3, and each quarter of the circle
+    # holds a quarter of the draws (sd 0.007), per joint
+    assert free.mean(0).abs().max() < 0.15
+    assert torch.allclose(free.var(0), torch.full((robot.dof - 1,), math.pi**2 / 3, dtype=torch.float64), rtol=0.1)
+    quarters = torch.stack([((free >= a) & (free < a + math.pi / 2)).double().mean(0) for a in (-math.pi, -1.5708, 0)])
+    assert (quarters - 0.25).abs().max() < 0.04
+    # no clipping: each joint falls outside its limits as often as the share of [-pi, pi] they leave out (sd < 0.008)
+    lo, hi = robot.lower[:-1], robot.upper[:-1]
+    gap = torch.where(robot.limited[:-1], (lo + math.pi).clamp(min=0) + (math.pi - hi).clamp(min=0), 0.0) / (
+        2 * math.pi
+    )
+    outside = ((free < lo) | (free > hi)).double().mean(0)
+    assert (outside - gap).abs().max() < 0.03
+    assert bool((outside[gap > 0.01] > 0).all()) and bool((outside[gap == 0] == 0).all())
+
+
+def test_paper_goals_are_fk_of_their_configurations_and_follow_the_seed():
+    robots = [Robot.from_name(n) for n in ("panda", "ur10")]
+    cfg = EvalConfig(problems=5, seed=3, protocol="paper")
+    groups = evaluation_problems(robots, cfg)
+    assert [r.name for r, _, _ in groups] == ["panda", "ur10"]
+    for robot, q, T in groups:
+        assert torch.equal(T, robot.fk(q)) and torch.equal(q[:, -1], torch.zeros(5, dtype=torch.float64))
+    again = evaluation_problems(robots, cfg)
+    assert all(torch.equal(a[1], b[1]) for a, b in zip(groups, again))
+    other = evaluation_problems(robots, EvalConfig(problems=5, seed=4, protocol="paper"))
+    assert not torch.equal(groups[0][1], other[0][1])
+    ours = evaluation_problems(robots, EvalConfig(problems=5, seed=3))
+    assert all(bool(r.within_limits(q).all()) for r, q, _ in ours)
+
+
+def test_a_prismatic_joint_is_refused_by_name():
+    urdf = _urdf(
+        "slider",
+        ["base", "a", "b"],
+        _joint("j1", "revolute", "base", "a", axis="0 0 1")
+        + "\n"
+        + _joint("s2", "prismatic", "a", "b", xyz="0 0 0.3", axis="1 0 0", limit=(0, 0.5)),
+    )
+    with pytest.raises(GGIKError, match=r"slider: .*\['s2'\] are prismatic"):
+        paper_goal_q(Robot.from_urdf(urdf), 3)
+
+
+def test_an_unknown_protocol_is_a_clear_error_in_the_api_and_the_command(capsys):
+    with pytest.raises(GGIKError, match=r"unknown goal protocol 'iknet': expected one of 'ours', 'paper'"):
+        EvalConfig(protocol="iknet")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["eval", "accuracy", "--protocol", "iknet", "-n", "1"])
+    assert exit_info.value.code == 2
+    assert "argument --protocol: invalid choice: 'iknet' (choose from 'ours', 'paper')" in capsys.readouterr().err
+
+
+def test_seeding_refuses_goals_outside_the_limits(tiny_ckpt):
+    model, _ = load_model(tiny_ckpt)
+    with pytest.raises(GGIKError, match=r"seeding table judges success within the joint limits.*'paper'"):
+        seeding_table(model, [Robot.from_name("ur10")], EvalConfig(problems=1, samples=1, protocol="paper"))
+
+
+def test_wilson_interval():
+    lo, hi = wilson_interval(0, 10)
+    assert lo == pytest.approx(0.0, abs=1e-12) and 0.2 < hi < 0.35  # 0 of 10 is not proof of 0 %
+    lo, hi = wilson_interval(300, 300)
+    assert hi == pytest.approx(1.0, abs=1e-12) and 0.98 < lo < 0.99
+    lo, hi = wilson_interval(150, 300)  # symmetric about 1/2: 0.5 -+ 1.96 sqrt(0.25 / 300), nearly
+    assert lo + hi == pytest.approx(1.0, abs=1e-12) and hi - lo == pytest.approx(2 * 1.96 * math.sqrt(0.25 / 300), 1e-2)
+    with pytest.raises(ValueError, match="0 <= successes <= n"):
+        wilson_interval(4, 3)
+
+
+def test_the_table_lists_the_five_arms_with_the_papers_numbers(tiny_ckpt):
+    model, _ = load_model(tiny_ckpt)
+    robots = [Robot.from_name(n) for n in PAPER_ARMS] + [Robot.from_name("kuka_lwr")]
+    table = paper_protocol_table(model, robots, EvalConfig(problems=2, samples=2), progress=False)
+    rows = [dict(zip(table.columns, row)) for row in table.rows]
+    assert [r["robot"] for r in rows] == ["panda", "lbr_iiwa", "schunk_lwa4d", "schunk_lwa4p", "ur10", "kuka_lwr"]
+    assert [r["paper success [%]"] for r in rows[:5]] == [97.5, 99.0, 99.0, 98.2, 90.0]
+    assert all(r["paper success [%]"] == PAPER_TABLE1[r["robot"]][0] for r in rows[:5])
+    assert math.isnan(rows[5]["paper success [%]"])  # an arm outside the paper's table: n/a
+    for r in rows:
+        assert r["goals"] == 2 and r["success [%]"] in (0.0, 50.0, 100.0)
+        assert r["ours - paper [points]"] == pytest.approx(r["success [%]"] - r["paper success [%]"], nan_ok=True)
+        lo, hi = (float(v) for v in r["95% interval [%]"].split("-"))
+        assert lo <= r["success [%]"] <= hi
+        assert 0 <= r["goals outside limits [%]"] <= 100 and r["best-of-S pos [mm]"] <= r["pos mean [mm]"]
+    assert "Table 1 (2000 goals per arm" in table.body()
+
+
+def test_ggik_eval_paper_runs_end_to_end(tiny_ckpt, tmp_path, capsys):
+    argv = ["eval", "paper", "--ckpt", tiny_ckpt, "-n", "2", "-s", "3", "--threads", "1", "--no-progress"]
+    assert main([*argv, "--out-dir", str(tmp_path)]) == 0
+    rows = _read_csv(tmp_path / "paper_protocol.csv")
+    assert [r["robot"] for r in rows] == list(PAPER_ARMS)
+    assert [float(r["paper success [%]"]) for r in rows] == [97.5, 99.0, 99.0, 98.2, 90.0]
+    md = (tmp_path / "paper_protocol.md").read_text()
+    assert "Command: `ggik eval paper --ckpt" in md and "Model: " in md and "sha256 " in md and "Code: ggik " in md
+    assert "best of 3 samples within 1 cm and 1 degree" in md
+    assert f"wrote {tmp_path}/paper_protocol.md" in capsys.readouterr().out
+    # the same goals and samples give the same table: measured, not drawn anew
+    assert main([*argv, "--out-dir", str(tmp_path / "again")]) == 0
+    again = _read_csv(tmp_path / "again" / "paper_protocol.csv")
+    keep = ("robot", "success [%]", "pos mean [mm]", "rot mean [deg]", "goals outside limits [%]")
+    assert [[r[k] for k in keep] for r in again] == [[r[k] for k in keep] for r in rows]
+
+
+def test_ggik_eval_accuracy_takes_the_papers_goals(tiny_ckpt, tmp_path):
+    base = ["eval", "accuracy", "--ckpt", tiny_ckpt, "--robots", "ur10", "-n", "2", "-s", "2", "--mmd-goals", "2"]
+    assert main([*base, "--protocol", "paper", "--no-progress", "--out-dir", str(tmp_path)]) == 0
+    md = (tmp_path / "accuracy.md").read_text()
+    assert "the GGIK paper's goals" in md and "--protocol paper" in md and "limits ignored" in md
+    assert [r["robot"] for r in _read_csv(tmp_path / "accuracy.csv")] == ["ur10"]
+
+
+@pytest.mark.parametrize("name", PAPER_ARMS)
+def test_an_exact_point_set_outside_the_limits_is_a_raw_success(name, rng):
+    """Nothing between a point set and the table's success clips or judges the limits: the true point sets of the
+    paper's goals (outside the limits) give back angles with the goals' FK to 1e-9, and raw_stats counts them all."""
+    robot = Robot.from_name(name)
+    q = paper_goal_q(robot, 16, rng)
+    graph = RobotGraph.from_robot(robot)
+    T = robot.fk(q)
+    back = graph.joint_angles(graph.realize(q), T)  # what sample_joint_angles does with a sampled point set
+    pos, rot = pose_errors(robot.fk(back), T)
+    assert float(pos.max()) < 1e-9 and float(rot.max()) < 1e-7
+    if name != "ur10":  # the UR10's joints span [-2 pi, 2 pi]: every draw is within them
+        assert not bool(robot.within_limits(back).all())
+    raw = RawSamples(q=back[:, None], pos_err=pos[:, None], rot_err=rot[:, None], points=graph.realize(q)[:, None])
+    assert raw_stats(raw)[2] == 100.0
