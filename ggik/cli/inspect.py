@@ -27,12 +27,34 @@ def graph_status(robot: Robot) -> str:
     return f"GGIK graph: {graph!r}"
 
 
+def handedness_status(robot: Robot) -> str | None:
+    """One line: the skew links of the robot's canonical graph (the same in every file of the arm) with their signed
+    volumes, and k, the number of skew links, with the 2^k distance-equal realizations of every configuration
+    (:mod:`ggik.graph.handedness`); None when the chain has no graph."""
+    try:
+        graph = RobotGraph.from_robot(robot, "canonical")
+    except GGIKError:
+        return None
+    k = len(graph.skew_link_names)
+    if not k:
+        return "handedness: no skew link (consecutive axes meet or are parallel): the distances fix every configuration"
+    volumes = graph.link_volumes[graph.skew_links].tolist()
+    links = ", ".join(f"{name} (V = {v:+.4g} m^3)" for name, v in zip(graph.skew_link_names, volumes))
+    return (
+        f"handedness: {k} skew link{'s' if k > 1 else ''} (axes that neither meet nor are parallel), 2^{k} = {2**k} "
+        f"distance-equal realizations of every configuration, one of them the arm: {links}"
+    )
+
+
 def cmd_robot_show(args: argparse.Namespace) -> int:
     from ggik.collision import CollisionModel
 
     robot = resolve_robot(args.robot, args.base, args.ee)
     print(robot.describe())
     print(graph_status(robot))
+    handedness = handedness_status(robot)
+    if handedness is not None:
+        print(handedness)
     try:
         print(CollisionModel.from_robot(robot).describe())
     except GGIKError as exc:  # a chain with no geometry to check: the rest of the report still stands
