@@ -87,7 +87,7 @@ _FORMAT_1_IMPLIED: dict = {
               "latent": 16, "prior_components": 16, "prior_mixture": "node", "max_index": 12, "goal_features": False,
               "coord_gain": 0.001, "pin_anchors": True, "anchor_frame": True, "min_log_std": -6.0, "max_log_std": 2.0,
               "decoder": "egnn", "residual_inputs": False, "gn_steps": 0, "gn_init": 1.0, "gn_damping": 0.01,
-              "gn_solver": "full", "latent_scope": "node", "graph": "frames"},
+              "gn_solver": "full", "latent_scope": "node", "graph": "frames", "volume_inputs": False},
     "data": {"robots": {"panda": 1.0}, "random_weight": 0.0, "random_dofs": [6, 7], "random_robots_per_batch": 8,
              "random_refresh": 1, "randomized_weight": 0.0, "randomize_fraction": 0.2, "batch_size": 128, "seed": 0,
              "goal_kinds": {"pose": 1.0}, "sampler": "per-robot", "tool_offset": 0.0},

@@ -16,7 +16,7 @@ import torch
 
 from ggik.graph.robot_graph import Goals, RobotGraph
 
-__all__ = ["GraphBatch"]
+__all__ = ["GraphBatch", "node_volumes"]
 
 
 @dataclass
@@ -35,6 +35,9 @@ class GraphBatch:
         T_goal: (B, 4, 4) EE goal in the robot's base-link frame.
         pos: (B, N, 3) true positions of a solution, or None for pure problems.
         q: (B, dof_max) joint values of that solution (0-padded), or None.
+        node_volume: (B, N) at node p_i (i = 1 .. n, index 2 i + 2) the signed volume V_i of link i [m^3]
+            (:attr:`RobotGraph.link_volumes`: 0 on links that are not skew), 0 on every other node; None in a batch
+            made without it. :meth:`link_volumes` reads it per link.
     """
 
     node_mask: torch.Tensor
@@ -50,6 +53,14 @@ class GraphBatch:
     T_goal: torch.Tensor
     pos: torch.Tensor | None = None
     q: torch.Tensor | None = None
+    node_volume: torch.Tensor | None = None
+
+    def link_volumes(self) -> torch.Tensor:
+        """(B, L) the arm's signed volume of every link slot l = 1 .. L = (N - 4) // 2 [m^3] (0 where not skew, on
+        padding, and everywhere in a batch without ``node_volume``)."""
+        if self.node_volume is None:
+            return self.known_positions.new_zeros(self.batch_size, max((self.num_nodes - 4) // 2, 0))
+        return self.node_volume[:, 4::2][:, : max((self.num_nodes - 4) // 2, 0)]
 
     @property
     def batch_size(self) -> int:
@@ -107,6 +118,7 @@ class GraphBatch:
             T_goal=T_goal,
             pos=pos,
             q=q,
+            node_volume=per_node(node_volumes(graph).to(problem.known_positions.dtype)),
         )
 
     @classmethod
@@ -118,6 +130,8 @@ class GraphBatch:
         has_pos = [b.pos is not None for b in batches]
         if any(has_pos) and not all(has_pos):
             raise ValueError("cannot concatenate solved examples with pure problems")
+        if any(b.node_volume is None for b in batches) and not all(b.node_volume is None for b in batches):
+            batches = [b if b.node_volume is not None else replace(b, node_volume=_zero_volumes(b)) for b in batches]
         dof = max((b.q.shape[1] for b in batches if b.q is not None), default=0)
         out: dict[str, Any] = {}  # field name -> padded tensor (or None): keyword arguments of cls
         for f in fields(cls):
@@ -166,6 +180,18 @@ class GraphBatch:
         if n == self.num_nodes or bool(self.node_mask[:, n:].any()):
             return self
         per_node = ("node_mask", "anchor_mask", "node_type", "node_kind", "node_frame", "known_positions", "pos")
+        per_node = (*per_node, "node_volume")
         changes: dict[str, Any] = {k: getattr(self, k)[:, :n] for k in per_node if getattr(self, k) is not None}
         changes.update({k: getattr(self, k)[:, :n, :n] for k in ("known_distances", "known_mask")})
         return replace(self, **changes)
+
+
+def node_volumes(graph: RobotGraph) -> torch.Tensor:
+    """(N,) the graph's link volumes at the nodes p_i (index 2 i + 2), 0 elsewhere (:attr:`GraphBatch.node_volume`)."""
+    out = torch.zeros(graph.num_nodes, dtype=torch.float64)
+    out[4::2] = graph.link_volumes
+    return out
+
+
+def _zero_volumes(batch: GraphBatch) -> torch.Tensor:
+    return batch.known_positions.new_zeros(batch.node_mask.shape)

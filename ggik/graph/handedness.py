@@ -11,7 +11,8 @@ axis length (:data:`ggik.graph.frames.AXIS_LENGTH`), ``a_i`` the length of the c
 ``alpha_i`` their angle. The six distances of the four points are known edges of the graph; they fix ``|V_i|`` but not
 its sign, since the mirror image of the tetrahedron has the same six distances. A link is *skew* when its two axes
 neither meet nor are parallel (``V_i != 0``): an arm with k skew links has 2^k distance-equal realizations of every
-configuration, and only the one whose volumes all have the arm's signs is the arm. The volumes are the handedness the distances cannot hold.
+configuration, and only the one whose volumes all have the arm's signs is the arm. The volumes are the handedness
+the distances cannot hold.
 
 Skewness is decided with a tolerance that scales with the arm (:func:`skew_tolerance`): ``|V_i|`` above
 :data:`SKEW_TOL` times ``L^2`` times the arm's size (the largest distance between consecutive joint points), i.e. a

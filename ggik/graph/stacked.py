@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 
 from ggik.errors import GGIKError
-from ggik.graph.batch import GraphBatch
+from ggik.graph.batch import GraphBatch, node_volumes
 from ggik.graph.frames import AXIS_LENGTH, points_from_frames, rz_left
 from ggik.graph.goal_kinds import GOAL_KINDS
 from ggik.graph.robot_graph import RobotGraph
@@ -88,6 +88,7 @@ class StackedGraphs:
         self.node_type = stack([g.node_type for g in graphs], (N,))
         self.node_kind = stack([g.node_kind for g in graphs], (N,))
         self.node_frame = stack([g.node_frame for g in graphs], (N,))
+        self.node_volume = floats(stack([node_volumes(g) for g in graphs], (N,)))  # (R, N) [m^3]
         self.num_joints = torch.tensor([g.n for g in graphs], device=self.device)
         self.joint_mask = torch.arange(n_max, device=self.device) < self.num_joints[:, None]  # (R, n_max)
         self.partial_ok = torch.tensor([g.supports_partial_goals for g in graphs], device=self.device)
@@ -186,6 +187,7 @@ class StackedGraphs:
             T_goal=T_goal,
             pos=pos,
             q=q,
+            node_volume=self.node_volume[robot],
         )
 
     def check_kinds(self, robot: torch.Tensor, kind: torch.Tensor) -> None:

@@ -56,6 +56,9 @@ reads as it was before the key existed (:data:`ggik.checkpoint.IMPLIED_CONFIG`: 
 * ``latent_scope="graph"``: one latent of size Z per graph (a mixture prior of K components over it)
   instead of one per node; the decoder sees the same z at every node. Internally it is a latent "node"
   dimension of size L = 1, so the same code handles both.
+* ``volume_inputs``: the model reads handedness, the arm's signed link volumes (:mod:`ggik.graph.handedness`), in every
+  decoder layer (:class:`ggik.nn.decoders.VolumeInputs`) and Gauss-Newton move; each new part starts at zero. It is
+  equivariant to rotations and translations, not to reflections: it can tell an arm from its mirror images.
 * ``decoder="node"``: :class:`ggik.nn.decoders.NodeDecoder`, per-node work per sample (``dec_layers``
   hidden layers of width ``hidden``), the complete-graph work done once per problem.
 """
@@ -76,11 +79,12 @@ from ggik.kinematics.geometry import matrix_to_rotvec
 from ggik.kinematics.robot import Robot
 from ggik.nn import EGNN
 from ggik.nn.compiled_decode import is_compile_error, padded_rows
-from ggik.nn.decoders import GaussNewtonFollow, NodeDecoder
+from ggik.nn.decoders import GaussNewtonFollow, NodeDecoder, VolumeInputs
 from ggik.nn.encoding import (
     MixturePrior,
     ProblemEncoding,
     anchor_frame,
+    distance_se,
     edge_attr,
     initial_positions,
     latent_noise,
@@ -126,8 +130,16 @@ class GGIKModel(nn.Module):
         else:
             self.decoder = NodeDecoder(Dd, Hd, cfg.dec_layers, F, cfg.coord_gain)
         self.gn_follow = (
-            GaussNewtonFollow(Dd, cfg.gn_steps, cfg.gn_init, cfg.gn_damping, solver=cfg.gn_solver)
+            GaussNewtonFollow(
+                Dd, cfg.gn_steps, cfg.gn_init, cfg.gn_damping, solver=cfg.gn_solver, volumes=cfg.volume_inputs
+            )
             if cfg.gn_steps
+            else None
+        )
+        #: per decoder layer, its link-volume inputs (``volume_inputs`` with the EGNN decoder), else None
+        self.dec_volumes = (
+            nn.ModuleList(VolumeInputs(Dd, Hd) for _ in range(cfg.dec_layers))
+            if cfg.volume_inputs and cfg.decoder == "egnn"
             else None
         )
         #: set by compile_decoder: what sample() decodes with
@@ -231,9 +243,9 @@ class GGIKModel(nn.Module):
             mu=raw[..., 1 : 1 + Z],  # (B, L, K, Z)
             log_std=raw[..., 1 + Z :].clamp(self.cfg.min_log_std, self.cfg.max_log_std),
         )
-        return ProblemEncoding(
-            h0=h0, h_partial=h_p, x_partial=x_p, edge_attr=ea, movable=movable, frame=frame, prior=prior
-        )
+        volumes = batch.link_volumes().to(h0.dtype) if self.cfg.volume_inputs else None
+        parts = dict(h0=h0, h_partial=h_p, x_partial=x_p, edge_attr=ea, movable=movable, frame=frame)
+        return ProblemEncoding(**parts, prior=prior, volumes=volumes)
 
     def latent_mask(self, node_mask: torch.Tensor) -> torch.Tensor:
         """(B, L) bool: the real latent nodes, the nodes themselves (per-node latents) or one per graph."""
@@ -257,15 +269,17 @@ class GGIKModel(nn.Module):
         x = problem.x_partial
         dist, known = problem.edge_attr[..., 0], problem.edge_attr[..., 1]
         decoder, gn = self.decoder, self.gn_follow
+        volumes = problem.volumes
         if isinstance(decoder, NodeDecoder):
             x = decoder(h, x, frame, problem.movable)
-            return x if gn is None else gn(h, x, dist, known, problem.movable)
+            return x if gn is None else gn(h, x, dist, known, problem.movable, volumes)
         layers = decoder.layers
         first_gn = len(layers) - (len(gn.coef) if gn is not None else 0)
         for k, layer in enumerate(layers):  # the Gauss-Newton moves come before each of the last gn_steps layers
             if gn is not None and k >= first_gn:
-                x = gn.step(k - first_gn, h, x, dist, known, problem.movable)
-            h, x = layer(h, x, problem.edge_attr, node_mask, problem.movable, frame)
+                x = gn.step(k - first_gn, h, x, dist, known, problem.movable, volumes)
+            extra = None if self.dec_volumes is None or volumes is None else self.dec_volumes[k](h, x, volumes)
+            h, x = layer(h, x, problem.edge_attr, node_mask, problem.movable, frame, extra)
         return x
 
     def _mixture_logits(self, node_logits: torch.Tensor, node_mask: torch.Tensor) -> torch.Tensor:
@@ -328,19 +342,7 @@ class GGIKModel(nn.Module):
             out["prior_dist_se"] = self.distance_se(self.decode(z, problem, batch.node_mask), batch)
         return out
 
-    @staticmethod
-    def distance_se(x: torch.Tensor, batch: GraphBatch) -> torch.Tensor:
-        """(B,) [m^2]: sum over the known edges {i, j} of (|x_i - x_j| - d_ij)^2, for positions x (B, N, 3).
-
-        Zero exactly when the point set satisfies every distance the problem fixes (robot structure and
-        goal), i.e. when it is a valid configuration reaching the goal.
-        """
-        if x.dtype in (torch.bfloat16, torch.float16):
-            x = x.float()  # distances of ~1 m need more than bf16's 3 digits
-        diff = x[:, :, None, :] - x[:, None, :, :]
-        dist = torch.sqrt((diff**2).sum(-1).clamp_min(1e-20))  # no infinite gradient at coincident points
-        known = batch.known_mask.to(x.dtype)
-        return 0.5 * (((dist - batch.known_distances.to(x.dtype)) * known) ** 2).sum((-1, -2))
+    distance_se = staticmethod(distance_se)
 
     def prior_latents(self, problem: ProblemEncoding, u: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
         """Prior latents (B, S, L, Z) from uniforms u (B, S, L) (mixture component) and normals eps (B, S, L, Z).

@@ -11,7 +11,13 @@
   start at ``init`` (1 = a plain Gauss-Newton step) and are trained end to end. With ``solver="jacobi"`` the step is
   :func:`ggik.nn.distance_geometry.block_jacobi_step` (a 3 x 3 solve per node instead of a (3M x 3M) one per sample).
 
-Both keep the known anchors fixed (only ``movable`` nodes move) and are exactly E(3)-equivariant.
+* :class:`VolumeInputs`: what a decoder layer of a model that reads handedness (``ModelConfig.volume_inputs``) adds to
+  its inputs: the residuals of the arm's signed link volumes (:mod:`ggik.graph.handedness`) into its messages, and a
+  learned move along their gradient. It starts at exactly zero.
+
+The first two keep the known anchors fixed (only ``movable`` nodes move) and are exactly E(3)-equivariant. With the
+arm's link volumes (:class:`VolumeInputs`, and :class:`GaussNewtonFollow` with ``volumes``) a decoder is equivariant to
+rotations and translations only: a mirror image of the problem is another arm's problem.
 """
 
 from __future__ import annotations
@@ -19,9 +25,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ggik.nn.distance_geometry import block_jacobi_step, gauss_newton_step
+from ggik.nn.distance_geometry import block_jacobi_step, gauss_newton_step, volume_residuals
 
-__all__ = ["NodeDecoder", "GaussNewtonFollow"]
+__all__ = ["NodeDecoder", "GaussNewtonFollow", "VolumeInputs"]
 
 
 class NodeDecoder(nn.Module):
@@ -59,6 +65,8 @@ class GaussNewtonFollow(nn.Module):
         dim: feature width D; steps: number of moves T; init: initial coefficient (bias of the heads);
         damping, max_step: of :func:`gauss_newton_step`; solver: "full" (:func:`gauss_newton_step`) or "jacobi"
         (:func:`block_jacobi_step`).
+        volumes: the "full" steps also take the arm's signed link volumes as residuals (``volumes`` of :meth:`step`),
+            with a learned weight per move w_k >= 0 [1/m^2] (starts at 0: the step is exactly the distances-only one).
     Shapes: h (B, N, D), x (B, N, 3) [m], known_distances and known_mask (B, N, N), movable (B, N) -> (B, N, 3).
     """
 
@@ -72,11 +80,16 @@ class GaussNewtonFollow(nn.Module):
         damping: float = 1e-2,
         max_step: float = 0.25,
         solver: str = "full",
+        volumes: bool = False,
     ) -> None:
         super().__init__()
         if solver not in self.STEPS:
             raise ValueError(f"solver must be one of {tuple(self.STEPS)}, got {solver!r}")
+        if volumes and solver != "full":
+            raise ValueError("the Gauss-Newton moves take the link volumes with solver='full' only")
         self.damping, self.max_step, self.solver = damping, max_step, solver
+        #: (T,) the weight of the volume residuals in each move [1/m^2], or None
+        self.volume_weight = nn.Parameter(torch.zeros(steps)) if volumes else None
         heads = [nn.Linear(dim, 1) for _ in range(steps)]
         for head in heads:
             nn.init.zeros_(head.weight)
@@ -91,9 +104,17 @@ class GaussNewtonFollow(nn.Module):
         known_distances: torch.Tensor,
         known_mask: torch.Tensor,
         movable: torch.Tensor,
+        volumes: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """Move ``k`` of the sequence (so that decoders can interleave the moves with their own layers)."""
-        delta = self.STEPS[self.solver](x, known_distances, known_mask, movable, self.damping, self.max_step)
+        """Move ``k`` of the sequence (so that decoders can interleave the moves with their own layers); ``volumes``
+        (B, L) [m^3]: the arm's signed link volumes (0: not skew), used with ``volumes=True``."""
+        if self.volume_weight is not None and volumes is not None:
+            w = self.volume_weight[k].clamp_min(0.0) * (volumes != 0).to(x.dtype)
+            delta = gauss_newton_step(
+                x, known_distances, known_mask, movable, self.damping, self.max_step, volumes=(volumes, w)
+            )
+        else:
+            delta = self.STEPS[self.solver](x, known_distances, known_mask, movable, self.damping, self.max_step)
         return x + self.coef[k](h).to(x.dtype) * delta
 
     def forward(
@@ -103,7 +124,36 @@ class GaussNewtonFollow(nn.Module):
         known_distances: torch.Tensor,
         known_mask: torch.Tensor,
         movable: torch.Tensor,
+        volumes: torch.Tensor | None = None,
     ) -> torch.Tensor:
         for k in range(len(self.coef)):
-            x = self.step(k, h, x, known_distances, known_mask, movable)
+            x = self.step(k, h, x, known_distances, known_mask, movable, volumes)
         return x
+
+
+class VolumeInputs(nn.Module):
+    """What one decoder layer of a model that reads handedness adds to its inputs (``extra`` of
+    :meth:`ggik.nn.egnn.EGNNLayer.forward`).
+
+    From the current positions and the arm's signed link volumes (:func:`ggik.nn.distance_geometry.volume_residuals`):
+    a linear map of each node's two link-volume residuals [m^3] into the message MLP's first layer of its incoming
+    edges, and a move ``v(h_i) g_i / (|g_i| + 1)`` along the gradient g_i of 1/2 sum_l r_l^2 (``v`` invariant, linear in
+    h; the gradient is cubic in the positions, so its length is squashed as the EGNN's differences are, and a move is
+    at most |v| [m]). Both maps start at exactly zero, so a model with these parts samples as it did without them until
+    trained.
+
+    Args: dim: feature width D; hidden: width of the layer's message MLP.
+    Shapes: h (B, N, D), x (B, N, 3) [m], volumes (B, L) [m^3] -> ((B, N, hidden), (B, N, 3)).
+    """
+
+    def __init__(self, dim: int, hidden: int) -> None:
+        super().__init__()
+        self.message = nn.Linear(2, hidden, bias=False)
+        self.coef = nn.Linear(dim, 1, bias=False)
+        nn.init.zeros_(self.message.weight)
+        nn.init.zeros_(self.coef.weight)
+
+    def forward(self, h: torch.Tensor, x: torch.Tensor, volumes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        residual, grad = volume_residuals(x, volumes.to(x.dtype))
+        grad = grad / (torch.linalg.vector_norm(grad, dim=-1, keepdim=True) + 1.0)
+        return self.message(residual.to(h.dtype)), self.coef(h).to(x.dtype) * grad

@@ -21,7 +21,7 @@ import torch
 
 from ggik.graph.handedness import link_nodes, signed_volumes, volume_jacobian
 
-__all__ = ["known_residuals", "gauss_newton_step", "block_jacobi_step", "volume_normal_terms"]
+__all__ = ["known_residuals", "gauss_newton_step", "block_jacobi_step", "volume_normal_terms", "volume_residuals"]
 
 
 def known_residuals(
@@ -181,6 +181,31 @@ def volume_normal_terms(
     grad = torch.einsum("bl,blmc->bmc", r, J)
     H = torch.einsum("bl,blmi,blnj->bminj", weight, J, J)
     return grad, H
+
+
+def volume_residuals(x: torch.Tensor, volumes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """How far point sets are from the arm's handedness, per node, for a network to read and follow.
+
+    Args:
+        x: (B, N, 3) positions [m]; volumes: (B, L) the arm's signed link volumes [m^3], 0 on links that are not skew
+            and on padding (they are left out).
+    Returns:
+        (B, N, 2) [m^3]: at each node the residual r_l = V_l(X) - V_l of the link whose far axis it is on (p_i, q_i of
+        link i) and of the link whose near axis it is on (p_{i-1}, q_{i-1} of link i); (B, N, 3) [m^5]: the gradient
+        of 1/2 sum_l r_l^2 at each node. Invariant to rotations and translations of x, and the gradient rotates with x;
+        a reflection changes the residuals (the volumes change sign, the arm's do not): what a network needs to tell the
+        arm from its mirror images.
+    """
+    B, N, _ = x.shape
+    L = volumes.shape[-1]
+    idx = link_nodes(L, x.device)
+    r = (signed_volumes(x, L) - volumes) * (volumes != 0).to(x.dtype)  # (B, L)
+    zero = x.new_zeros(B, N)
+    far = zero.index_add(1, idx[:, 2], r).index_add(1, idx[:, 3], r)
+    near = zero.index_add(1, idx[:, 0], r).index_add(1, idx[:, 1], r)
+    g = volume_jacobian(x, L) * r[..., None, None]  # (B, L, 4, 3)
+    grad = x.new_zeros(B, N, 3).index_add(1, idx.reshape(-1), g.reshape(B, 4 * L, 3))
+    return torch.stack([far, near], -1), grad
 
 
 def _solve_spd3(A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

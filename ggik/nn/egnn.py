@@ -55,6 +55,9 @@ class EGNNLayer(nn.Module):
         coord_mask: optional (B, N) bool, the nodes whose coordinates may move (others are pinned,
         e.g. the known anchors of an IK problem; equivariance is kept since pinned nodes are inputs);
         frame: (B, F, 3) equivariant vectors, required when ``frame_vectors`` > 0.
+        extra: optional (pre (B, N, hidden), dx (B, N, 3) [m]) computed outside the layer from the same inputs (e.g.
+        :class:`ggik.nn.decoders.VolumeInputs`): ``pre`` is added to the message MLP's first layer of every edge into
+        node i, ``dx`` to node i's coordinate update.
         Returns (h', x') of the same shapes. Padding nodes neither send nor receive messages and keep
         their inputs.
     """
@@ -102,6 +105,7 @@ class EGNNLayer(nn.Module):
         node_mask: torch.Tensor,
         coord_mask: torch.Tensor | None = None,
         frame: torch.Tensor | None = None,
+        extra: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         B, N, _ = h.shape
         eye = torch.eye(N, dtype=torch.bool, device=h.device)
@@ -122,6 +126,8 @@ class EGNNLayer(nn.Module):
         pre = self.lin_edge(torch.cat(edge_in, -1))
         pre += self.lin_dst(h)[:, :, None, :]
         pre += self.lin_src(h)[:, None, :, :]
+        if extra is not None:
+            pre += extra[0].to(pre.dtype)[:, :, None, :]
         hid = nn.functional.silu(pre, inplace=not (torch.is_grad_enabled() and pre.requires_grad))  # (B, N, N, hidden)
 
         if self.update_coords:
@@ -132,6 +138,8 @@ class EGNNLayer(nn.Module):
                 dx = dx + self.frame_coef(h) @ frame  # (B, N, F) @ (B, F, 3): invariant weights x equivariant vectors
             if self.residual_inputs:
                 dx = dx + self.grad_coef(h) * (r * pair_f * diff).sum(2) / deg  # along the distance cost's gradient
+            if extra is not None:
+                dx = dx + extra[1].to(dx.dtype)
             x = x + (dx if coord_mask is None else dx * coord_mask[..., None].to(dx.dtype))
         if self.update_features:
             m = self.msg(hid) * pair_f  # (B, N, N, D)

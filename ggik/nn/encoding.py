@@ -24,6 +24,7 @@ __all__ = [
     "initial_positions",
     "anchor_frame",
     "edge_attr",
+    "distance_se",
 ]
 
 
@@ -61,6 +62,8 @@ class ProblemEncoding:
         movable: (B, N) bool, nodes whose positions the networks may change.
         frame: (B, 3, 3) anchor-frame axes (:meth:`GGIKModel.anchor_frame`).
         prior: the mixture prior p(z | G~), or None in a copy made for decoding only.
+        volumes: (B, L) the arm's signed link volumes [m^3] (:meth:`ggik.graph.GraphBatch.link_volumes`), for a model
+            that reads handedness (``ModelConfig.volume_inputs``); None otherwise.
     """
 
     h0: torch.Tensor
@@ -70,6 +73,7 @@ class ProblemEncoding:
     movable: torch.Tensor
     frame: torch.Tensor
     prior: MixturePrior | None = None
+    volumes: torch.Tensor | None = None
 
     def rows(self, index: torch.Tensor) -> ProblemEncoding:
         """The decoder inputs of the problems ``index`` (a (B',) index tensor, repeats allowed); the prior is left
@@ -81,6 +85,7 @@ class ProblemEncoding:
             edge_attr=self.edge_attr[index],
             movable=self.movable[index],
             frame=self.frame[index],
+            volumes=None if self.volumes is None else self.volumes[index],
         )
 
     def repeat_for_samples(self, num_samples: int) -> ProblemEncoding:
@@ -130,3 +135,17 @@ def latent_noise(
         "u": torch.rand(size, generator=generator, dtype=dtype, device=at),
         "eps": torch.randn(size + (latent_dim,), generator=generator, dtype=dtype, device=at),
     }
+
+
+def distance_se(x: torch.Tensor, batch: GraphBatch) -> torch.Tensor:
+    """(B,) [m^2]: sum over the known edges {i, j} of (|x_i - x_j| - d_ij)^2, for positions x (B, N, 3).
+
+    Zero exactly when the point set satisfies every distance the problem fixes (robot structure and
+    goal), i.e. when it is a valid configuration reaching the goal.
+    """
+    if x.dtype in (torch.bfloat16, torch.float16):
+        x = x.float()  # distances of ~1 m need more than bf16's 3 digits
+    diff = x[:, :, None, :] - x[:, None, :, :]
+    dist = torch.sqrt((diff**2).sum(-1).clamp_min(1e-20))  # no infinite gradient at coincident points
+    known = batch.known_mask.to(x.dtype)
+    return 0.5 * (((dist - batch.known_distances.to(x.dtype)) * known) ** 2).sum((-1, -2))

@@ -40,6 +40,9 @@ class ModelConfig:
     gn_init: float = 1.0  #: initial coefficient of those moves (1 = plain damped Gauss-Newton steps)
     gn_damping: float = 1e-2  #: their damping, relative to the mean diagonal of J^T J
     gn_solver: str = "full"  #: "full": the (3M x 3M) Gauss-Newton system; "jacobi": its diagonal 3 x 3 blocks per node
+    #: the model reads the arm's signed link volumes (handedness, :mod:`ggik.graph.handedness`): decoder layers see
+    #: their residuals and the Gauss-Newton moves take them; every such part starts at zero (off: the models up to v10)
+    volume_inputs: bool = False
     latent_scope: str = "node"  #: "node": a latent per node (reference); "graph": one latent per graph
     #: the graph convention the model works on (:mod:`ggik.graph.conventions`): "frames" (the file's joint frames, the
     #: models v1-v9, and the recipe from scratch, untried on canonical graphs) or "canonical" (a function of the joint
