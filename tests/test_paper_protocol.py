@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 
 import pytest
 import torch
@@ -165,3 +166,26 @@ def test_an_exact_point_set_outside_the_limits_is_a_raw_success(name, rng):
         assert not bool(robot.within_limits(back).all())
     raw = RawSamples(q=back[:, None], pos_err=pos[:, None], rot_err=rot[:, None], points=graph.realize(q)[:, None])
     assert raw_stats(raw)[2] == 100.0
+
+
+def test_the_readme_quotes_the_committed_results():
+    """Every result table of benchmarks/paper_tables/README.md's paper-protocol section is the CSV it names, to the
+    digit shown, and lists the five arms with the paper's numbers."""
+    from tests.conftest import REPO_ROOT
+
+    folder = REPO_ROOT / "benchmarks" / "paper_tables"
+    section = (folder / "README.md").read_text(encoding="utf-8").split("## The paper's own protocol")[1]
+    results = section.split("**Result**")[1:]
+    assert results, "no **Result** paragraph in the paper-protocol section"
+    row = re.compile(r"^\| (\w+) \| ([\d.]+) \| ([\d.]+) \(([\d.]+)-([\d.]+)\) \| ([\d.]+) \|$", re.M)
+    for text in results:
+        csv_rows = {
+            r["robot"]: r for r in _read_csv(folder / re.search(r"`(results/\w+)/`", text)[1] / "paper_protocol.csv")
+        }
+        quoted = row.findall(text)
+        assert [q[0] for q in quoted] == list(PAPER_ARMS) == list(csv_rows)
+        for arm, paper, success, lo, hi, outside in quoted:
+            r = csv_rows[arm]
+            assert float(paper) == PAPER_TABLE1[arm][0] == float(r["paper success [%]"])
+            assert success == f"{float(r['success [%]']):.1f}" and f"{lo}-{hi}" == r["95% interval [%]"]
+            assert outside == f"{float(r['goals outside limits [%]']):.1f}"
