@@ -29,7 +29,14 @@ from ggik.ik.refine_config import RefineConfig
 from ggik.ik.result import IKResult, sort_best_first
 from ggik.ik.sampling import SamplingOptions
 from ggik.ik.solve_config import DEFAULT_SAMPLES, REFINE_METHODS, SolveConfig
-from ggik.ik.strategies import ModelDraw, Refinement, model_first_strategy, random_strategy, samples_strategy
+from ggik.ik.strategies import (
+    ModelDraw,
+    Refinement,
+    model_first_strategy,
+    random_points_strategy,
+    random_strategy,
+    samples_strategy,
+)
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel
 from ggik.path import PathConfig, PathProgress, PathResult, solve_path
@@ -160,7 +167,8 @@ class GGIK:
         Levenberg-Marquardt from every sample), "slsqp" (scipy, slower), "dg" (the sampled point sets projected onto
         the problem's known distances, :mod:`ggik.ik.dg_refine`, then angle recovery) or "dg+lm" (LM from the "dg"
         result)), ``"model-first"`` (LM from the samples, random restarts only for the goals they leave unsolved) or
-        ``"random"`` (LM from random starts; the model is not used). All goals and samples go through the model in
+        ``"random"`` (LM from random starts, or with ``refine`` "dg" / "dg+lm" the random starts' point sets projected
+        on the model's graph; the model is not used). All goals and samples go through the model in
         one batched pass. ``pos_tol`` [m] and ``rot_tol`` [rad]: the success tolerances of this call (default the
         solver's, 1 mm and 0.01 rad); LM refines until they are met. ``generator``: every random draw (sampling
         noise, then random starts). Returns an :class:`IKResult`, sorted best first, with B = number of goals and
@@ -197,7 +205,7 @@ class GGIK:
         # on a GPU the whole solve stays there (sampling, angle recovery, LM, ranking), the result comes back at the end
         resident = self.device.type == "cuda" and clearance is None and config.method in (None, "lm")
         where = self.device if resident else torch.device("cpu")
-        if config.strategy == "random":  # no model, no graph: any chain LM can move
+        if config.strategy == "random" and config.method not in ("dg", "dg+lm"):  # no model, no graph: any LM chain
             if not resident and single_goal.takes(T_goal, goal, config.method, clearance, cfg, config.starts):
                 return self._robot_solver(robot, cfg, config.starts).solve(T_goal, generator)
             T, kind = self._checked_goals(robot, T_goal, goal, None)
@@ -208,6 +216,9 @@ class GGIK:
         goals = self._checked_goals(robot, T_goal, goal, graph)
         assert isinstance(goals, Goals)
         goals = goals.to(torch.float64, where)
+        if config.strategy == "random":  # distance geometry from random starts: the model's graph, not the model
+            refinement = Refinement(config.method, cfg, clearance)
+            return random_points_strategy(graph, goals, config.starts, refinement, self.dg_config, generator)
         options = SamplingOptions(oversample=config.oversample or 1, on_device=resident)
         draw = ModelDraw(self.model, graph, samples, options)
         if config.strategy == "samples":

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
 from ggik import GGIK, GGIKModel, ModelConfig, Robot, RobotGraph, SolveConfig, random_robot
-from ggik.ik.dg_refine import DGConfig, dg_refine, distance_cost, project_point_sets
+from ggik.graph.frames import AXIS_LENGTH
+from ggik.ik.dg_refine import DGConfig, _edge_mask, dg_refine, distance_cost, project_point_sets, volume_terms
 from ggik.ik.sampling import RawSamples
 from ggik.kinematics.geometry import pose_errors
 
@@ -15,6 +18,15 @@ F64 = torch.float64
 
 def robots():
     return [Robot.from_name("panda"), Robot.from_name("ur10")] + [random_robot(d, 40 + d) for d in (5, 7, 9)]
+
+
+@pytest.fixture(scope="module")
+def tiny_model_solver() -> GGIK:
+    """A solver with an untrained tiny model (the strategy "random" never samples it; its graph convention is used)."""
+    cfg = ModelConfig(
+        dim=8, hidden=16, enc_layers=1, dec_layers=1, latent=2, prior_components=2, residual_inputs=False, gn_steps=0
+    )
+    return GGIK(GGIKModel(cfg))
 
 
 def problems(robot: Robot, P: int, seed: int):
@@ -163,3 +175,133 @@ def test_a_position_goal_projects_onto_its_own_known_edges():
     assert err.max() < 1e-6, "every known edge of the problem, q_n's included, has its length"
     pos = torch.linalg.vector_norm(robot.fk(out.q)[..., :3, 3] - T[:, None, :3, 3], dim=-1)
     assert pos.max() < 1e-4
+
+
+# ---------------------------------------------------------------------------------------------- handedness
+def random_start_points(graph: RobotGraph, P: int, S: int, seed: int):
+    """P reachable goals and S uniform random configurations per goal, realized as point sets (P, S, N, 3)."""
+    g = torch.Generator().manual_seed(seed)
+    robot = graph.robot
+    T = robot.fk(robot.sample_q(P, g))
+    return T, graph.realize(robot.sample_q(P * S, g).view(P, S, robot.dof))
+
+
+def test_volumes_keep_the_projection_from_random_starts_on_the_arm_not_its_mirror_images():
+    """The Panda has k = 3 skew links, so 2^3 distance-equal realizations of every configuration. From random starts,
+    distances alone converge to any of them: only the converged projections with the arm's handedness reach the goal
+    (about 1 / 2^k of them); with the signed volumes as residuals most starts converge to the arm. Per-sample success
+    within 1 cm and 1 deg, 8 goals x 16 starts, the default budget (10 steps)."""
+    graph = RobotGraph.from_robot(Robot.from_name("panda"), "canonical")
+    T, X = random_start_points(graph, 8, 16, seed=11)
+    runs = {v: dg_refine(graph, X, T, DGConfig(volumes=v)) for v in (False, True)}
+    success = {v: (r.pos_err < 0.01) & (r.rot_err < math.radians(1.0)) for v, r in runs.items()}
+    for v, r in runs.items():
+        converged = r.cost < 1e-10
+        assert converged.sum() >= 32, (v, int(converged.sum()))
+        # a converged projection reaches the goal exactly when it has the arm's handedness: the flag tells them apart
+        assert torch.equal(success[v][converged], r.handed[converged]), v
+        assert torch.equal(r.handed, graph.handedness(r.points))
+    assert runs[True].handed.float().mean() > 0.9 and runs[False].handed.float().mean() < 0.5
+    assert success[True].sum() >= 2 * success[False].sum() > 0, (int(success[True].sum()), int(success[False].sum()))
+
+
+def test_the_cost_counts_the_volume_residuals_as_areas():
+    """distance_cost with volumes: the distance part plus 1/2 sum_skew (V_l(X) - V_l)^2 / L^2; a realization of the
+    arm costs nothing, a mirror image as much as its flipped volumes (the distances are the same)."""
+    graph = RobotGraph.from_robot(Robot.from_name("panda"), "canonical")
+    q, T = problems(graph.robot, 3, 8)
+    problem = graph.partial(T)
+    X = graph.realize(q)
+    mask = _edge_mask(problem).to(F64)
+    terms = volume_terms(graph, True)
+    assert terms is not None and volume_terms(graph, False) is None
+    assert volume_terms(RobotGraph.from_robot(Robot.from_name("ur10"), "canonical"), True) is None  # no skew link
+    V, w = terms
+    torch.testing.assert_close(w, graph.skew_links.to(F64) / AXIS_LENGTH**2, rtol=0, atol=0)
+    assert distance_cost(X, problem.known_distances**2, mask, terms).max() < 1e-24
+    mirror = X.clone()
+    mirror[..., 2] = -mirror[..., 2]  # every distance kept, every volume negated
+    expected = distance_cost(mirror, problem.known_distances**2, mask) + 0.5 * (w * (2 * V) ** 2).sum()
+    torch.testing.assert_close(
+        distance_cost(mirror, problem.known_distances**2, mask, terms), expected, rtol=1e-12, atol=0
+    )
+    _, cost = project_point_sets(graph, X[:, None], T)  # the reported cost holds the volume term: 0 on the arm
+    assert cost.max() < 1e-24
+
+
+def test_random_starts_refined_by_dg_report_mirror_images_and_dg_lm_solves(tiny_model_solver, monkeypatch):
+    """strategy="random" with refine="dg": the point sets of random starts projected on the model's graph (no model
+    sample drawn); each solution says whether it was recovered from a mirror image (sorted along with it); every
+    success has the arm's handedness. "dg+lm" moves the angles with LM: no handedness to report. Distances only
+    (DGConfig(volumes=False)) solve fewer."""
+    import ggik.ik.strategies as strategies
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the strategy 'random' drew model samples")
+
+    monkeypatch.setattr(strategies, "sample_joint_angles", no_model)
+    robot = Robot.from_name("panda")
+    q, T = problems(robot, 4, 9)
+    solver = tiny_model_solver
+    cfg = SolveConfig(strategy="random", refine="dg", random_starts=16, pos_tol=0.01, rot_tol=math.radians(1.0))
+    res = solver.solve(robot, T, cfg, generator=torch.Generator().manual_seed(0))
+    assert res.q.shape == (4, 16, 7) and res.wrong_handedness is not None and res.wrong_handedness.shape == (4, 16)
+    assert not (res.success & res.wrong_handedness).any() and res.success.any(-1).all()
+    assert "wrong handedness=" in repr(res)
+    distances_only = GGIK(solver.model, dg=DGConfig(volumes=False)).solve(
+        robot, T, cfg, generator=torch.Generator().manual_seed(0)
+    )
+    # the same draws projected by hand: the same errors, each with its own handedness (sorted along)
+    graph = solver.model.graph(robot)
+    q0 = robot.sample_q(4 * 16, torch.Generator().manual_seed(0)).view(4, 16, 7)
+    for result, volumes in ((res, True), (distances_only, False)):
+        by_hand = dg_refine(graph, graph.realize(q0), T, DGConfig(volumes=volumes))
+        mine, theirs = result.pos_err.argsort(-1), by_hand.pos_err.argsort(-1)
+        torch.testing.assert_close(result.pos_err.gather(1, mine), by_hand.pos_err.gather(1, theirs), rtol=0, atol=0)
+        assert result.wrong_handedness is not None
+        assert torch.equal(result.wrong_handedness.gather(1, mine), ~by_hand.handed.gather(1, theirs))
+    assert (
+        distances_only.wrong_handedness is not None
+        and distances_only.wrong_handedness.sum() > res.wrong_handedness.sum()
+    )
+    assert res.success.sum() > distances_only.success.sum()
+    lm = solver.solve(robot, T, SolveConfig(strategy="random", refine="dg+lm", random_starts=4))
+    assert lm.wrong_handedness is None and lm.success[:, 0].all()
+    assert SolveConfig(strategy="random", refine="dg+lm", first_solution=True).method == "dg+lm"
+    with pytest.raises(
+        ValueError, match=r"the strategy 'model-first' refines its starts with one of \('lm', 'slsqp'\)"
+    ):
+        SolveConfig(strategy="model-first", refine="dg")
+
+
+def test_the_solve_listing_names_a_mirror_image(capsys):
+    from ggik.cli.solve_output import print_table, solution_rows
+    from ggik.ik.result import IKResult
+    from ggik.ik.tolerances import Tolerances
+
+    robot = Robot.from_name("panda")
+    q = robot.sample_q(2, torch.Generator().manual_seed(1))[None]  # (1, 2, 7)
+    result = IKResult(
+        q=q,
+        pos_err=torch.tensor([[0.2, 0.3]], dtype=F64),
+        rot_err=torch.tensor([[0.5, 0.6]], dtype=F64),
+        success=torch.zeros(1, 2, dtype=torch.bool),
+        within_limits=torch.ones(1, 2, dtype=torch.bool),
+        wrong_handedness=torch.tensor([[True, False]]),
+    )
+    listing = solution_rows(robot, result, None, Tolerances(0.01, 0.02), raw=False, every=True)
+    assert [r["wrong_handedness"] for r in listing.rows] == [True, False]
+    assert "closest 200.0 mm" in listing.summary and "a mirror image of the arm: wrong handedness" in listing.summary
+    print_table(robot, SolveConfig(strategy="random", refine="dg", random_starts=2), "pose", listing, None)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("panda: dg from 2 random starts, no model")
+    assert "(a mirror image of the arm: wrong handedness)" in lines[2] and "mirror" not in lines[3]
+    plain = solution_rows(
+        robot,
+        IKResult(q, result.pos_err, result.rot_err, result.success, result.within_limits),
+        None,
+        Tolerances(0.01, 0.02),
+        raw=False,
+        every=True,
+    )
+    assert "wrong_handedness" not in plain.rows[0] and "mirror" not in plain.summary

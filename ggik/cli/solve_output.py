@@ -32,7 +32,8 @@ def solution_rows(robot: Any, result: Any, check: Any, tol: Any, raw: bool, ever
     A solution is a result within the tolerances ``tol``, within the joint limits and (with obstacles, ``check`` a
     Clearance) collision-free. Listed: the distinct solutions (:func:`ggik.ik.metrics.distinct_solutions`); with
     ``raw``, the distinct samples, ok or not; without a solution, the :data:`CLOSEST_ATTEMPTS` distinct closest
-    results; with ``every``, every result."""
+    results; with ``every``, every result. A result that reports handedness (``refine="dg"``) gives each row
+    ``wrong_handedness``, and a closest attempt that is a mirror image of the arm says so in the summary."""
     import torch
 
     from ggik.ik.metrics import distinct_solutions
@@ -60,6 +61,9 @@ def solution_rows(robot: Any, result: Any, check: Any, tol: Any, raw: bool, ever
         }
         for k in listed
     ]
+    if result.wrong_handedness is not None:  # "dg": the angles of a mirror image of the arm miss the goal
+        for row, k in zip(rows, listed):
+            row["wrong_handedness"] = bool(result.wrong_handedness[0, k])
     if check is not None:
         from ggik.collision.report import clearance_report
 
@@ -82,6 +86,8 @@ def solution_rows(robot: Any, result: Any, check: Any, tol: Any, raw: bool, ever
         if best is not None:
             summary += f": closest {1e3 * best['pos_err_m']:.1f} mm / {math.degrees(best['rot_err_rad']):.2f} deg"
             why = []
+            if best.get("wrong_handedness"):
+                why.append("a mirror image of the arm: wrong handedness")
             if not best["within_limits"]:
                 why.append("outside the joint limits")
             if check is not None and not best["collision_free"]:
@@ -130,9 +136,10 @@ def print_table(robot: Any, config: Any, kind: str, listing: Listing, among: int
     )
     for k, r in enumerate(listing.rows, start=1):
         clear = "" if among is None else f" {_mm(r['obstacle_clearance_m'])} {_mm(r['self_clearance_m'])}"
+        mirror = "  (a mirror image of the arm: wrong handedness)" if r.get("wrong_handedness") else ""
         print(
             f"{k:>3}  {1e3 * r['pos_err_m']:12.3f} {math.degrees(r['rot_err_rad']):13.3f} "
-            f"{'yes' if r['ok'] else 'no':>3} {'yes' if r['within_limits'] else 'no':>9}{clear}  {r['q']}"
+            f"{'yes' if r['ok'] else 'no':>3} {'yes' if r['within_limits'] else 'no':>9}{clear}  {r['q']}{mirror}"
         )
     if among is not None and listing.rows:
         first = listing.rows[0]

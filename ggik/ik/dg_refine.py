@@ -18,6 +18,21 @@ Joint angles are then recovered from the projected point sets as from raw sample
 point-set space instead of joint space: it needs no Jacobian of the kinematics and keeps the sample's configuration
 (elbow, wrist) while repairing it.
 
+Handedness (``DGConfig.volumes``, on by default): distances do not tell an arm from its mirror images. Each *skew*
+link (two consecutive axes that neither meet nor are parallel, :mod:`ggik.graph.handedness`) has a signed volume
+``V_l`` [m^3], a constant of the arm whose sign the distances leave free: an arm with k skew links has 2^k
+distance-equal realizations of every configuration, and only one is the arm (the angles recovered from another miss
+the goal). The projection therefore also minimises
+
+    1/2 sum_{skew l} w (V_l(X) - V_l)^2,   w = 1 / L^2   [m^4]
+
+(L the axis length, :data:`ggik.graph.frames.AXIS_LENGTH`): the weight makes a volume residual ``sqrt(w) r_l``
+[m^3 / m = m^2] an area like a distance residual ``r_ij`` [m^2]; f(X) then holds this term too, and the stopping
+test (``DGConfig.tol``) and the reported cost count both alike. Without it (``volumes=False``) a start converges
+to one of the 2^k images by its basin, and about 1 / 2^k of the converged projections reach the goal. The result
+says per sample whether the projected point set has the arm's handedness (``DGResult.handed``,
+:meth:`ggik.RobotGraph.handedness`): one that has not is a mirror image, reported, never silently taken for the arm.
+
 Obstacles (``clearance``): the graph form of obstacles of the GGIK authors' distance-geometry work, minimum distances
 between the chain's points and the obstacles. After every Gauss-Newton step each free joint point p_i closer to an
 obstacle than the collision model's largest link radius plus the margin is pushed out along the distance's gradient
@@ -34,13 +49,15 @@ from typing import TYPE_CHECKING
 import torch
 
 from ggik.graph import Goals, PartialGraph, RobotGraph
+from ggik.graph.frames import AXIS_LENGTH
 from ggik.graph.goal_kinds import goal_errors
+from ggik.graph.handedness import signed_volumes
 from ggik.nn.distance_geometry import gauss_newton_step
 
 if TYPE_CHECKING:
     from ggik.collision import Clearance
 
-__all__ = ["DGConfig", "DGResult", "project_point_sets", "dg_refine", "distance_cost", "push_out"]
+__all__ = ["DGConfig", "DGResult", "project_point_sets", "dg_refine", "distance_cost", "volume_terms", "push_out"]
 
 
 @dataclass
@@ -51,6 +68,8 @@ class DGConfig:
     damping: float = 1e-3  #: damping of the first step, relative to the mean diagonal of J^T J
     damping_decay: float = 3.0  #: the damping is divided by this after every step
     tol: float = 1e-20  #: a sample stops when f(X) is below this [m^4] (distance errors ~1e-10 m)
+    #: the skew links' signed volumes join the residuals, weight 1 / L^2 (module docstring); False: distances only
+    volumes: bool = True
 
 
 def _edge_mask(problem: PartialGraph) -> torch.Tensor:
@@ -60,11 +79,34 @@ def _edge_mask(problem: PartialGraph) -> torch.Tensor:
     return problem.known_mask & (free[:, None] | free[None, :])
 
 
-def distance_cost(points: torch.Tensor, known_sq: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """f(X) = 1/4 sum over ordered known pairs of r_ij^2 (= 1/2 over edges) [m^4], points (..., N, 3) -> (...)."""
+def distance_cost(
+    points: torch.Tensor,
+    known_sq: torch.Tensor,
+    mask: torch.Tensor,
+    volumes: tuple[torch.Tensor, torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """f(X) = 1/4 sum over ordered known pairs of r_ij^2 (= 1/2 over edges) [m^4], points (..., N, 3) -> (...).
+
+    ``volumes``: (V (..., L) [m^3], w (..., L) [1/m^2]), broadcasting against ``points``' batch: f gains
+    ``1/2 sum_l w_l (V_l(X) - V_l)^2`` over the first L links (:func:`ggik.graph.handedness.signed_volumes`), the
+    cost :func:`ggik.nn.distance_geometry.gauss_newton_step` minimises with the same argument."""
     diff = points[..., :, None, :] - points[..., None, :, :]
     r = ((diff**2).sum(-1) - known_sq) * mask
-    return 0.25 * (r**2).sum((-1, -2))
+    cost = 0.25 * (r**2).sum((-1, -2))
+    if volumes is not None:
+        V, w = volumes
+        cost = cost + 0.5 * (w * (signed_volumes(points, V.shape[-1]) - V) ** 2).sum(-1)
+    return cost
+
+
+def volume_terms(graph: RobotGraph, weighted: bool) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """(V (n,) [m^3], w (n,) [1/m^2]) float64: ``graph``'s link volumes and the weight 1 / L^2 on its skew links, 0 on
+    the others (module docstring); None when not ``weighted`` or when the arm has no skew link (the same cost and
+    steps as without volumes, for less work)."""
+    skew = graph.skew_links
+    if not weighted or not bool(skew.any()):
+        return None
+    return graph.link_volumes.to(torch.float64), skew.to(torch.float64) / AXIS_LENGTH**2
 
 
 @torch.no_grad()
@@ -99,8 +141,9 @@ def project_point_sets(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Move the free nodes of point sets ``points`` (P, S, N, 3) [m, graph frame] onto the known distances of the
     problems ``goals`` (P goals, (P, 4, 4) in the base-link frame or :class:`Goals`); anchors are set to their
-    known positions; with ``clearance``, each step is followed by :func:`push_out`. Returns (projected points
-    (P, S, N, 3) float64, final cost f (P, S) [m^4])."""
+    known positions; with ``clearance``, each step is followed by :func:`push_out`; with ``cfg.volumes`` the skew links'
+    signed volumes are residuals too (module docstring). Returns (projected points (P, S, N, 3) float64, final cost
+    f (P, S) [m^4], the volume term included when on)."""
     cfg = cfg or DGConfig()
     if points.ndim != 4 or points.shape[-2:] != (graph.num_nodes, 3):
         raise ValueError(f"points must have shape (P, S, {graph.num_nodes}, 3), got {tuple(points.shape)}")
@@ -108,6 +151,7 @@ def project_point_sets(
     if goals.shape != points.shape[:1]:
         raise ValueError(f"{goals.shape[0] if len(goals.shape) else 0} goals for {points.shape[0]} groups of samples")
     problem = graph.partial(goals.to(torch.float64))
+    terms = volume_terms(graph.for_goal_kind(goals.kind), cfg.volumes)
     X = points.to(torch.float64).clone()
     anchors = problem.anchor_mask
     X[:, :, anchors] = problem.known_positions[:, None, anchors]
@@ -117,17 +161,19 @@ def project_point_sets(
     dist = problem.known_distances[:, None].expand(P, S, N, N).reshape(P * S, N, N)
     known = mask.expand(P * S, N, N)
     movable = (~anchors).expand(P * S, N)
-    cost = distance_cost(X, known_sq, mask)
+    volumes = None if terms is None else (terms[0].expand(P * S, -1), terms[1].expand(P * S, -1))
+    cost = distance_cost(X, known_sq, mask, terms)
     for k in range(cfg.iterations):
         active = cost > cfg.tol
         if not bool(active.any()):
             break
         damping = cfg.damping * cfg.damping_decay**-k
-        step = gauss_newton_step(X.reshape(P * S, N, 3), dist, known, movable, damping, max_step=float("inf"))
+        flat = X.reshape(P * S, N, 3)
+        step = gauss_newton_step(flat, dist, known, movable, damping, max_step=float("inf"), volumes=volumes)
         X = X + step.reshape(P, S, N, 3) * active[..., None, None]
         if clearance is not None and k < cfg.iterations - 1:  # the last step stays on the known distances
             X = push_out(graph, X, clearance)
-        cost = distance_cost(X, known_sq, mask)
+        cost = distance_cost(X, known_sq, mask, terms)
     return X, cost
 
 
@@ -139,6 +185,8 @@ class DGResult:
         q: (P, S, dof) joint angles recovered from the projected point sets [rad].
         pos_err: (P, S) EE position error [m]; rot_err: (P, S) rotation error [rad] (FK, float64).
         cost: (P, S) final distance cost f [m^4]; points: (P, S, N, 3) projected point sets [m, graph frame].
+        handed: (P, S) bool, the projected point set has the arm's handedness (:meth:`ggik.RobotGraph.handedness`):
+            False marks a mirror image of the arm in some skew link, whose angles miss the goal however small its cost.
     """
 
     q: torch.Tensor
@@ -146,6 +194,7 @@ class DGResult:
     rot_err: torch.Tensor
     cost: torch.Tensor
     points: torch.Tensor
+    handed: torch.Tensor
 
 
 def dg_refine(
@@ -157,7 +206,8 @@ def dg_refine(
     clearance: Clearance | None = None,
 ) -> DGResult:
     """:func:`project_point_sets` (with ``clearance``: its obstacle projection), then joint angles and their FK errors,
-    in passes of ``goals_per_pass`` goals (the (S, N, N, 3, 3) blocks of a pass stay cache-sized)."""
+    in passes of ``goals_per_pass`` goals (the (S, N, N, 3, 3) blocks of a pass stay cache-sized), and each projected
+    point set's handedness."""
     goals = graph.goals(goals).to(torch.float64, "cpu")
     parts = []
     for start in range(0, points.shape[0], goals_per_pass):
@@ -166,6 +216,6 @@ def dg_refine(
         parts.append((graph.joint_angles(X, g[:, None]), cost, X))
     q = torch.cat([p[0] for p in parts])
     pos, rot = goal_errors(graph.robot.fk(q), goals.in_base[:, None], goals.kind, graph.tool_axis)
-    return DGResult(
-        q=q, pos_err=pos, rot_err=rot, cost=torch.cat([p[1] for p in parts]), points=torch.cat([p[2] for p in parts])
-    )
+    X = torch.cat([p[2] for p in parts])
+    handed = graph.for_goal_kind(goals.kind).handedness(X)
+    return DGResult(q=q, pos_err=pos, rot_err=rot, cost=torch.cat([p[1] for p in parts]), points=X, handed=handed)

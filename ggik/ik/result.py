@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 import torch
 
-__all__ = ["IKResult", "sort_best_first", "best_first_order"]
+__all__ = ["IKResult", "sort_best_first", "best_first", "best_first_order"]
 
 
 @dataclass
@@ -24,6 +24,10 @@ class IKResult:
         collision_free: (B, S) bool, no obstacle or self-collision pair overlaps; None for a solve without obstacles.
         clearance: (B, S) float64, the lowest signed distance over the checked pairs [m] (negative: the deepest
             overlap); None for a solve without obstacles.
+        wrong_handedness: (B, S) bool, the solution's angles were recovered from a point set that is a mirror image
+            of the arm (``refine="dg"``: ``handed`` False in :class:`ggik.ik.dg_refine.DGResult`), so they miss the
+            goal however well the distances were met; None where the angles do not come from a projected point set
+            (every other refinement, "dg+lm" included: LM moves the angles themselves).
     """
 
     q: torch.Tensor
@@ -33,21 +37,17 @@ class IKResult:
     within_limits: torch.Tensor
     collision_free: torch.Tensor | None = None
     clearance: torch.Tensor | None = None
+    wrong_handedness: torch.Tensor | None = None
 
     def to(self, device: torch.device | str) -> IKResult:
         """The same result with every tensor on ``device``."""
         if self.q.device == torch.device(device):
             return self
-        free, clear = self.collision_free, self.clearance
-        return IKResult(
-            self.q.to(device),
-            self.pos_err.to(device),
-            self.rot_err.to(device),
-            self.success.to(device),
-            self.within_limits.to(device),
-            None if free is None else free.to(device),
-            None if clear is None else clear.to(device),
-        )
+        return self.map(lambda t: t.to(device))
+
+    def map(self, fn: Any) -> IKResult:
+        """The result with ``fn`` applied to every tensor field (fields that are None stay None)."""
+        return replace(self, **{f.name: fn(v) for f in fields(self) if (v := getattr(self, f.name)) is not None})
 
     def best(self) -> torch.Tensor:
         """(B, dof): the best solution of each goal."""
@@ -67,6 +67,8 @@ class IKResult:
         )
         if self.collision_free is not None:
             text += f", collision-free={int(self.collision_free.sum())}"
+        if self.wrong_handedness is not None:
+            text += f", wrong handedness={int(self.wrong_handedness.sum())}"
         return text + ")"
 
 
@@ -84,25 +86,24 @@ def sort_best_first(
 
     ``q`` (B, K, dof), the others (B, K); stable, so equal keys keep their column order. ``clearance`` (B, K) [m]: the
     solutions' lowest signed distances to obstacles, in a solve with obstacles: the result's ``collision_free`` is
-    ``clearance >= 0`` and ``success`` requires it (the caller's ``success`` is the pose's)."""
-    free = None
-    if clearance is not None:
-        free = clearance >= 0
-        success = success & free
-    order = best_first_order(pos / pos_tol + rot / rot_tol, within, success)
+    ``clearance >= 0`` and ``success`` requires it (the caller's ``success`` is the pose's). :func:`best_first` of
+    the unsorted result."""
+    return best_first(IKResult(q, pos, rot, success, within, clearance=clearance), pos_tol, rot_tol)
+
+
+def best_first(result: IKResult, pos_tol: float, rot_tol: float) -> IKResult:
+    """An unsorted ``result`` (its ``collision_free`` None, its ``success`` the pose's) sorted best first as
+    :func:`sort_best_first` sorts, every per-solution field taken along (``wrong_handedness`` included); with a
+    ``clearance``, ``collision_free`` is set to ``clearance >= 0`` and ``success`` requires it."""
+    if result.clearance is not None:
+        free = result.clearance >= 0
+        result = replace(result, success=result.success & free, collision_free=free)
+    order = best_first_order(result.pos_err / pos_tol + result.rot_err / rot_tol, result.within_limits, result.success)
 
     def take(t: torch.Tensor) -> torch.Tensor:
         return torch.gather(t, 1, order if t.ndim == 2 else order[..., None].expand_as(t))
 
-    return IKResult(
-        q=take(q),
-        pos_err=take(pos),
-        rot_err=take(rot),
-        success=take(success),
-        within_limits=take(within),
-        collision_free=None if free is None else take(free),
-        clearance=None if clearance is None else take(clearance),
-    )
+    return result.map(take)
 
 
 def best_first_order(score: Any, within: Any, success: Any) -> Any:

@@ -7,7 +7,9 @@ Strategies of :meth:`ggik.GGIK.solve` (:data:`STRATEGIES`), all returning an :cl
 * ``"model-first"``: LM (or SLSQP) from ``samples`` model samples per goal; only the goals that no refined sample
   solves within the tolerances *and* the joint limits get ``random_starts`` uniform random starts, refined the same
   way; each goal keeps its best ``samples`` solutions;
-* ``"random"``: LM (or SLSQP) from ``random_starts`` uniform random starts per goal; the model is not used.
+* ``"random"``: LM (or SLSQP) from ``random_starts`` uniform random starts per goal; the model is not used. Or "dg"
+  ("dg+lm"): the starts' point sets projected onto the problem's distances and volumes (then LM), the baseline of
+  the distance-geometric refinement (:mod:`ggik.ik.dg_refine`) without a model.
 
 A field left at None takes the default of the call: see :class:`SolveConfig`.
 """
@@ -19,11 +21,20 @@ from dataclasses import dataclass
 
 from ggik.ik.tolerances import Tolerances, check_tolerance
 
-__all__ = ["SolveConfig", "STRATEGIES", "REFINE_METHODS", "START_REFINERS", "DEFAULT_SAMPLES", "DEFAULT_RANDOM_STARTS"]
+__all__ = [
+    "SolveConfig",
+    "STRATEGIES",
+    "REFINE_METHODS",
+    "START_REFINERS",
+    "RANDOM_REFINERS",
+    "DEFAULT_SAMPLES",
+    "DEFAULT_RANDOM_STARTS",
+]
 
 STRATEGIES = ("samples", "model-first", "random")  #: what ``SolveConfig.strategy`` takes
 REFINE_METHODS = (None, "lm", "slsqp", "dg", "dg+lm")  #: what ``SolveConfig.refine`` takes
-START_REFINERS = ("lm", "slsqp")  #: the refinements of the strategies "model-first" and "random" (None means "lm")
+START_REFINERS = ("lm", "slsqp")  #: the refinements of the strategy "model-first" (None means "lm")
+RANDOM_REFINERS = ("lm", "slsqp", "dg", "dg+lm")  #: the refinements of the strategy "random" (None means "lm")
 DEFAULT_SAMPLES = 32  #: model samples per goal of :meth:`ggik.GGIK.solve` when ``samples`` is None
 DEFAULT_RANDOM_STARTS = 32  #: random starts per goal of "model-first" and "random" when ``random_starts`` is None
 
@@ -43,8 +54,9 @@ class SolveConfig:
         samples: model samples per goal (None: 32).
         refine: local refinement of every start, one of :data:`REFINE_METHODS`: None (raw model samples), "lm"
             (batched Levenberg-Marquardt), "slsqp" (scipy, slower), "dg" (distance-geometric projection of the
-            sampled point sets), "dg+lm" (LM from the "dg" result). The strategies "model-first" and "random"
-            refine with "lm" (also when None) or "slsqp".
+            sampled point sets), "dg+lm" (LM from the "dg" result). The strategy "model-first" refines with "lm"
+            (also when None) or "slsqp"; "random" with one of :data:`RANDOM_REFINERS` (None: "lm"), "dg" and
+            "dg+lm" projecting the point sets of the random starts.
         strategy: one of :data:`STRATEGIES` (module docstring).
         random_starts: uniform random starts per goal of "random" and of the second stage of "model-first"
             (None: 32).
@@ -93,10 +105,11 @@ class SolveConfig:
             raise ValueError(
                 "SolveConfig.random_starts applies to the strategies 'model-first' and 'random', not to 'samples'"
             )
-        if self.strategy != "samples" and self.refine not in (None, *START_REFINERS):
+        refiners = RANDOM_REFINERS if self.strategy == "random" else START_REFINERS
+        if self.strategy != "samples" and self.refine not in (None, *refiners):
             raise ValueError(
                 f"SolveConfig.refine: the strategy {self.strategy!r} refines its starts with one of "
-                f"{START_REFINERS}, got {self.refine!r}"
+                f"{refiners}, got {self.refine!r}"
             )
 
         if self.first_solution and self.method not in ("lm", "dg+lm"):

@@ -2,7 +2,8 @@
 random restarts where they fail, and random starts alone.
 
 Each takes goals its caller checked once (:class:`ggik.graph.Goals`, or canonical goal poses and their kind for the
-strategy without a model) and validates nothing again. Each returns an :class:`~ggik.ik.result.IKResult` sorted best
+strategy without a model, :class:`~ggik.graph.Goals` again for its distance-geometric variant) and validates nothing
+again. Each returns an :class:`~ggik.ik.result.IKResult` sorted best
 first (:func:`~ggik.ik.result.sort_best_first`); the two with restarts also report per goal the refinement
 iterations and whether the model's samples alone solved it (:class:`StrategyOutcome`, what
 :mod:`ggik.ik.cascade` reads).
@@ -20,7 +21,7 @@ from ggik.graph.goal_kinds import tool_axis
 from ggik.ik.dg_refine import DGConfig, dg_refine
 from ggik.ik.refine import RefineInfo, lm_refine_checked, slsqp_refine_checked
 from ggik.ik.refine_config import RefineConfig
-from ggik.ik.result import IKResult, sort_best_first
+from ggik.ik.result import IKResult, best_first
 from ggik.ik.sampling import RawSamples, SamplingOptions, sample_joint_angles
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel
@@ -36,6 +37,8 @@ __all__ = [
     "ranked_solutions",
     "samples_strategy",
     "random_strategy",
+    "random_points_strategy",
+    "refine_point_sets",
     "model_first_strategy",
 ]
 
@@ -43,7 +46,8 @@ __all__ = [
 @dataclass(frozen=True)
 class Refinement:
     """How a strategy refines its starts: ``method`` ("lm" or "slsqp"; :func:`samples_strategy` also None, "dg",
-    "dg+lm"), ``cfg`` the tolerances and budgets, ``clearance`` the obstacles kept clear (None: none)."""
+    "dg+lm", :func:`random_points_strategy` "dg" and "dg+lm"), ``cfg`` the tolerances and budgets, ``clearance`` the
+    obstacles kept clear (None: none)."""
 
     method: str | None
     cfg: RefineConfig
@@ -98,12 +102,39 @@ def ranked_solutions(
     rot: torch.Tensor,
     cfg: RefineConfig,
     clearance: Clearance | None = None,
+    wrong_handedness: torch.Tensor | None = None,
 ) -> IKResult:
     """The solutions of B goals (q (B, K, dof), errors (B, K)) sorted best first; with ``clearance``, collision-free
-    is part of success."""
-    free = None if clearance is None else clearance.min_clearance(q)
+    is part of success; ``wrong_handedness`` (B, K) bool, the solutions recovered from mirror images ("dg"), is
+    reported (:attr:`IKResult.wrong_handedness`) and sorted along."""
+    clear = None if clearance is None else clearance.min_clearance(q)
     met = cfg.tolerances.met(pos, rot)
-    return sort_best_first(q, pos, rot, met, robot.within_limits(q), cfg.pos_tol, cfg.rot_tol, free)
+    result = IKResult(q, pos, rot, met, robot.within_limits(q), None, clear, wrong_handedness)
+    return best_first(result, cfg.pos_tol, cfg.rot_tol)
+
+
+def refine_point_sets(
+    graph: RobotGraph,
+    goals: Goals,
+    q: torch.Tensor,
+    points: torch.Tensor,
+    refinement: Refinement,
+    dg: DGConfig,
+) -> IKResult:
+    """Starts of B checked ``goals`` (their angles ``q`` (B, K, dof) and point sets ``points`` (B, K, N, 3) [m, graph
+    frame]) refined by the refinement's method: "dg" projects the point sets (:func:`ggik.ik.dg_refine.dg_refine`,
+    budget ``dg``; a projection that is a mirror image of the arm is reported as ``wrong_handedness``), "dg+lm" then
+    runs LM from the recovered angles, "lm" and "slsqp" refine ``q``. IKResult (B, K), sorted best first."""
+    robot, method, clearance = graph.robot, refinement.method, refinement.clearance
+    wrong = None
+    if method in ("dg", "dg+lm"):
+        projected = dg_refine(graph, points, goals, dg, clearance=clearance)
+        q, pos, rot = projected.q, projected.pos_err, projected.rot_err
+        wrong = ~projected.handed if method == "dg" else None
+    if method in ("lm", "slsqp", "dg+lm"):
+        q, info = refine_starts(robot, goals.in_base, goals.kind, q, refinement)
+        pos, rot = info.pos_err, info.rot_err
+    return ranked_solutions(robot, q, pos, rot, refinement.cfg, clearance, wrong)
 
 
 def samples_strategy(
@@ -113,16 +144,10 @@ def samples_strategy(
     "lm", "slsqp", "dg", "dg+lm"); ``dg``: the budget of "dg". IKResult (B, samples). The clearance: obstacles, kept
     clear by LM and SLSQP, pushed out of by "dg" (:func:`ggik.ik.dg_refine.push_out`), and checked for every
     refinement."""
-    robot, method, clearance = draw.graph.robot, refinement.method, refinement.clearance
     raw = draw.draw(goals, generator)
-    q, pos, rot = raw.q, raw.pos_err, raw.rot_err
-    if method in ("dg", "dg+lm"):
-        projected = dg_refine(draw.graph, raw.points, goals, dg, clearance=clearance)
-        q, pos, rot = projected.q, projected.pos_err, projected.rot_err
-    if method in ("lm", "slsqp", "dg+lm"):
-        q, info = refine_starts(robot, goals.in_base, goals.kind, q, refinement)
-        pos, rot = info.pos_err, info.rot_err
-    return ranked_solutions(robot, q, pos, rot, refinement.cfg, clearance)
+    if refinement.method is None:
+        return ranked_solutions(draw.graph.robot, raw.q, raw.pos_err, raw.rot_err, refinement.cfg, refinement.clearance)
+    return refine_point_sets(draw.graph, goals, raw.q, raw.points, refinement, dg)
 
 
 def random_strategy(
@@ -144,6 +169,24 @@ def random_strategy(
         iterations=info.iterations.to(torch.float64).sum(-1),
         first_stage=torch.zeros(B, dtype=torch.bool),
     )
+
+
+def random_points_strategy(
+    graph: RobotGraph,
+    goals: Goals,
+    random_starts: int,
+    refinement: Refinement,
+    dg: DGConfig,
+    generator: torch.Generator | None = None,
+) -> IKResult:
+    """Distance geometry from random starts, the baseline of "dg" without a model: ``random_starts`` uniform random
+    configurations per goal (B checked ``goals``; drawn as :func:`random_strategy` draws them), their point sets
+    realized on the graph of the goals' kind (anchors are set by the projection), projected by "dg" (budget ``dg``)
+    and, for "dg+lm", refined by LM (:func:`refine_point_sets`). IKResult (B, random_starts), on the CPU."""
+    robot, B = graph.robot, goals.shape[0]
+    q0 = robot.sample_q(B * random_starts, generator).view(B, random_starts, robot.dof).to(torch.float64)
+    points = graph.for_goal_kind(goals.kind).realize(q0)
+    return refine_point_sets(graph, goals.to(torch.float64, "cpu"), q0, points, refinement, dg)
 
 
 def model_first_strategy(
