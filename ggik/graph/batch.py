@@ -179,8 +179,16 @@ class GraphBatch:
         n = int(self.node_mask.sum(1).max())
         if n == self.num_nodes or bool(self.node_mask[:, n:].any()):
             return self
-        per_node = ("node_mask", "anchor_mask", "node_type", "node_kind", "node_frame", "known_positions", "pos")
-        per_node = (*per_node, "node_volume")
+        per_node = (
+            "node_mask",
+            "anchor_mask",
+            "node_type",
+            "node_kind",
+            "node_frame",
+            "known_positions",
+            "pos",
+            "node_volume",
+        )
         changes: dict[str, Any] = {k: getattr(self, k)[:, :n] for k in per_node if getattr(self, k) is not None}
         changes.update({k: getattr(self, k)[:, :n, :n] for k in ("known_distances", "known_mask")})
         return replace(self, **changes)
