@@ -27,7 +27,14 @@ from torch import nn
 
 from ggik.nn.distance_geometry import block_jacobi_step, gauss_newton_step, volume_residuals
 
-__all__ = ["NodeDecoder", "GaussNewtonFollow", "VolumeInputs"]
+__all__ = ["NodeDecoder", "GaussNewtonFollow", "VolumeInputs", "VOLUME_GAIN", "VOLUME_SCALE"]
+
+#: [1/m^2] the volume weight of a Gauss-Newton move is VOLUME_GAIN x its parameter: an optimiser moves a parameter by
+#: about its learning rate per step, and a weight of about 1 (the DG projection's) is reached in a few hundred steps
+VOLUME_GAIN = 10.0
+#: [m^3] a decoder layer reads each link-volume residual r as tanh(r / VOLUME_SCALE): a mirrored link of any arm
+#: (|r| = 2 |V| with |V| of 0.02-0.3 m^3 on the training arms) reads about +-1, a nearly right one linearly
+VOLUME_SCALE = 0.01
 
 
 class NodeDecoder(nn.Module):
@@ -66,7 +73,8 @@ class GaussNewtonFollow(nn.Module):
         damping, max_step: of :func:`gauss_newton_step`; solver: "full" (:func:`gauss_newton_step`) or "jacobi"
         (:func:`block_jacobi_step`).
         volumes: the "full" steps also take the arm's signed link volumes as residuals (``volumes`` of :meth:`step`),
-            with a learned weight per move w_k >= 0 [1/m^2] (starts at 0: the step is exactly the distances-only one).
+            with a learned weight per move w_k = :data:`VOLUME_GAIN` max(0, c_k) [1/m^2] (c_k starts at 0: the step is
+            exactly the distances-only one).
     Shapes: h (B, N, D), x (B, N, 3) [m], known_distances and known_mask (B, N, N), movable (B, N) -> (B, N, 3).
     """
 
@@ -109,7 +117,7 @@ class GaussNewtonFollow(nn.Module):
         """Move ``k`` of the sequence (so that decoders can interleave the moves with their own layers); ``volumes``
         (B, L) [m^3]: the arm's signed link volumes (0: not skew), used with ``volumes=True``."""
         if self.volume_weight is not None and volumes is not None:
-            w = self.volume_weight[k].clamp_min(0.0) * (volumes != 0).to(x.dtype)
+            w = VOLUME_GAIN * self.volume_weight[k].clamp_min(0.0) * (volumes != 0).to(x.dtype)
             delta = gauss_newton_step(
                 x, known_distances, known_mask, movable, self.damping, self.max_step, volumes=(volumes, w)
             )
@@ -136,11 +144,11 @@ class VolumeInputs(nn.Module):
     :meth:`ggik.nn.egnn.EGNNLayer.forward`).
 
     From the current positions and the arm's signed link volumes (:func:`ggik.nn.distance_geometry.volume_residuals`):
-    a linear map of each node's two link-volume residuals [m^3] into the message MLP's first layer of its incoming
-    edges, and a move ``v(h_i) g_i / (|g_i| + 1)`` along the gradient g_i of 1/2 sum_l r_l^2 (``v`` invariant, linear in
-    h; the gradient is cubic in the positions, so its length is squashed as the EGNN's differences are, and a move is
-    at most |v| [m]). Both maps start at exactly zero, so a model with these parts samples as it did without them until
-    trained.
+    a linear map of each node's two link-volume residuals r [m^3], read as tanh(r / :data:`VOLUME_SCALE`), into the
+    message MLP's first layer of its incoming edges, and a move ``v(h_i) g_i / (|g_i| + 1)`` along the gradient g_i
+    of 1/2 sum_l r_l^2 (``v`` invariant, linear in h; the gradient is cubic in the positions, so its length is squashed
+    as the EGNN's differences are, and a move is at most |v| [m]). Both maps start at exactly zero, so a model with
+    these parts samples as it did without them until trained.
 
     Args: dim: feature width D; hidden: width of the layer's message MLP.
     Shapes: h (B, N, D), x (B, N, 3) [m], volumes (B, L) [m^3] -> ((B, N, hidden), (B, N, 3)).
@@ -156,4 +164,4 @@ class VolumeInputs(nn.Module):
     def forward(self, h: torch.Tensor, x: torch.Tensor, volumes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         residual, grad = volume_residuals(x, volumes.to(x.dtype))
         grad = grad / (torch.linalg.vector_norm(grad, dim=-1, keepdim=True) + 1.0)
-        return self.message(residual.to(h.dtype)), self.coef(h).to(x.dtype) * grad
+        return self.message(torch.tanh(residual / VOLUME_SCALE).to(h.dtype)), self.coef(h).to(x.dtype) * grad
