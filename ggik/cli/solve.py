@@ -201,7 +201,8 @@ def add_solve_parser(sub: Any) -> None:
         "--strategy",
         choices=STRATEGIES,
         help="model-first (default): LM from the samples, random restarts only if they fail; samples: every "
-        "sample refined; random: LM from random starts, no model",
+        "sample refined; random: random starts refined by --refine (lm, slsqp, dg: their point sets projected, dg+lm), "
+        "no model",
     )
     p.add_argument(
         "--random-starts",
