@@ -174,3 +174,10 @@ def test_joint_sampling_equals_each_problem_alone(graphs):
 
 def test_old_files_read_as_models_without_volume_inputs():
     assert IMPLIED_CONFIG[CHECKPOINT_FORMAT]["model"]["volume_inputs"] is False
+
+
+def test_a_trimmed_sub_batch_keeps_its_volumes(graphs):
+    joint = GraphBatch.cat([GraphBatch.from_graph(g, q=torch.zeros(1, g.n, dtype=F64)) for g in graphs])
+    small = joint.select(slice(1, 3)).trimmed()  # the 5- and 3-DOF robots, cut to 14 nodes
+    assert small.num_nodes == graphs[1].num_nodes
+    assert torch.equal(small.node_volume, joint.node_volume[1:3, : small.num_nodes])
