@@ -1,5 +1,5 @@
-"""The mirror-image study (benchmarks/handedness): one arm's row on tiny budgets, its tables, the random chiral arms, and
-the validation curves of runs per CPU-minute."""
+"""The mirror-image study (benchmarks/handedness): one arm's row on tiny budgets, its tables, the random chiral arms,
+and the validation curves of runs per CPU-minute."""
 
 from __future__ import annotations
 
@@ -55,7 +55,8 @@ def test_curves_read_a_runs_validation_per_cpu_minute(tmp_path):
     assert curve and all(r["cpu_min"] >= 0 and r["success"] for r in curve)
     assert [r["step"] for r in curve] == sorted(r["step"] for r in curve)
     table = curves_table({"tiny": curve})
-    assert table.splitlines()[0].startswith("| run | step | CPU-min | mean |") and len(table.splitlines()) == 2 + len(curve)
+    lines = table.splitlines()
+    assert lines[0].startswith("| run | step | CPU-min | mean |") and len(lines) == 2 + len(curve)
     out = tmp_path / "curves"
     assert curves_main([str(run), "--names", "tiny", "--out", str(out)]) == 0
     assert out.with_suffix(".md").read_text().count("| tiny |") == len(curve)
