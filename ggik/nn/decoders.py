@@ -29,8 +29,10 @@ from ggik.nn.distance_geometry import block_jacobi_step, gauss_newton_step, volu
 
 __all__ = ["NodeDecoder", "GaussNewtonFollow", "VolumeInputs", "VOLUME_GAIN", "VOLUME_SCALE"]
 
-#: [1/m^2] the volume weight of a Gauss-Newton move is VOLUME_GAIN x its parameter: an optimiser moves a parameter by
-#: about its learning rate per step, and a weight of about 1 (the DG projection's) is reached in a few hundred steps
+#: the handedness parts start at zero and are scaled by this: the volume weight of a Gauss-Newton move is VOLUME_GAIN x
+#: its parameter [1/m^2], the outputs of :class:`VolumeInputs` VOLUME_GAIN x its linear maps. An optimiser moves each
+#: weight by about its learning rate per step, so they move 10x as fast as the network's other parts: a fine-tuning at
+#: v10's rates reaches a weight of about 1 (the DG projection's) in a few hundred steps, not thousands
 VOLUME_GAIN = 10.0
 #: [m^3] a decoder layer reads each link-volume residual r as tanh(r / VOLUME_SCALE): a mirrored link of any arm
 #: (|r| = 2 |V| with |V| of 0.02-0.3 m^3 on the training arms) reads about +-1, a nearly right one linearly
@@ -164,4 +166,5 @@ class VolumeInputs(nn.Module):
     def forward(self, h: torch.Tensor, x: torch.Tensor, volumes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         residual, grad = volume_residuals(x, volumes.to(x.dtype))
         grad = grad / (torch.linalg.vector_norm(grad, dim=-1, keepdim=True) + 1.0)
-        return self.message(torch.tanh(residual / VOLUME_SCALE).to(h.dtype)), self.coef(h).to(x.dtype) * grad
+        message = VOLUME_GAIN * self.message(torch.tanh(residual / VOLUME_SCALE).to(h.dtype))
+        return message, VOLUME_GAIN * self.coef(h).to(x.dtype) * grad
