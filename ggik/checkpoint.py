@@ -90,7 +90,7 @@ _FORMAT_1_IMPLIED: dict = {
               "gn_solver": "full", "latent_scope": "node", "graph": "frames", "volume_inputs": False},
     "data": {"robots": {"panda": 1.0}, "random_weight": 0.0, "random_dofs": [6, 7], "random_robots_per_batch": 8,
              "random_refresh": 1, "randomized_weight": 0.0, "randomize_fraction": 0.2, "batch_size": 128, "seed": 0,
-             "goal_kinds": {"pose": 1.0}, "sampler": "per-robot", "tool_offset": 0.0},
+             "goal_kinds": {"pose": 1.0}, "sampler": "per-robot", "tool_offset": 0.0, "unlimited_fraction": 0.0},
     "optim": {"lr": 0.001, "weight_decay": 0.01, "grad_clip": 1.0, "warmup_steps": 100, "schedule": "cosine",
               "min_lr_ratio": 0.05},
     "loss": {"anchor_gain": 10.0, "rec_gain": 1000.0, "beta": 1.0, "beta_warmup_steps": 1000, "kl_samples": 1,

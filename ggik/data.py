@@ -2,7 +2,8 @@
 
 * :class:`TrainingData` draws each training batch from a weighted mix of robots: named robots of
   ``urdfs/``, random DH robots (:func:`random_robot`) and randomised named robots
-  (:func:`randomize_links`), all joints (the last included) uniform within their limits. A batch is a
+  (:func:`randomize_links`), all joints (the last included) uniform within their limits (or, for a share
+  ``unlimited_fraction`` of the examples, uniform in [-pi, pi]). A batch is a
   pure function of ``(seed, step, rank)``: no state to save, exact resumption, and distinct data on
   every distributed rank.
 * :class:`ProblemSet` is a fixed, seeded set of IK problems (goal poses with one known solution each)
@@ -82,6 +83,11 @@ class DataConfig:
     #: r [m] > 0: each example's end effector is moved along its tool axis by U[-r, r] (a random tool offset, so that
     #: a tool frame moved along the last axis is no new robot to the model; stacked sampler only). 0: off
     tool_offset: float = 0.0
+    #: f in [0, 1]: the share of examples whose joint values are drawn uniformly in [-pi, pi] on every joint, limits
+    #: ignored (the GGIK paper's protocol; unlike the paper, the last joint is drawn too, not set to 0), instead of
+    #: within the limits. Each example's choice is one more uniform of the step's stream, drawn only when f > 0: at 0
+    #: the examples are exactly those of a run without this key. Both samplers
+    unlimited_fraction: float = 0.0
 
 
 def _pick(weights: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
@@ -126,6 +132,8 @@ class TrainingData:
             raise GGIKError(f"data.random_robots_per_batch and data.random_refresh must be >= 1, got {n} and {k}")
         if cfg.random_refresh != 1 and cfg.sampler != "stacked":  # the per-robot sampler draws new ones every step
             raise GGIKError(f"data.random_refresh {cfg.random_refresh} needs data.sampler 'stacked'")
+        if not 0.0 <= cfg.unlimited_fraction <= 1.0:  # NaN fails too
+            raise GGIKError(f"data.unlimited_fraction must be a share in [0, 1], got {cfg.unlimited_fraction}")
         if cfg.tool_offset < 0 or cfg.tool_offset != cfg.tool_offset:
             raise GGIKError(f"data.tool_offset must be a length >= 0 [m], got {cfg.tool_offset}")
         self.cfg = cfg
@@ -183,7 +191,7 @@ class TrainingData:
                 robot = randomize_links(self.graphs[base].robot, c.randomize_fraction, g)
                 graphs.append(RobotGraph.from_robot(robot, self.convention))
                 sizes.append(k)
-        parts = [self._examples(gr, gr.robot.sample_q(k, g), g) for gr, k in zip(graphs, sizes)]
+        parts = [self._examples(gr, self._sample_q(gr.robot, k, g), g) for gr, k in zip(graphs, sizes)]
         return GraphBatch.cat(parts), graphs, sizes
 
     def examples(self, step: int, rank: int = 0, device: torch.device | str = "cpu", batch_size: int | None = None):
@@ -269,10 +277,11 @@ class TrainingData:
         every device) picks the robot among the R' robots of ``stack(device, step, rank)`` (by ``robots`` weights and,
         shared among the step's random and randomised robots, ``random_weight`` and ``randomized_weight``), the goal
         kind (by ``goal_kinds`` weights among the kinds the robot takes: a robot whose EE is off its last axis gets
-        poses) and the configuration (uniform within the limits, all joints). On canonical graphs a position goal's
-        example is made on its robot's graph for position goals (the stack index of the graph posing each kind: from
-        :meth:`ggik.RobotGraph.for_goal_kind`), and only those examples keep a tool offset (the other kinds' graphs do
-        not depend on the tool).
+        poses) and the configuration (uniform within the limits, all joints; a share ``unlimited_fraction`` of the
+        examples, picked by a last column of uniforms drawn only when it is > 0: uniform in [-pi, pi]). On canonical
+        graphs a position goal's example is made on its robot's graph for position goals (the stack index of the graph
+        posing each kind: from :meth:`ggik.RobotGraph.for_goal_kind`), and only those examples keep a tool offset (the
+        other kinds' graphs do not depend on the tool).
         """
         c = self.cfg
         if not self.graphs:
@@ -283,18 +292,34 @@ class TrainingData:
         u = torch.rand(B, 2 + stack.n_max, generator=g, dtype=torch.float64)
         if c.tool_offset > 0:  # drawn after the rest: the other draws are those of a run without offsets
             u = torch.cat([u, torch.rand(B, 1, generator=g, dtype=torch.float64)], dim=1)
+        if c.unlimited_fraction > 0:  # drawn last: the other draws are those of a run without it
+            u = torch.cat([u, torch.rand(B, 1, generator=g, dtype=torch.float64)], dim=1)
         if stack.device.type == "cuda":
             u = u.pin_memory().to(stack.device, non_blocking=True)
         u = u.to(stack.device)
         robot = _pick(robot_w.expand(B, -1), u[:, 0])
         per_robot = torch.where(stack.partial_ok[:, None], kind_w[0], kind_w[1])  # (R, kinds): off-axis EE: poses
         kind = _pick(per_robot[robot], u[:, 1])
-        offset = c.tool_offset * (2.0 * u[:, -1] - 1.0) if c.tool_offset > 0 else None
+        offset = c.tool_offset * (2.0 * u[:, 2 + stack.n_max] - 1.0) if c.tool_offset > 0 else None
+        unlimited = u[:, -1] < c.unlimited_fraction if c.unlimited_fraction > 0 else None
         robot = posing[robot, kind]  # each example on the graph that poses its kind
         if self.convention == "canonical" and offset is not None:  # it moves no point of a canonical graph but p_n of
             position = kind == GOAL_KINDS.index("position")  # the graph of position goals, the tool point
             offset = torch.where(position, offset, torch.zeros_like(offset))
-        return robot, stack.sample_q(robot, u[:, 2 : 2 + stack.n_max]), kind, offset
+        return robot, stack.sample_q(robot, u[:, 2 : 2 + stack.n_max], unlimited), kind, offset
+
+    def _sample_q(self, robot: Robot, k: int, g: torch.Generator) -> torch.Tensor:
+        """``k`` configurations (k, dof) [rad] of the per-robot sampler: :meth:`Robot.sample_q` (uniform within the
+        limits) and, when ``unlimited_fraction`` f > 0, then one uniform per example: below f, that example's joints
+        are uniform in [-pi, pi] (its uniforms mapped to that range)."""
+        f = self.cfg.unlimited_fraction
+        if f == 0:
+            return robot.sample_q(k, g)
+        u = torch.rand(k, robot.dof, generator=g, dtype=torch.float64)  # the draws of Robot.sample_q
+        free = (torch.rand(k, generator=g, dtype=torch.float64) < f)[:, None]
+        lo = torch.where(free, torch.full_like(u, -torch.pi), robot.lower.to(torch.float64))
+        hi = torch.where(free, torch.full_like(u, torch.pi), robot.upper.to(torch.float64))
+        return lo + (hi - lo) * u
 
     def _examples(self, graph: RobotGraph, q: torch.Tensor, g: torch.Generator) -> GraphBatch:
         """Solved examples of configurations ``q`` (k, dof), their goals split among the goal kinds.

@@ -3,6 +3,7 @@ fixed problem sets (bit-identical file round trip, clear errors) and ``ggik data
 
 from __future__ import annotations
 
+import math
 from dataclasses import fields
 
 import pytest
@@ -123,6 +124,9 @@ def test_goal_is_fk_of_q_and_points_are_the_realization():
         (dict(goal_kinds={"pose": 1.0, "orientation": 1.0}), "goal_kinds must map kinds of"),
         (dict(goal_kinds={"pose": 1.0, "position": -0.5}), "goal_kinds must map.*weights >= 0"),
         (dict(goal_kinds={"position": 0.0}), "goal_kinds.*positive sum"),
+        (dict(unlimited_fraction=-0.1), r"data.unlimited_fraction must be a share in \[0, 1\], got -0.1"),
+        (dict(unlimited_fraction=1.5), r"data.unlimited_fraction must be a share in \[0, 1\], got 1.5"),
+        (dict(unlimited_fraction=math.nan), r"data.unlimited_fraction must be a share in \[0, 1\], got nan"),
     ],
     ids=[
         "unknown-robot",
@@ -133,11 +137,63 @@ def test_goal_is_fk_of_q_and_points_are_the_realization():
         "unknown-goal-kind",
         "negative-goal-kind",
         "zero-goal-kinds",
+        "negative-unlimited-fraction",
+        "unlimited-fraction-above-1",
+        "nan-unlimited-fraction",
     ],
 )
 def test_bad_data_config_is_a_clear_error(cfg, message):
     with pytest.raises(GGIKError, match=message):
         TrainingData(DataConfig(**cfg))
+
+
+# ---------------------------------------------------------------------------------------------- unlimited_fraction
+def test_unlimited_fraction_0_draws_the_examples_of_runs_made_before_it(monkeypatch):
+    """Per-robot sampler (the stacked one: tests/test_stacked.py): at 0 no extra number is drawn, bit for bit."""
+    kinds = {"pose": 0.5, "position": 0.5}
+    new = batch_tensors(mixed_data(goal_kinds=kinds, unlimited_fraction=0.0).batch(3)[0])
+    changed = mixed_data(goal_kinds=kinds, unlimited_fraction=0.5).batch(3)[0]
+    monkeypatch.setattr(TrainingData, "_sample_q", lambda self, robot, k, g: robot.sample_q(k, g))  # the old draw
+    old = batch_tensors(mixed_data(goal_kinds=kinds).batch(3)[0])
+    for name, t in old.items():
+        assert torch.equal(t, new[name]), f"field {name} differs"
+    assert changed.q.shape != old["q"].shape or not torch.equal(changed.q, old["q"])
+
+
+@pytest.mark.parametrize("sampler", ["stacked", "per-robot"])
+@pytest.mark.parametrize("fraction", [0.3, 1.0])
+def test_unlimited_fraction_draws_that_share_of_examples_uniform_in_minus_pi_pi(sampler, fraction):
+    """A share f of the examples is uniform in [-pi, pi] on every joint: a joint's values fall outside its limits
+    with probability f (1 - overlap / 2 pi) (overlap: of its limits with [-pi, pi]), an example's with f (1 - the
+    product); Panda's limits are all narrower than 2 pi, UR10's (+-2 pi) hold [-pi, pi]. 1500 examples per robot."""
+    cfg = dict(robots={"panda": 1.0, "ur10": 1.0}, batch_size=3000, seed=5, sampler=sampler)
+    batch = TrainingData(DataConfig(**cfg, unlimited_fraction=fraction)).examples(2)
+    for robot in (Robot.from_name("panda"), Robot.from_name("ur10")):
+        q = batch.q[batch.num_joints == robot.dof, : robot.dof]
+        outside = (q < robot.lower) | (q > robot.upper)
+        overlap = (robot.upper.clamp(max=math.pi) - robot.lower.clamp(min=-math.pi)) / (2 * math.pi)
+        per_joint = outside.double().mean(0)
+        assert (per_joint - fraction * (1 - overlap)).abs().max() < 0.05, (robot.name, per_joint.tolist())
+        share = outside.any(1).double().mean()
+        assert abs(float(share) - fraction * (1 - float(overlap.prod()))) < 0.04, (robot.name, float(share))
+        assert robot.name == "panda" or not outside.any()
+        if fraction == 1.0:  # every joint spans [-pi, pi], no further
+            assert q.abs().max() <= math.pi and (q.min(0).values < -3.0).all() and (q.max(0).values > 3.0).all()
+
+
+def test_examples_outside_the_limits_are_solved_examples():
+    cfg = dict(goal_kinds={"pose": 0.5, "position": 0.5}, batch_size=60, unlimited_fraction=1.0)
+    batch, graphs, sizes = mixed_data(**cfg).batch(2)
+    for g, rows in groups(graphs, sizes):
+        q = batch.q[rows, : g.n]
+        assert q.abs().max() <= math.pi
+        torch.testing.assert_close(batch.pos[rows, : g.num_nodes], g.realize(q), rtol=0, atol=1e-12)
+        pose = batch.anchor_mask[rows].sum(1) == 6  # pose goals: T_goal is the EE pose of q
+        torch.testing.assert_close(batch.T_goal[rows][pose], g.robot.fk(q[pose]), rtol=0, atol=1e-12)
+        goal_nodes = slice(g.num_nodes - 2, g.num_nodes)
+        anchored = batch.anchor_mask[rows][:, goal_nodes, None]
+        gap = (batch.known_positions[rows, goal_nodes] - batch.pos[rows, goal_nodes]) * anchored
+        assert gap.abs().max() < 1e-12
 
 
 # ---------------------------------------------------------------------------------------------- goal kinds

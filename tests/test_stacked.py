@@ -16,6 +16,7 @@ from ggik.graph.batch import GraphBatch
 from ggik.graph.goal_kinds import GOAL_KINDS
 from ggik.graph.stacked import StackedGraphs
 from ggik.kinematics import geometry as geo
+from ggik.rng import step_generator
 
 NAMED = ["panda", "ur10", "kr16_2", "puma560"]
 
@@ -252,3 +253,43 @@ def test_the_tool_offset_option_draws_within_its_range_and_needs_the_stacked_sam
         stacked_data(tool_offset=-0.1)
     with pytest.raises(GGIKError, match="needs the stacked sampler"):
         stacked_data(tool_offset=0.05, sampler="per-robot")
+
+
+# ---------------------------------------------------------------------------------------------- unlimited_fraction
+@pytest.mark.parametrize("convention", ["frames", "canonical"])
+def test_unlimited_fraction_adds_one_last_column_of_the_steps_stream_and_keeps_the_others(convention):
+    """f = 0: the draws of runs made before the option, bit for bit (one row of 2 + n_max uniforms per example, then
+    one for the tool offset); f > 0: the same robots, kinds and offsets, and the same joint values but in the examples
+    that a last column of uniforms picks (below f), whose joints take the same uniforms mapped to [-pi, pi]."""
+    B, f = 2000, 0.3
+
+    def data(fraction: float) -> TrainingData:
+        cfg = dict(robots={"panda": 1.0, "ur10": 3.0, "kr16_2": 0.0}, batch_size=B, seed=2, sampler="stacked")
+        return TrainingData(DataConfig(**cfg, tool_offset=0.05, unlimited_fraction=fraction), convention)
+
+    robot0, q0, kind0, offset0 = data(0.0).stacked_draws(3, rank=1)
+    stack = data(0.0).stack()
+    g = step_generator(2, 3, 1)
+    u = torch.rand(B, 2 + stack.n_max, generator=g, dtype=torch.float64)[:, 2:]
+    lo, hi = stack.lower[robot0], stack.upper[robot0]
+    assert torch.equal(q0, lo + (hi - lo) * u)
+    want = 0.05 * (2.0 * torch.rand(B, 1, generator=g, dtype=torch.float64)[:, 0] - 1.0)
+    if convention == "canonical":  # only position goals keep theirs
+        want = torch.where(kind0 == GOAL_KINDS.index("position"), want, torch.zeros_like(want))
+    assert offset0 is not None and torch.equal(offset0, want)
+    picked = torch.rand(B, 1, generator=g, dtype=torch.float64)[:, 0] < f
+    robot, q, kind, offset = data(f).stacked_draws(3, rank=1)
+    assert torch.equal(robot, robot0) and torch.equal(kind, kind0) and torch.equal(offset, offset0)
+    assert torch.equal(q[~picked], q0[~picked])
+    free = torch.where(stack.joint_mask[robot], -torch.pi + 2 * torch.pi * u, torch.zeros_like(u))
+    assert torch.equal(q[picked], free[picked])
+    assert abs(float(picked.double().mean()) - f) < 0.04
+
+
+@pytest.mark.parametrize("convention", ["frames", "canonical"])
+def test_stacked_examples_outside_the_limits_equal_the_per_robot_path(convention):
+    cfg = dict(robots={"panda": 1.0, "ur10": 1.0, "puma560": 1.0}, batch_size=48, sampler="stacked")
+    data = TrainingData(DataConfig(**cfg, unlimited_fraction=1.0), convention)
+    robot, q, kind, _ = data.stacked_draws(3)
+    assert q.abs().max() <= torch.pi
+    assert_equal_to_per_robot(data.stack(), data.examples(3), robot, q, kind)

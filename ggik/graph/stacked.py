@@ -96,10 +96,16 @@ class StackedGraphs:
     def __len__(self) -> int:
         return len(self.graphs)
 
-    def sample_q(self, robot: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-        """Configurations (B, n_max) uniform within the limits from uniforms ``u`` (B, n_max) in [0, 1) (on this
-        device), as :meth:`Robot.sample_q` maps them; 0 beyond each robot's DOF."""
+    def sample_q(self, robot: torch.Tensor, u: torch.Tensor, unlimited: torch.Tensor | None = None) -> torch.Tensor:
+        """Configurations (B, n_max) [rad] uniform within the limits from uniforms ``u`` (B, n_max) in [0, 1) (on this
+        device), as :meth:`Robot.sample_q` maps them; 0 beyond each robot's DOF. ``unlimited``: optional (B,) bool,
+        the examples whose joints are instead uniform in [-pi, pi] (limits ignored; the same ``u``, mapped to that
+        range)."""
         lo, hi = self.lower[robot], self.upper[robot]
+        if unlimited is not None:
+            free = unlimited[:, None] & self.joint_mask[robot]  # padded joints stay 0
+            lo = torch.where(free, torch.full_like(lo, -torch.pi), lo)
+            hi = torch.where(free, torch.full_like(hi, torch.pi), hi)
         return lo + (hi - lo) * u.to(self.dtype)
 
     def examples(
