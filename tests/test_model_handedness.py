@@ -38,7 +38,7 @@ def handed_model(seed: int = 0, pin_anchors: bool = True):
 
 @pytest.fixture(scope="module")
 def graphs() -> list[RobotGraph]:
-    """Panda (3 skew links), a random 5-DOF and a random 3-DOF robot (random_robot's axes meet or are parallel: none)."""
+    """Panda (3 skew links), a random 5-DOF and a random 3-DOF robot (random_robot's axes meet or are parallel)."""
     gen = torch.Generator().manual_seed(2025)
     robots = [Robot.from_name("panda"), random_robot(5, gen, name="rand5"), random_robot(3, gen, name="rand3")]
     return [RobotGraph.from_robot(r) for r in robots]
@@ -55,7 +55,7 @@ def test_volume_residuals_are_zero_on_the_arm_and_their_gradient_is_the_cost_gra
     volumes = batch.link_volumes()
     residual, grad = volume_residuals(batch.pos, volumes)
     assert residual.abs().max() < 1e-12 and grad.abs().max() < 1e-12  # a realization has the arm's handedness
-    x = (batch.pos + 0.05 * torch.randn(batch.pos.shape, generator=torch.Generator().manual_seed(seed), dtype=F64))
+    x = batch.pos + 0.05 * torch.randn(batch.pos.shape, generator=torch.Generator().manual_seed(seed), dtype=F64)
     x = x * batch.node_mask[..., None]
     residual, grad = volume_residuals(x, volumes)
     xr = x.clone().requires_grad_()
