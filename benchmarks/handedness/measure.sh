@@ -19,6 +19,6 @@ python -m benchmarks.handedness.study --models "v10=$v10" "handed=$model" --goal
 for name in v10 handed; do
   ckpt=$v10; [[ $name == handed ]] && ckpt=$model
   python -m ggik.cli eval paper --ckpt "$ckpt" -n 300 -s 32 --threads 2 --no-progress --out-dir "$out/paper_$name"
-  python -m ggik.cli eval accuracy --ckpt "$ckpt" -n 200 -s 32 --mmd-goals 0 --slsqp-goals 0 --threads 2 \
+  python -m ggik.cli eval accuracy --ckpt "$ckpt" -n 200 -s 32 --mmd-goals 1 --slsqp-goals 1 --threads 2 \
     --no-progress --out-dir "$out/accuracy_$name"
 done

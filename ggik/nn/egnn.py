@@ -124,10 +124,11 @@ class EGNNLayer(nn.Module):
         # The linear maps' backward needs their inputs, not outputs, so the in-place adds are autograd-safe; SiLU's
         # backward needs its input, so it runs in place only without autograd.
         pre = self.lin_edge(torch.cat(edge_in, -1))
-        pre += self.lin_dst(h)[:, :, None, :]
+        dst = self.lin_dst(h)
+        if extra is not None:  # per node i: joins A h_i before the one broadcast over the edges
+            dst = dst + extra[0].to(dst.dtype)
+        pre += dst[:, :, None, :]
         pre += self.lin_src(h)[:, None, :, :]
-        if extra is not None:
-            pre += extra[0].to(pre.dtype)[:, :, None, :]
         hid = nn.functional.silu(pre, inplace=not (torch.is_grad_enabled() and pre.requires_grad))  # (B, N, N, hidden)
 
         if self.update_coords:
