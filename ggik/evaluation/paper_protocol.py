@@ -13,16 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 
-from ggik import rng
 from ggik.evaluation.report import Table
-from ggik.evaluation.tables import GOAL_PROTOCOLS, EvalConfig, evaluation_problems, raw_stats
+from ggik.evaluation.tables import GOAL_PROTOCOLS, EvalConfig, evaluation_problems, raw_stats, timed_raw_samples
 from ggik.ik.metrics import success_rate
-from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot
 from ggik.nn.cvae import GGIKModel
-from ggik.rng import step_generator
 
 __all__ = ["PAPER_TABLE1", "PAPER_ARMS", "PAPER_PROBLEMS", "wilson_interval", "paper_protocol_table"]
 
@@ -87,13 +83,7 @@ def paper_protocol_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig,
     )
     nan = float("nan")
     for robot, q, T in tqdm(evaluation_problems(robots, cfg), desc="paper protocol", disable=not progress):
-        graph = model.graph(robot)
-        sample_joint_angles(model, graph, T[:1], cfg.samples)  # warm-up: the first call pays one-off costs
-        t0 = time.perf_counter()
-        raw = sample_joint_angles(
-            model, graph, T, cfg.samples, generator=step_generator(cfg.seed, rng.ACCURACY_SAMPLES)
-        )
-        dt = time.perf_counter() - t0
+        _, raw, dt = timed_raw_samples(model, robot, T, cfg)
         pos, rot, success = raw_stats(raw)
         inside = robot.within_limits(q)  # (n,) the goals whose configuration lies within the limits
         n = T.shape[0]

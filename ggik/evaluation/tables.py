@@ -25,6 +25,7 @@ from ggik import rng
 from ggik.data import ProblemSet
 from ggik.errors import GGIKError
 from ggik.evaluation.report import Table
+from ggik.graph import RobotGraph
 from ggik.ik.metrics import success_rate
 from ggik.ik.refine import RefineInfo, lm_refine, slsqp_refine
 from ggik.ik.refine_config import RefineConfig
@@ -143,6 +144,19 @@ def _quantile_stats(err: torch.Tensor) -> list[float]:
     ]
 
 
+def timed_raw_samples(
+    model: GGIKModel, robot: Robot, T: torch.Tensor, cfg: EvalConfig
+) -> tuple[RobotGraph, RawSamples, float]:
+    """The raw samples of the accuracy tables for goals ``T`` (B, 4, 4) of ``robot``: ``cfg.samples`` per goal from the
+    accuracy stream of ``cfg.seed``, after a warm-up call that pays the one-off costs. Returns (the model's graph of the
+    robot, :class:`RawSamples`, the sampling time [s])."""
+    graph = model.graph(robot)
+    sample_joint_angles(model, graph, T[:1], cfg.samples)  # warm-up: the first call pays one-off costs
+    t0 = time.perf_counter()
+    raw = sample_joint_angles(model, graph, T, cfg.samples, generator=step_generator(cfg.seed, rng.ACCURACY_SAMPLES))
+    return graph, raw, time.perf_counter() - t0
+
+
 def raw_stats(raw: RawSamples) -> tuple[list[float], list[float], float]:
     """The accuracy table's metrics of raw samples: (position stats [mm], rotation stats [deg], success [%]).
 
@@ -236,13 +250,7 @@ def accuracy_table(
         ],
     )
     for robot, _, T in tqdm(evaluation_problems(robots, cfg), desc="accuracy", disable=not progress):
-        graph = model.graph(robot)
-        sample_joint_angles(model, graph, T[:1], cfg.samples)  # warm-up: the first call pays one-off costs
-        t0 = time.perf_counter()
-        raw = sample_joint_angles(
-            model, graph, T, cfg.samples, generator=step_generator(cfg.seed, rng.ACCURACY_SAMPLES)
-        )
-        dt = time.perf_counter() - t0
+        graph, raw, dt = timed_raw_samples(model, robot, T, cfg)
         within = robot.within_limits(raw.q)
         m = min(cfg.mmd_problems, T.shape[0])
         ref_q, ref_ok = reference_solutions(robot, T[:m], cfg.samples, step_generator(cfg.seed, rng.ACCURACY_REFERENCE))
