@@ -143,13 +143,9 @@ def study_arm(arm: Arm, index: int, models: dict, goals_n: int, samples: int, dg
         dg = _dg_row(f"{name}+DG vol", mgraph, raw.points, goals, DGConfig(iterations=dg_iterations))
         row.update({k: v for k, v in dg.items() if k.endswith(("per-sample", "best", "converged"))})
         q, _ = lm_refine(robot, goals.in_base[:, None], raw.q)
-        pos, rot = (e.reshape(goals_n, samples) for e in _errors(robot, q, goals.in_base))
+        pos, rot = goal_errors(robot.fk(q), goals.in_base[:, None], "pose", graph.tool_axis)
         row[f"{name}+LM per-sample"], row[f"{name}+LM best"], _ = _shares(pos, rot)
     return row
-
-
-def _errors(robot: Robot, q: torch.Tensor, T: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    return goal_errors(robot.fk(q), T[:, None], "pose", torch.tensor([0.0, 0.0, 1.0], dtype=torch.float64))
 
 
 def _sha(path: str) -> str:

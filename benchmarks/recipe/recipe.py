@@ -111,6 +111,8 @@ VARIANTS: dict[str, dict] = {
         }
     },
     "residual-gn2": {"model": {"residual_inputs": True, "gn_steps": 2}},
+    # the shipped decoder reading the arm's handedness (signed link volumes, ggik/graph/handedness.py; issue 56)
+    "residual-gn2-volumes": {"model": {"residual_inputs": True, "gn_steps": 2, "volume_inputs": True}},
     "graph-mixture": {"model": {"prior_mixture": "graph"}},
     # the same recipes with another training seed (initialisation and training noise; same data stream): the spread
     "baseline-seed1": {"seed": 1},

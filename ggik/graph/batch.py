@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from ggik.graph.handedness import link_slots
 from ggik.graph.robot_graph import Goals, RobotGraph
 
 __all__ = ["GraphBatch", "node_volumes"]
@@ -58,9 +59,10 @@ class GraphBatch:
     def link_volumes(self) -> torch.Tensor:
         """(B, L) the arm's signed volume of every link slot l = 1 .. L = (N - 4) // 2 [m^3] (0 where not skew, on
         padding, and everywhere in a batch without ``node_volume``)."""
+        slots = link_slots(self.num_nodes)
         if self.node_volume is None:
-            return self.known_positions.new_zeros(self.batch_size, max((self.num_nodes - 4) // 2, 0))
-        return self.node_volume[:, 4::2][:, : max((self.num_nodes - 4) // 2, 0)]
+            return self.known_positions.new_zeros(self.batch_size, slots)
+        return self.node_volume[:, 4::2][:, :slots]
 
     @property
     def batch_size(self) -> int:
