@@ -30,6 +30,7 @@ BUDGETS = {
     "ggik eval goals": " --robots panda -n 2 -s 4 --iknet-samples 1 --no-progress",
     "ggik eval paths": " --robots ur10 --paths ur10_line --time-limit 1 --no-figures --no-progress",
     "ggik eval conventions": " --robots panda -n 2 -s 4 --variants file --conventions canonical --no-progress",
+    "ggik eval paper": " --robots panda -n 2 -s 4 --no-progress",
     "ggik adapt": " --minutes 0.05 --no-progress",
     "ggik train --init": " --set steps=1 --set data.batch_size=8 --set val.every=0 --no-progress",
 }
@@ -85,7 +86,11 @@ def _run(command: str, workdir: Path) -> None:
     if budget is not None:  # the budget goes after the first command's own options, before a pipe or &&
         parts[0] += BUDGETS[budget]
     line = "".join(parts)
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    # One intra-op thread per command, as in this suite's own process (conftest.py): CI runs this test beside busy
+    # loops (.ci/under_load.sh), where two OpenMP threads wait on each other at every barrier and a command of 30 s
+    # alone took over 300 s. The commands are the README's; only the machine's thread count is the test's.
+    threads = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")}
+    env = {**os.environ, **threads, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     run = subprocess.run(
         ["bash", "-o", "pipefail", "-c", line], cwd=workdir, env=env, capture_output=True, text=True, timeout=300
     )
