@@ -22,6 +22,8 @@ rotations and translations only: a mirror image of the problem is another arm's 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
@@ -126,7 +128,8 @@ class GaussNewtonFollow(nn.Module):
         steps = self.UNCOMPILED_STEPS if torch.is_grad_enabled() else self.STEPS
         if self.volume_weight is not None and volumes is not None:
             w = VOLUME_GAIN * self.volume_weight[k].clamp_min(0.0) * (volumes != 0).to(x.dtype)
-            delta = steps["full"](
+            full: Callable[..., torch.Tensor] = steps["full"]
+            delta = full(
                 x, known_distances, known_mask, movable, self.damping, self.max_step, volumes=(volumes, w)
             )
         else:
