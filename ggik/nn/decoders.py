@@ -129,9 +129,7 @@ class GaussNewtonFollow(nn.Module):
         if self.volume_weight is not None and volumes is not None:
             w = VOLUME_GAIN * self.volume_weight[k].clamp_min(0.0) * (volumes != 0).to(x.dtype)
             full: Callable[..., torch.Tensor] = steps["full"]
-            delta = full(
-                x, known_distances, known_mask, movable, self.damping, self.max_step, volumes=(volumes, w)
-            )
+            delta = full(x, known_distances, known_mask, movable, self.damping, self.max_step, volumes=(volumes, w))
         else:
             delta = steps[self.solver](x, known_distances, known_mask, movable, self.damping, self.max_step)
         return x + self.coef[k](h).to(x.dtype) * delta
