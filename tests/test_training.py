@@ -22,11 +22,12 @@ from ggik.checkpoint import CHECKPOINT_FORMAT, load_checkpoint, load_model, merg
 from ggik.cli import main
 from ggik.data import ProblemSet, TrainingData, robot_from_entry
 from ggik.graph.batch import GraphBatch
+from ggik.ik.sampling import sample_joint_angles
 from ggik.nn.cvae import GGIKModel
 from ggik.training.config import TrainConfig
 from ggik.training.schedules import beta_at, lr_factor
 from ggik.training.trainer import Trainer
-from ggik.training.validation import family, validation_problems
+from ggik.training.validation import family, validate, validation_groups, validation_problems
 from ggik.typed_config import apply_overrides, from_dict, load_yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -277,6 +278,22 @@ def test_metrics_records_with_validation(tmp_path):
         assert r["val/panda/free_se"] > 0
     problems = ProblemSet.load(tmp_path / "val_problems.pt")
     assert len(problems) == 2 and problems.seed == cfg.val.seed
+
+
+def test_validation_records_the_share_of_samples_with_the_arms_handedness():
+    """Robots with skew links (mirror images) get ``right_handed``, the share of their raw samples with the arm's
+    handedness, computed from the same samples as their success; robots without skew links do not."""
+    cfg = tiny_cfg("val.problems_per_robot=3", "val.samples=4", "data.robots={panda: 1.0, ur10: 1.0}")
+    groups = validation_groups(validation_problems(cfg), cfg.model.graph)
+    model = GGIKModel(cfg.model)
+    record = validate(model, groups, cfg, torch.device("cpu"))
+    (panda,) = [g for g in groups if g[0].name == "panda"]
+    _, graph, _, T_goal = panda
+    g = torch.Generator().manual_seed(cfg.val.seed)
+    raw = sample_joint_angles(model, graph, graph.goals(T_goal, "pose"), cfg.val.samples, generator=g)
+    assert record["val/panda/right_handed"] == pytest.approx(graph.handedness(raw.points).double().mean().item())
+    assert record["val/right_handed_mean"] == record["val/panda/right_handed"]  # the one robot with skew links
+    assert "val/ur10/right_handed" not in record and "val/ur10/success" in record
 
 
 #: two steps, validated at the second on 2 problems per robot, pose and position goals

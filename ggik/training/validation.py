@@ -89,13 +89,16 @@ def validate(model: GGIKModel, groups: list[ValidationGroup], cfg: TrainConfig, 
     within 1 cm and 1 degree, the rotation the kind fixes). Keys ``val/<robot>/<metric>`` for poses,
     ``val/<robot>/<kind>/...`` for the other kinds (robots whose EE is off the last axis are left out of those),
     the means over robots ``val/[<kind>/]success_mean`` and ``pos_err_best_mean_m``, and the same means per family of
-    robots (:func:`family`) ``val/family/<family>/[<kind>/]success_mean`` and ``.../pos_err_best_mean_m``. Leaves
+    robots (:func:`family`) ``val/family/<family>/[<kind>/]success_mean`` and ``.../pos_err_best_mean_m``. Robots with
+    skew links (mirror images, :attr:`ggik.graph.RobotGraph.skew_links`) also get ``val/<robot>/[<kind>/]right_handed``,
+    the share of raw samples (point sets) with the arm's handedness, and their mean ``val/[<kind>/]right_handed_mean``:
+    a model learning handedness shows it there long before its raw success moves. Leaves
     ``model`` in eval mode; the forward pass runs under bfloat16 autocast when ``cfg.bf16``."""
     model.eval()
     record: dict = {}
     for kind in cfg.val.goal_kinds:
         key = "" if kind == "pose" else f"{kind}/"
-        successes, best_errors, families = [], [], []
+        successes, best_errors, families, right_handed = [], [], [], []
         for robot, graph, q, T_goal in groups:
             if kind != "pose" and not graph.supports_partial_goals:
                 continue
@@ -118,9 +121,14 @@ def validate(model: GGIKModel, groups: list[ValidationGroup], cfg: TrainConfig, 
                     f"val/{robot.name}/{key}pos_err_best_m": best.mean().item(),
                 }
             )
+            if bool(graph.skew_links.any()):  # an arm with mirror images: the share of samples that are the arm
+                right_handed.append(graph.handedness(raw.points).float().mean().item())
+                record[f"val/{robot.name}/{key}right_handed"] = right_handed[-1]
         if successes:
             record[f"val/{key}success_mean"] = sum(successes) / len(successes)
             record[f"val/{key}pos_err_best_mean_m"] = sum(best_errors) / len(best_errors)
+        if right_handed:
+            record[f"val/{key}right_handed_mean"] = sum(right_handed) / len(right_handed)
         for fam in sorted(set(families)):
             mine = [i for i, f in enumerate(families) if f == fam]
             record[f"val/family/{fam}/{key}success_mean"] = sum(successes[i] for i in mine) / len(mine)
