@@ -82,12 +82,14 @@ class GaussNewtonFollow(nn.Module):
     Shapes: h (B, N, D), x (B, N, 3) [m], known_distances and known_mask (B, N, N), movable (B, N) -> (B, N, 3).
     """
 
-    STEPS = {"full": gauss_newton_step, "jacobi": block_jacobi_step}
+    STEPS: dict[str, Callable[..., torch.Tensor]] = {"full": gauss_newton_step, "jacobi": block_jacobi_step}
     #: the same steps kept out of torch.compile's graphs (a graph break around each): used while gradients are taken.
     #: Traced whole into a model's graph, inductor's backward of the step was wrong (gradients 10^3 x too large; the
     #: eager and aot_eager backends and the forward were right), and compiled training blew up within 50 steps
     #: (tests/test_compiled_training.py). Sampling, without gradients, keeps them compiled.
-    UNCOMPILED_STEPS = {name: torch.compiler.disable(step) for name, step in STEPS.items()}
+    UNCOMPILED_STEPS: dict[str, Callable[..., torch.Tensor]] = {
+        name: torch.compiler.disable(step) for name, step in STEPS.items()
+    }
 
     def __init__(
         self,
@@ -128,8 +130,9 @@ class GaussNewtonFollow(nn.Module):
         steps = self.UNCOMPILED_STEPS if torch.is_grad_enabled() else self.STEPS
         if self.volume_weight is not None and volumes is not None:
             w = VOLUME_GAIN * self.volume_weight[k].clamp_min(0.0) * (volumes != 0).to(x.dtype)
-            full: Callable[..., torch.Tensor] = steps["full"]
-            delta = full(x, known_distances, known_mask, movable, self.damping, self.max_step, volumes=(volumes, w))
+            delta = steps["full"](
+                x, known_distances, known_mask, movable, self.damping, self.max_step, volumes=(volumes, w)
+            )
         else:
             delta = steps[self.solver](x, known_distances, known_mask, movable, self.damping, self.max_step)
         return x + self.coef[k](h).to(x.dtype) * delta
