@@ -206,8 +206,10 @@ class GGIK:
         resident = self.device.type == "cuda" and clearance is None and config.method in (None, "lm")
         where = self.device if resident else torch.device("cpu")
         if config.strategy == "random" and config.method not in ("dg", "dg+lm"):  # no model, no graph: any LM chain
-            if not resident and single_goal.takes(T_goal, goal, config.method, clearance, cfg, config.starts):
-                return self._robot_solver(robot, cfg, config.starts).solve(T_goal, generator)
+            if not resident and single_goal.takes(T_goal, goal, config.method, clearance):
+                one_goal = self._robot_solver(robot, cfg, config.starts)
+                if one_goal.fast:  # select_backend chose a backend other than torch for the call's problem
+                    return one_goal.solve(T_goal, generator)
             T, kind = self._checked_goals(robot, T_goal, goal, None)
             refinement = Refinement(config.method, cfg, clearance)
             return random_strategy(robot, T.to(where), kind, config.starts, refinement, generator).result.to("cpu")

@@ -117,4 +117,6 @@ def test_the_single_goal_path_takes_the_backend_select_backend_chooses(panda, mo
     general = select_backend(problem_of(panda, starts, cfg), prefer=prefer)
     assert chosen == general
     T = panda.fk(torch.zeros(panda.dof, dtype=torch.float64))
-    assert single_goal.takes(T, "pose", "lm", None, cfg, starts) == (general.name != "torch")
+    assert single_goal.takes(T, "pose", "lm", None) and single_goal.RobotSolver(panda, cfg, starts).fast == (
+        general.name != "torch"
+    )

@@ -84,18 +84,36 @@ def test_the_single_goal_path_is_the_general_path(robot, first, solver, monkeypa
 def test_calls_the_single_goal_path_does_not_take(solver):
     panda = Robot.from_name("panda")
     T = panda.fk(panda.sample_q(2, torch.Generator().manual_seed(0)))
-    lm, cfg = "lm", RefineConfig()
-    assert single_goal.takes(T[0], "pose", lm, None, cfg) and single_goal.takes(T[:1], "pose", lm, None, cfg)
-    assert not single_goal.takes(T, "pose", lm, None, cfg)  # two goals: the batched path
-    assert not single_goal.takes(T[0], "position", lm, None, cfg)
-    assert not single_goal.takes(T[0], "pose", "slsqp", None, cfg)
-    assert not single_goal.takes(T[0], "pose", lm, object(), cfg)  # obstacles
-    assert not single_goal.takes(T[0].numpy(), "pose", lm, None, cfg)  # an array: the general path converts and checks
-    torch_only = RefineConfig(lm_backends=("torch",))
-    assert not single_goal.takes(T[0], "pose", lm, None, torch_only)  # torch: the general path
+    lm = "lm"
+    assert single_goal.takes(T[0], "pose", lm, None) and single_goal.takes(T[:1], "pose", lm, None)
+    assert not single_goal.takes(T, "pose", lm, None)  # two goals: the batched path
+    assert not single_goal.takes(T[0], "position", lm, None)
+    assert not single_goal.takes(T[0], "pose", "slsqp", None)
+    assert not single_goal.takes(T[0], "pose", lm, object())  # obstacles
+    assert not single_goal.takes(T[0].numpy(), "pose", lm, None)  # an array: the general path converts and checks
+    # the backend decides the rest, select_backend's choice for the call's problem (float64 CPU, `starts` elements)
+    assert not single_goal.RobotSolver(panda, RefineConfig(lm_backends=("torch",)), 1).fast  # torch: the general path
     numpy_only = RefineConfig(lm_backends=("numpy", "torch"))
-    assert single_goal.takes(T[0], "pose", lm, None, numpy_only, NUMPY_MAX_ELEMENTS)
-    assert not single_goal.takes(T[0], "pose", lm, None, numpy_only, NUMPY_MAX_ELEMENTS + 1)
+    assert single_goal.RobotSolver(panda, numpy_only, NUMPY_MAX_ELEMENTS).fast
+    assert not single_goal.RobotSolver(panda, numpy_only, NUMPY_MAX_ELEMENTS + 1).fast
+
+
+@pytest.mark.parametrize("chosen", select.BACKENDS)
+def test_the_single_goal_path_follows_select_backends_choice(chosen, solver, monkeypatch):
+    """One source for the rule: the CPU rule of select_backend changed (to choose ``chosen`` for every float64 CPU
+    problem), the call follows it: torch runs the general path, another backend the single-goal path on it."""
+    monkeypatch.setattr(select, "cpu_backend", lambda n, prefer=None: chosen)
+    ran, one_goal = [], []
+    for name, solve in list(select.SOLVERS.items()):
+        monkeypatch.setitem(select.SOLVERS, name, lambda p, n=name, s=solve: ran.append(n) or s(p))
+    real = single_goal.RobotSolver.solve
+    monkeypatch.setattr(single_goal.RobotSolver, "solve", lambda self, *a: one_goal.append(1) or real(self, *a))
+    panda = Robot.from_name("panda")
+    T = panda.fk(panda.sample_q(1, torch.Generator().manual_seed(0)))[0]
+    fresh = GGIK(solver.model)  # no warm single-goal solver from another test
+    fresh.solve(panda, T, SolveConfig(strategy="random", random_starts=4), generator=torch.Generator().manual_seed(1))
+    assert ran == [chosen], ran
+    assert len(one_goal) == (chosen != "torch"), f"{chosen}: the single-goal path is taken exactly when not torch"
 
 
 @pytest.mark.parametrize(
@@ -122,4 +140,4 @@ def test_a_goal_that_requires_grad_is_solved_as_by_the_general_path(solver, monk
     fast = solver.solve(panda, T, config, generator=torch.Generator().manual_seed(0))
     slow = general(monkeypatch, solver, panda, T, config, generator=torch.Generator().manual_seed(0))
     assert_same_solutions(panda, T, config, fast, slow)
-    assert not single_goal.takes(T, "pose", "lm", None, RefineConfig(), COMPILED_MAX_ELEMENTS + 1)
+    assert not single_goal.RobotSolver(panda, RefineConfig(), COMPILED_MAX_ELEMENTS + 1).fast

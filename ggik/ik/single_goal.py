@@ -1,11 +1,12 @@
 """One pose goal per call, as a robot program or a ROS service asks IK: the strategy "random" without per-call work.
 
 :meth:`ggik.GGIK.solve` hands a call here when it is one pose goal on the CPU with the strategy "random", LM and no
-obstacles, and the LM backend :func:`ggik.ik.lm.select.select_backend` chooses for it (float64 on the CPU: its rule
-:func:`ggik.ik.lm.select.cpu_backend`) is not torch. A :class:`RobotSolver` is made once per (robot, settings) and kept
-by the solver: its :class:`ggik.ik.lm.problem.LMChain` (limits, tool axis, the backend's prepared constants) and its
-backend (``select_backend`` on its problem, as the general path's :func:`ggik.ik.refine.lm_refine_checked` asks) are
-chosen once, and a call is the pose check, the random starts, the backend and the common ranking
+obstacles (:func:`takes`), and the LM backend :func:`ggik.ik.lm.select.select_backend` chooses for the call's problem
+is not torch (:attr:`RobotSolver.fast`: the choice is select_backend's, made once, not a copy of its rule). A
+:class:`RobotSolver` is made once per (robot, settings) and kept by the solver: its
+:class:`ggik.ik.lm.problem.LMChain` (limits, tool axis, the backend's prepared constants) and its backend
+(``select_backend`` on its problem, as the general path's :func:`ggik.ik.refine.lm_refine_checked` asks) are chosen
+once, and a call is the pose check, the random starts, the backend and the common ranking
 (:func:`ggik.ik.result.best_first_order`) in numpy. The result is that of the general path: the same
 random starts from the same generator, the same LM, the same order.
 """
@@ -18,7 +19,7 @@ import numpy as np
 import torch
 
 from ggik.ik.lm.problem import LMChain, LMProblem
-from ggik.ik.lm.select import cpu_backend, select_backend
+from ggik.ik.lm.select import select_backend
 from ggik.ik.refine_config import RefineConfig
 from ggik.ik.result import IKResult, best_first_order
 from ggik.kinematics.geometry import check_pose, is_rigid
@@ -27,11 +28,10 @@ from ggik.kinematics.robot import Robot
 __all__ = ["RobotSolver", "takes"]
 
 
-def takes(T_goal: Any, goal: str, method: str | None, clearance: Any, cfg: RefineConfig, starts: int = 1) -> bool:
-    """Whether a call of the strategy "random" with these arguments (``starts`` random starts, LM settings ``cfg``)
-    takes the single-goal path: one pose goal on the CPU, LM without obstacles, and a backend other than torch by the
-    rule :func:`~ggik.ik.lm.select.select_backend` follows for the float64 CPU problem of :class:`RobotSolver`
-    (:func:`~ggik.ik.lm.select.cpu_backend`; no robot is at hand here to build that problem)."""
+def takes(T_goal: Any, goal: str, method: str | None, clearance: Any) -> bool:
+    """Whether a call of the strategy "random" with these arguments has the single-goal path's shape: one pose goal
+    (4, 4) or (1, 4, 4) on the CPU, LM, no obstacles. The path then solves it when its :class:`RobotSolver`'s backend
+    is not torch (:attr:`RobotSolver.fast`)."""
     return (
         goal == "pose"
         and method == "lm"
@@ -40,7 +40,6 @@ def takes(T_goal: Any, goal: str, method: str | None, clearance: Any, cfg: Refin
         and T_goal.device.type == "cpu"
         and T_goal.shape in ((4, 4), (1, 4, 4))
         and T_goal.is_floating_point()
-        and cpu_backend(starts, cfg.lm_backends) != "torch"
     )
 
 
@@ -57,6 +56,9 @@ class RobotSolver:
         # the backend of every call's problem (its size, device and dtype decide, the same for every call)
         like = self._problem(torch.eye(4, dtype=torch.float64), torch.zeros(starts, robot.dof, dtype=torch.float64))
         self.backend = select_backend(like, prefer=cfg.lm_backends)
+        #: whether this path solves the calls: select_backend chose a backend other than torch for their problem (torch:
+        #: the general path, which batches the same LM in torch without the conversions to numpy)
+        self.fast = self.backend.name != "torch"
 
     def _problem(self, T: torch.Tensor, q0: torch.Tensor) -> LMProblem:
         """The float64 CPU problem of pose ``T`` (4, 4) from starts ``q0`` (starts, dof) within the limits."""
