@@ -24,9 +24,21 @@ from ggik.checkpoint import load_checkpoint, shipped_model_path
 from ggik.fileio import atomic_write_text
 from ggik.version import __version__
 
-__all__ = ["Table", "machine_description", "command_line", "code_version", "model_stamp", "provenance", "read_csv"]
+__all__ = [
+    "Table",
+    "machine_description",
+    "command_line",
+    "code_version",
+    "describe_checkout",
+    "model_stamp",
+    "provenance",
+    "read_csv",
+]
 
 SHA256_PREFIX = 12  #: hex digits of a model file's sha256 quoted in a table header
+
+
+UNCOMMITTED_NAMED = 6  #: uncommitted files a ``-dirty`` code version names (then "and N more")
 
 
 @functools.cache
@@ -34,20 +46,42 @@ def code_version() -> str:
     """The code that ran: ``ggik X.Y.Z`` plus ``git describe --always --dirty`` of the checkout holding the
     package, when it is one (an installed wheel has no git: the version alone). Read once per process: a long run
     calls it at its start (``ggik eval`` and :func:`benchmarks.common.scripts.run_table_script` do), so commits made
-    while it runs do not change the version its tables name."""
-    root = Path(__file__).resolve().parents[2]
+    while it runs do not change the version its tables name.
+
+    A ``-dirty`` checkout (tracked files changed since the commit) is named loudly: the version says which files
+    were uncommitted, e.g. ``ggik 0.2.0, git 19937c70bc-dirty (uncommitted: ggik/solver.py)``, and a warning goes
+    to stderr once, since a table of uncommitted code is not a result to commit."""
+    return describe_checkout(Path(__file__).resolve().parents[2])
+
+
+def describe_checkout(root: Path) -> str:
+    """:func:`code_version` of the checkout at ``root`` (read now, not cached; warns on stderr when ``-dirty``)."""
+    described = _git(root, "describe", "--always", "--dirty", "--abbrev=10")
+    if not described:
+        return f"ggik {__version__}"
+    version = f"ggik {__version__}, git {described}"
+    if described.endswith("-dirty"):
+        files = _git(root, "diff", "--name-only", "HEAD").split()
+        named = ", ".join(files[:UNCOMMITTED_NAMED]) + (
+            f" and {len(files) - UNCOMMITTED_NAMED} more" if len(files) > UNCOMMITTED_NAMED else ""
+        )
+        version += f" (uncommitted: {named or 'unknown'})"
+        print(
+            f"ggik: warning: {root} has uncommitted changes ({named or 'unknown'}); the tables of this run record "
+            f"code {described}: commit first, then run, for results to commit",
+            file=sys.stderr,
+        )
+    return version
+
+
+def _git(root: Path, *args: str) -> str:
+    """stdout of ``git ARGS`` in ``root``, stripped; "" where git is missing, fails or ``root`` is no checkout."""
     try:
-        described = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--abbrev=10"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
+        return subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=True
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        described = ""
-    return f"ggik {__version__}" + (f", git {described}" if described else "")
+        return ""
 
 
 def model_stamp(path: str | Path | None) -> str:
