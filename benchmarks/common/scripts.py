@@ -83,18 +83,20 @@ def run_table_script(
     run: Callable[[str], Table],
     ckpt: str | Path | None = None,
     out: str | Path | None = None,
+    shipped_if_none: bool = False,
 ) -> int:
     """The common end of the table-writing scripts: ``run(command)`` with the command that reproduces the run
     (:func:`script_command`), then its table printed as Markdown, headed by the stamp of the model file ``ckpt`` it
-    measured (:func:`ggik.evaluation.report.model_stamp`; None: a table of no model), and written to ``out``.md/.csv
-    when given. A :class:`BenchmarkError` exits with its message (status 1, no traceback). Returns 0."""
+    measured (:func:`ggik.evaluation.report.model_stamp`; None: a table of no model, or of the shipped model with
+    ``shipped_if_none``), and written to ``out``.md/.csv when given. A :class:`BenchmarkError` exits with its message
+    (status 1, no traceback). Returns 0."""
     command = script_command(script, argv)
     code_version()  # the code this run starts with, read before it runs (tables printed hours later name it)
     try:
         table = run(command)
     except BenchmarkError as exc:
         raise SystemExit(str(exc)) from None
-    stamp = None if ckpt is None else model_stamp(ckpt)
+    stamp = model_stamp(ckpt) if ckpt is not None or shipped_if_none else None
     print(table.markdown(command, seed, stamp))
     if out is not None:
         print("wrote", *table.write(out, command, seed, stamp))
@@ -102,16 +104,16 @@ def run_table_script(
 
 
 def run_model_study(script: str, ap: argparse.ArgumentParser, argv: list[str] | None, table: Callable) -> int:
-    """The common end of a study of one model file (``--ckpt``, declared by the caller): adds ``--threads``, ``--seed``
-    and ``--out`` to ``ap``, parses ``argv``, sets torch's thread count and runs ``table(args)`` through
-    :func:`run_table_script`."""
+    """The common end of a study of one model file (``--ckpt``, declared by the caller; None: the shipped model, which
+    the header then names): adds ``--threads``, ``--seed`` and ``--out`` to ``ap``, parses ``argv``, sets torch's
+    thread count and runs ``table(args)`` through :func:`run_table_script`."""
     ap.add_argument("--threads", type=positive_int, default=None, help="torch CPU threads (default: torch's)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="write the table here (.md and .csv)")
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    return run_table_script(script, argv, args.seed, lambda _: table(args), args.ckpt, args.out)
+    return run_table_script(script, argv, args.seed, lambda _: table(args), args.ckpt, args.out, shipped_if_none=True)
 
 
 def _bounded(convert: Callable[[str], float], minimum: float, strict: bool, what: str) -> Callable[[str], float]:

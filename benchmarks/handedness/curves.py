@@ -16,6 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ggik.evaluation.report import model_stamp
 from ggik.fileio import atomic_write_text
 from ggik.typed_config import from_dict, load_yaml
 
@@ -118,7 +119,11 @@ def main(argv: list[str] | None = None) -> int:
         first = start_point(a.start, a.runs[0])
         curves = {n: [first, *c] for n, c in curves.items()}
     table = curves_table(curves)
-    atomic_write_text(a.out.with_suffix(".md"), f"# Validation curves ({', '.join(map(str, a.runs))})\n\n{table}")
+    model = "Model: each run's own checkpoints as it trained (the validation it logged)"
+    if a.start:
+        model += f"; the first point of every curve: {model_stamp(a.start)}"
+    title = f"# Validation curves ({', '.join(map(str, a.runs))})"
+    atomic_write_text(a.out.with_suffix(".md"), f"{title}\n\n{model}\n\n{table}")
     plot(curves, a.out.with_suffix(".png"))
     print(table)
     return 0

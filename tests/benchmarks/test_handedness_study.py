@@ -60,6 +60,7 @@ def test_curves_read_a_runs_validation_per_cpu_minute(tmp_path):
     out = tmp_path / "curves"
     assert curves_main([str(run), "--names", "tiny", "--out", str(out)]) == 0
     assert out.with_suffix(".md").read_text().count("| tiny |") == len(curve)
+    assert "\nModel: each run's own checkpoints" in out.with_suffix(".md").read_text()
     assert out.with_suffix(".png").stat().st_size > 0
     with pytest.raises(SystemExit):
         curves_main([str(run), "--names", "a", "b", "--out", str(out)])
