@@ -25,6 +25,7 @@ from ggik.graph.conventions import check_convention
 from ggik.graph.goal_kinds import GOAL_KINDS
 from ggik.graph.robot_graph import RobotGraph
 from ggik.graph.stacked import StackedGraphs
+from ggik.kinematics.joint_draws import uniform_joints
 from ggik.kinematics.random_robots import random_robot, randomize_links
 from ggik.kinematics.robot import Robot, available_robots
 from ggik.kinematics.robot_files import RobotFile, training_robots
@@ -317,9 +318,7 @@ class TrainingData:
             return robot.sample_q(k, g)
         u = torch.rand(k, robot.dof, generator=g, dtype=torch.float64)  # the draws of Robot.sample_q
         free = (torch.rand(k, generator=g, dtype=torch.float64) < f)[:, None]
-        lo = torch.where(free, torch.full_like(u, -torch.pi), robot.lower.to(torch.float64))
-        hi = torch.where(free, torch.full_like(u, torch.pi), robot.upper.to(torch.float64))
-        return lo + (hi - lo) * u
+        return uniform_joints(u, robot.lower.to(torch.float64), robot.upper.to(torch.float64), free)
 
     def _examples(self, graph: RobotGraph, q: torch.Tensor, g: torch.Generator) -> GraphBatch:
         """Solved examples of configurations ``q`` (k, dof), their goals split among the goal kinds.

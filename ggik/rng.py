@@ -9,10 +9,12 @@ The studies of ``benchmarks/`` (not shipped) name their own streams beside these
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import torch
 
-__all__ = ["step_generator"]
+__all__ = ["step_generator", "name_key"]
 
 # -- data and training
 PROBLEM_GOALS = 0x5E7  #: goal configurations of a ProblemSet (and of the generalisation families' robots)
@@ -30,10 +32,17 @@ RANDOM_FAMILY = 0x6E7  #: robots of the random families of the generalisation ta
 PATH_BENCH = 0x9A8  #: random starts and model noise of the path-following benchmark (ggik eval paths)
 CONVENTION_VARIANTS = 0xC0F  #: the transforms of the file variants of the conventions table (ggik eval conventions)
 CONVENTION_SAMPLES = 0xC05  #: model samples of the conventions table
-PAPER_GOALS = 0x9A9E  #: goal configurations of the GGIK paper's protocol (ggik eval paper, --protocol paper)
+PAPER_GOALS = 0x9A9E  #: goal configurations of the GGIK paper's protocol (ggik eval paper, --protocol paper), per arm
 
 
 def step_generator(*keys: int) -> torch.Generator:
     """A CPU torch generator seeded from integer keys (e.g. seed, stream, step, rank) through numpy's SeedSequence."""
     state = np.random.SeedSequence([int(k) for k in keys]).generate_state(1, np.uint64)[0]
     return torch.Generator().manual_seed(int(state) & 0x7FFF_FFFF_FFFF_FFFF)
+
+
+def name_key(name: str) -> int:
+    """A key for :func:`step_generator` that names a thing (e.g. a robot) rather than its place in a list: the first
+    8 bytes of the SHA-256 of ``name`` in UTF-8, as an unsigned integer. The same in every process and on every
+    machine (Python's ``hash()`` of a string is salted per process)."""
+    return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "little")

@@ -3,7 +3,8 @@
 
 The protocol of Limoyo, Maric et al., "Generative Graphical Inverse Kinematics" (CoRL version), Table 1: one model,
 five arms; goals FK(q) with q uniform in [-pi, pi] on every joint but the last, which is 0, and no joint limits
-(:func:`ggik.evaluation.tables.paper_goal_q`); success: the best of 32 raw samples within 1 cm and 1 degree. Raw
+(:func:`ggik.evaluation.tables.paper_goal_q`; each arm's from its own stream, so ``--robots ur10`` alone gets the
+UR10's goals of the full run); success: the best of 32 raw samples within 1 cm and 1 degree. Raw
 samples are the model's own output: the angles recovered from its point sets (moved by 2 pi into the limits where
 that is possible, which leaves FK unchanged) and judged by FK alone, never against the limits, since the goals
 themselves lie outside them. The paper's numbers (:data:`PAPER_TABLE1`) are quoted; every other number is measured.
@@ -109,7 +110,8 @@ def paper_protocol_table(model: GGIKModel, robots: list[Robot], cfg: EvalConfig,
             1e3 * dt / n,
         )
     table.notes += [
-        f"Goals: FK(q), {GOAL_PROTOCOLS['paper']} (seeded, the same for every model).",
+        f"Goals: FK(q), {GOAL_PROTOCOLS['paper']} (seeded per arm: the same for every model, and for an arm alone "
+        "as in any list of arms).",
         "success: the best of the samples within 1 cm and 1 degree, by FK of the angles recovered from the model's "
         "point sets (raw: no refinement); samples are not judged against the limits, since the goals are not.",
         "95% interval: Wilson score interval of our success rate over the goals.",

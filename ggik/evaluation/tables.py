@@ -31,6 +31,7 @@ from ggik.ik.refine import RefineInfo, lm_refine, slsqp_refine
 from ggik.ik.refine_config import RefineConfig
 from ggik.ik.sampling import RawSamples, sample_joint_angles
 from ggik.kinematics import Robot
+from ggik.kinematics.joint_draws import FULL_TURN, uniform_joints
 from ggik.nn.cvae import GGIKModel
 from ggik.rng import step_generator
 
@@ -186,16 +187,16 @@ def refined_stats(
 
 
 def paper_goal_q(robot: Robot, n: int, generator: torch.Generator | None = None) -> torch.Tensor:
-    """``n`` configurations (n, dof) [rad] of the GGIK paper's protocol: joints 1..dof-1 uniform in [-pi, pi], the
-    last joint 0, whatever the limits (FK holds outside them; the goals FK(q) need not be reachable within them).
-    Drawn in float64 on the generator's device. GGIKError for a robot with a prismatic joint (the protocol draws
-    angles)."""
+    """``n`` configurations (n, dof) [rad] of the GGIK paper's protocol: joints 1..dof-1 uniform in [-pi, pi]
+    (:func:`ggik.kinematics.joint_draws.uniform_joints`, the training samplers' rule), the last joint 0, whatever
+    the limits (FK holds outside them; the goals FK(q) need not be reachable within them). Drawn in float64 on the
+    generator's device. GGIKError for a robot with a prismatic joint (the protocol draws angles)."""
     prismatic = [name for name, kind in zip(robot.joint_names, robot.joint_types) if kind == "prismatic"]
     if prismatic:
         raise GGIKError(f"{robot.name}: the paper's protocol draws joint angles, but {prismatic} are prismatic")
     on = generator.device if generator is not None else None
     u = torch.rand(n, robot.dof, generator=generator, dtype=torch.float64, device=on)
-    q = math.pi * (2.0 * u - 1.0)
+    q = uniform_joints(u, *FULL_TURN)
     q[:, -1] = 0.0
     return q
 

@@ -24,6 +24,7 @@ from ggik.graph.frames import AXIS_LENGTH, points_from_frames, rz_left
 from ggik.graph.goal_kinds import GOAL_KINDS
 from ggik.graph.robot_graph import RobotGraph
 from ggik.kinematics import geometry as geo
+from ggik.kinematics.joint_draws import uniform_joints
 
 __all__ = ["StackedGraphs"]
 
@@ -101,12 +102,8 @@ class StackedGraphs:
         device), as :meth:`Robot.sample_q` maps them; 0 beyond each robot's DOF. ``unlimited``: optional (B,) bool,
         the examples whose joints are instead uniform in [-pi, pi] (limits ignored; the same ``u``, mapped to that
         range)."""
-        lo, hi = self.lower[robot], self.upper[robot]
-        if unlimited is not None:
-            free = unlimited[:, None] & self.joint_mask[robot]  # padded joints stay 0
-            lo = torch.where(free, torch.full_like(lo, -torch.pi), lo)
-            hi = torch.where(free, torch.full_like(hi, torch.pi), hi)
-        return lo + (hi - lo) * u.to(self.dtype)
+        free = None if unlimited is None else unlimited[:, None] & self.joint_mask[robot]  # padded joints stay 0
+        return uniform_joints(u.to(self.dtype), self.lower[robot], self.upper[robot], free)
 
     def examples(
         self, robot: torch.Tensor, q: torch.Tensor, kind: torch.Tensor, tool_offset: torch.Tensor | None = None
