@@ -204,14 +204,15 @@ def paper_goal_q(robot: Robot, n: int, generator: torch.Generator | None = None)
 def evaluation_problems(robots: list[Robot], cfg: EvalConfig) -> list[tuple[Robot, torch.Tensor, torch.Tensor]]:
     """The seeded goals of every table: ``cfg.problems`` per robot, (robot, q (P, dof), T_goal (P, 4, 4)) per robot.
     ``cfg.protocol`` "ours": the groups of a :class:`ProblemSet` (q within the limits); "paper": :func:`paper_goal_q`,
-    one stream for the robots in order."""
+    each arm from its own stream, keyed by its name (:func:`ggik.rng.name_key`): an arm's goals are the same alone as
+    in any list of arms."""
     if cfg.protocol == "ours":
         return ProblemSet.generate(robots, cfg.problems, cfg.seed).groups()
     if cfg.problems < 1 or not robots:
         raise GGIKError("an evaluation needs at least one robot and one goal per robot")
-    g = step_generator(cfg.seed, rng.PAPER_GOALS)
     out = []
     for robot in robots:
+        g = step_generator(cfg.seed, rng.PAPER_GOALS, rng.name_key(robot.name))
         q = paper_goal_q(robot, cfg.problems, g)
         out.append((robot, q, robot.fk(q)))
     return out
