@@ -148,16 +148,55 @@ def test_bad_data_config_is_a_clear_error(cfg, message):
 
 
 # ---------------------------------------------------------------------------------------------- unlimited_fraction
-def test_unlimited_fraction_0_draws_the_examples_of_runs_made_before_it(monkeypatch):
-    """Per-robot sampler (the stacked one: tests/test_stacked.py): at 0 no extra number is drawn, bit for bit."""
+#: batch_summary of batch(3) of MIXED with goal kinds {pose: 0.5, position: 0.5}, as ggik drew it before
+#: unlimited_fraction existed (66132ec~1), printed by: git archive 66132ec~1 ggik | tar -x -C /tmp/old &&
+#: cp tests/test_data.py /tmp/old && cd /tmp/old && python -c 'import test_data as t;
+#: print(t.batch_summary(*t.mixed_data(goal_kinds={"pose": 0.5, "position": 0.5}).batch(3)))'
+BEFORE_UNLIMITED = {
+    "names": ["panda", "ur10", "random4", "random5", "panda~0.2"],
+    "sizes": [9, 3, 6, 5, 1],
+    "anchors": [6, 6, 6, 6, 6, 6, 5, 5, 5, 6, 5, 5, 6, 6, 6, 6, 5, 5, 6, 6, 6, 6, 6, 5],
+    "q_sum": 13.821225478585045,
+    "q_weighted_sum": 272.16529401432746,
+    "q_first": [-0.18287703598227578, 1.0443802591121072, 1.9538381274353207, -1.3054854391252027,
+                -1.8807608339526505, 0.46247536790815236, 1.5864070475892134],
+    "q_last": [-0.5907239131251822, -1.0110286687283496, -2.2166236461973865, -0.15133315938080472,
+               -1.088131468609727, -0.010353203390281451, 1.2655144516521957],
+    "goal_position_sum": 9.222615752484653,
+}  # fmt: skip
+
+
+def batch_summary(batch, graphs, sizes) -> dict:
+    """What BEFORE_UNLIMITED records of a batch."""
+    q = batch.q.flatten().tolist()
+    return {
+        "names": [g.robot.name for g in graphs],
+        "sizes": sizes,
+        "anchors": batch.anchor_mask.sum(1).tolist(),
+        "q_sum": math.fsum(q),  # fsum: exactly rounded, whatever the order of the terms
+        "q_weighted_sum": math.fsum(k * x for k, x in enumerate(q, 1)),
+        "q_first": batch.q[0].tolist(),
+        "q_last": batch.q[-1].tolist(),
+        "goal_position_sum": math.fsum(batch.T_goal[:, :3, 3].flatten().tolist()),
+    }
+
+
+@pytest.mark.parametrize("fraction", [None, 0.0], ids=["unset", "0"])
+def test_unlimited_fraction_0_draws_the_examples_of_runs_made_before_it(fraction):
+    """Per-robot sampler (the stacked one: tests/test_stacked.py): unset or 0, the batch is the one the code before
+    unlimited_fraction drew (BEFORE_UNLIMITED: robots, sizes, goal kinds and the configurations), so no extra number is
+    drawn; 0.5 draws another batch. Floats to 1e-12: q = lower + (upper - lower) u is two rounded float64 operations
+    per joint (the same bits on every CPU), its sums are exactly rounded (fsum), and the 72 goal coordinates of FK are
+    each good to about 1e-15 m."""
     kinds = {"pose": 0.5, "position": 0.5}
-    new = batch_tensors(mixed_data(goal_kinds=kinds, unlimited_fraction=0.0).batch(3)[0])
-    changed = mixed_data(goal_kinds=kinds, unlimited_fraction=0.5).batch(3)[0]
-    monkeypatch.setattr(TrainingData, "_sample_q", lambda self, robot, k, g: robot.sample_q(k, g))  # the old draw
-    old = batch_tensors(mixed_data(goal_kinds=kinds).batch(3)[0])
-    for name, t in old.items():
-        assert torch.equal(t, new[name]), f"field {name} differs"
-    assert changed.q.shape != old["q"].shape or not torch.equal(changed.q, old["q"])
+    extra = {} if fraction is None else {"unlimited_fraction": fraction}
+    got = batch_summary(*mixed_data(goal_kinds=kinds, **extra).batch(3))
+    for key in ("names", "sizes", "anchors"):
+        assert got[key] == BEFORE_UNLIMITED[key], key
+    for key in ("q_sum", "q_weighted_sum", "q_first", "q_last", "goal_position_sum"):
+        assert got[key] == pytest.approx(BEFORE_UNLIMITED[key], rel=0, abs=1e-12), key
+    changed = batch_summary(*mixed_data(goal_kinds=kinds, unlimited_fraction=0.5).batch(3))
+    assert changed["q_weighted_sum"] != pytest.approx(BEFORE_UNLIMITED["q_weighted_sum"], rel=0, abs=1e-3)
 
 
 @pytest.mark.parametrize("sampler", ["stacked", "per-robot"])
