@@ -82,18 +82,38 @@ def flip_link(points: torch.Tensor, link: int, num_links: int, seed: int) -> tor
     return points
 
 
+def axis_moments(robot: Robot) -> torch.Tensor:
+    """(dof - 1,) [m]: ``(o_i - o_{i-1}) . (w_{i-1} x w_i)`` of each pair of consecutive joint axes of the robot at q =
+    0, ``o`` the joint frame's origin (on its axis) and ``w`` the unit axis, both in the base frame: ``a_i
+    sin(alpha_i)`` with a sign, from the robot's joints alone (no graph, no point set)."""
+    frames, _ = robot.joint_frames(torch.zeros(robot.dof, dtype=F64))
+    w = (frames[:, :3, :3] @ robot.joint_axes[..., None])[..., 0]
+    o = frames[:, :3, 3]
+    return ((o[1:] - o[:-1]) * torch.linalg.cross(w[:-1], w[1:])).sum(-1)
+
+
 # ---------------------------------------------------------------------------------------------- constants of the arm
 @pytest.mark.parametrize("convention", CONVENTIONS)
 @pytest.mark.parametrize("robot", robots(), ids=lambda r: r.name)
 def test_the_volumes_are_constants_of_the_arm_and_every_realization_is_the_arm(robot, convention):
+    """The volumes of every realization are those of the home point set, which are those of the robot's joint axes:
+    ``V_i = -L^2 (o_i - o_{i-1}) . (w_{i-1} x w_i)`` (:func:`axis_moments`; z of F_{i-1} is w_i, and
+    ``det[L w, d, d + L w'] = -L^2 d . (w x w')``), ``V_n = 0`` (F_n lies on the last axis). The skew links are the
+    pairs of axes a micrometre or more from meeting at any angle: these arms have none between 1e-12 and 1e-3 m, so
+    any threshold between (the arm's SKEW_TOL x size among them) draws the same line."""
     graph = RobotGraph.from_robot(robot, convention)
     q = robot.sample_q(128, torch.Generator().manual_seed(3))
     V = signed_volumes(graph.realize(q), graph.n)  # (128, n)
     home = signed_volumes(graph.home, graph.n)
     assert (V - home).abs().max() <= TOL, "a link's volume moves with the joints"
-    skew = graph.skew_links
-    assert torch.equal(skew, home.abs() > graph.skew_tol)
-    assert torch.equal(graph.link_volumes[skew], home[skew]) and not graph.link_volumes[~skew].any()
+    moment = axis_moments(robot)
+    expected = torch.cat([-(AXIS_LENGTH**2) * moment, torch.zeros(1, dtype=F64)])
+    assert (home - expected).abs().max() <= TOL, (home, expected)
+    assert ((moment.abs() < 1e-12) | (moment.abs() > 1e-3)).all(), moment
+    skew = torch.cat([moment.abs() > 1e-6, torch.tensor([False])])
+    assert torch.equal(graph.skew_links, skew), (graph.skew_links, moment)
+    assert (graph.link_volumes - torch.where(skew, expected, 0.0)).abs().max() <= TOL
+    assert not graph.link_volumes[~skew].any()
     assert graph.handedness(graph.realize(q)).all()
     assert graph.skew_link_names == tuple(
         f"{([*robot.joint_names, 'ee'])[i]} -> {([*robot.joint_names, 'ee'])[i + 1]}" for i in range(graph.n) if skew[i]
