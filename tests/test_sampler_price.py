@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import warnings
 
 import pytest
@@ -90,7 +91,26 @@ def _spy_compile(monkeypatch, rows: list[int], error: Exception | None = None) -
 def test_padded_rows_are_a_few_powers_of_two_up_to_a_full_pass():
     assert [padded_rows(g) for g in (1, 16, 17, 100, 129)] == [16, 16, 32, 128, 256]
     assert padded_rows(100, cap=120) == 120 and padded_rows(40, cap=120) == 64 and padded_rows(130, cap=120) == 256
-    assert MIN_PADDED_ROWS == 16
+
+
+@pytest.mark.parametrize("cap", [None, 16, 100, 120, 128, 1000])
+def test_padded_rows_of_every_pass_size_hold_their_rules(cap):
+    """For every pass of 1 .. 1100 graphs: at least the graphs; a power of two, the smallest at or above both the
+    graphs and MIN_PADDED_ROWS, or else the cap (a full pass) when the graphs fit in it; so padding at most doubles a
+    pass of MIN_PADDED_ROWS graphs or more, and the passes up to the cap take at most log2(cap / MIN_PADDED_ROWS) + 2
+    shapes."""
+    assert MIN_PADDED_ROWS & (MIN_PADDED_ROWS - 1) == 0, "MIN_PADDED_ROWS is a power of two"
+    shapes = set()
+    for graphs in range(1, 1101):
+        rows = padded_rows(graphs, cap)
+        power = next(2**k for k in range(32) if 2**k >= max(graphs, MIN_PADDED_ROWS))  # found by search, not bits
+        fits = cap is not None and graphs <= cap
+        assert rows == (min(power, cap) if fits else power), (graphs, cap, rows)
+        assert rows >= graphs and (graphs < MIN_PADDED_ROWS or rows < 2 * graphs)
+        if fits:
+            shapes.add(rows)
+    if cap is not None:
+        assert len(shapes) <= math.log2(cap / MIN_PADDED_ROWS) + 2, sorted(shapes)
 
 
 def test_a_compiled_decoder_sees_a_few_shapes_for_any_goal_count_and_drops_the_padding(monkeypatch):
