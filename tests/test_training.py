@@ -22,7 +22,7 @@ from ggik.checkpoint import CHECKPOINT_FORMAT, load_checkpoint, load_model, merg
 from ggik.cli import main
 from ggik.data import ProblemSet, TrainingData, robot_from_entry
 from ggik.graph.batch import GraphBatch
-from ggik.ik.sampling import sample_joint_angles
+from ggik.ik.sampling import RawSamples
 from ggik.nn.cvae import GGIKModel
 from ggik.training.config import TrainConfig
 from ggik.training.schedules import beta_at, lr_factor
@@ -280,20 +280,30 @@ def test_metrics_records_with_validation(tmp_path):
     assert len(problems) == 2 and problems.seed == cfg.val.seed
 
 
-def test_validation_records_the_share_of_samples_with_the_arms_handedness():
+def test_validation_records_the_share_of_samples_with_the_arms_handedness(monkeypatch):
     """Robots with skew links (mirror images) get ``right_handed``, the share of their raw samples with the arm's
-    handedness, computed from the same samples as their success; robots without skew links do not."""
-    cfg = tiny_cfg("val.problems_per_robot=3", "val.samples=4", "data.robots={panda: 1.0, ur10: 1.0}")
+    handedness, and the mean over those robots; robots without skew links do not. The samples are made here, in a known
+    share: realizations of each problem's own configuration (the arm) and, for the first k of a robot's 3 x 4 samples,
+    their mirror images x -> -x (every link volume negated: a chiral arm's never)."""
+    cfg = tiny_cfg("val.problems_per_robot=3", "val.samples=4", "data.robots={panda: 1.0, irb140: 1.0, ur10: 1.0}")
     groups = validation_groups(validation_problems(cfg), cfg.model.graph)
-    model = GGIKModel(cfg.model)
-    record = validate(model, groups, cfg, torch.device("cpu"))
-    (panda,) = [g for g in groups if g[0].name == "panda"]
-    _, graph, _, T_goal = panda
-    g = torch.Generator().manual_seed(cfg.val.seed)
-    raw = sample_joint_angles(model, graph, graph.goals(T_goal, "pose"), cfg.val.samples, generator=g)
-    assert record["val/panda/right_handed"] == pytest.approx(graph.handedness(raw.points).double().mean().item())
-    assert record["val/right_handed_mean"] == record["val/panda/right_handed"]  # the one robot with skew links
-    assert "val/ur10/right_handed" not in record and "val/ur10/success" in record
+    mirrored = {"panda": 3, "irb140": 8, "ur10": 5}  # of 12 samples each; the UR10 has no skew link
+
+    def samples(model, graph, goals, S, generator=None, **kwargs):
+        ((q,),) = [(q,) for _, g, q, _ in groups if g is graph]
+        P = q.shape[0]
+        X = graph.realize(q)[:, None].repeat(1, S, 1, 1)  # (P, S, N, 3)
+        flip = (torch.arange(P * S) < mirrored[graph.robot.name]).view(P, S)
+        X[flip] = X[flip] * torch.tensor([-1.0, 1.0, 1.0], dtype=X.dtype)
+        zero = torch.zeros(P, S, dtype=X.dtype)
+        return RawSamples(q=q[:, None].repeat(1, S, 1), pos_err=zero, rot_err=zero, points=X)
+
+    monkeypatch.setattr("ggik.training.validation.sample_joint_angles", samples)
+    record = validate(GGIKModel(cfg.model), groups, cfg, torch.device("cpu"))
+    assert record["val/panda/right_handed"] == pytest.approx(9 / 12, abs=1e-7)  # a float32 mean
+    assert record["val/irb140/right_handed"] == pytest.approx(4 / 12, abs=1e-7)
+    assert record["val/right_handed_mean"] == pytest.approx((9 / 12 + 4 / 12) / 2, abs=1e-7)
+    assert "val/ur10/right_handed" not in record and record["val/ur10/success"] == 1.0
 
 
 #: two steps, validated at the second on 2 problems per robot, pose and position goals
