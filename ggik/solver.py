@@ -35,6 +35,7 @@ from ggik.ik.strategies import (
     model_first_strategy,
     random_points_strategy,
     random_strategy,
+    restart_generator,
     samples_strategy,
 )
 from ggik.kinematics import Robot
@@ -227,7 +228,8 @@ class GGIK:
             refinement = Refinement(config.refine, cfg, clearance)
             return samples_strategy(draw, goals, refinement, self.dg_config, generator).to("cpu")
         refinement = Refinement(config.method, cfg, clearance)
-        return model_first_strategy(draw, goals, config.starts, refinement, generator, generator).result.to("cpu")
+        restarts = restart_generator(generator)  # the strategy "random"'s starts for this generator (before the noise)
+        return model_first_strategy(draw, goals, config.starts, refinement, generator, restarts).result.to("cpu")
 
     def _robot_solver(self, robot: Robot, cfg: RefineConfig, starts: int) -> single_goal.RobotSolver:
         """The warm single-goal solver of (robot, settings), made on first use and kept (the last 16 kept)."""

@@ -84,13 +84,15 @@ def test_cascade_rejects_bad_input(model):
 
 def test_cascade_and_random_starts_are_the_solvers_strategies(model):
     """lm_cascade / lm_random_starts are the first solution of GGIK.solve's "model-first" / "random" strategies for
-    the same draws (one generator for the model's noise and then the random starts)."""
+    the same draws (the model's noise from the call's generator, the random starts from a copy of it as it was
+    before the noise: the strategy "random"'s starts)."""
     from ggik import GGIK, SolveConfig
 
     robot, solver = Robot.from_name("panda"), GGIK(model)
     T = _goals(robot, 6, 7)
     g = torch.Generator().manual_seed(8)
-    cascade = lm_cascade(model, robot, T, num_samples=1, random_starts=4, cfg=CFG, generator=g, start_generator=g)
+    starts = torch.Generator().manual_seed(8)
+    cascade = lm_cascade(model, robot, T, num_samples=1, random_starts=4, cfg=CFG, generator=g, start_generator=starts)
     first = solver.solve(
         robot,
         T,

@@ -104,9 +104,12 @@ def lm_cascade(
     """LM from ``num_samples`` model samples per goal, then LM from ``random_starts`` random starts for the goals still
     unsolved; T_goal (B, 4, 4) full poses in the base-link frame.
 
-    ``generator`` draws the model's sampling noise, ``start_generator`` the random starts of stage 2 (drawn for the
-    unsolved goals only, in goal order). ``robot``: the robot, or its :class:`RobotGraph` if already built. Returns the
-    best solution per goal (:class:`CascadeResult`; ``first_stage`` marks the goals the model's samples solved).
+    ``generator`` draws the model's sampling noise, ``start_generator`` the random starts of stage 2 (the starts
+    :func:`lm_random_starts` draws from it, of which the unsolved goals' are refined:
+    :func:`ggik.ik.strategies.starts_then_restarts`); :meth:`ggik.GGIK.solve`'s "model-first" is this with
+    ``start_generator`` a copy of ``generator`` before the noise (:func:`ggik.ik.strategies.restart_generator`).
+    ``robot``: the robot, or its :class:`RobotGraph` if already built. Returns the best solution per goal
+    (:class:`CascadeResult`; ``first_stage`` marks the goals the model's samples solved).
     """
     T = _check_poses(T_goal)
     S = _check_count(num_samples, "num_samples")
@@ -128,8 +131,9 @@ def lm_random_first(
 ) -> CascadeResult:
     """The cascade without a model, the control of :func:`lm_cascade` at equal structure: LM from ``first_starts``
     uniform random starts per goal, then LM from ``random_starts`` random starts for the goals still unsolved (drawn
-    from the same ``generator`` after the first stage's, for those goals only, in goal order); T_goal (B, 4, 4) full
-    poses in the base-link frame. ``first_stage`` marks the goals the first stage solved."""
+    from the same ``generator`` after the first stage's, ``random_starts`` for every goal, those of the unsolved goals
+    refined: :func:`ggik.ik.strategies.starts_then_restarts`); T_goal (B, 4, 4) full poses in the base-link frame.
+    ``first_stage`` marks the goals the first stage solved."""
     T = _check_poses(T_goal)
     S = _check_count(first_starts, "first_starts")
     R = _check_count(random_starts, "random_starts")

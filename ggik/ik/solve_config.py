@@ -6,7 +6,9 @@ Strategies of :meth:`ggik.GGIK.solve` (:data:`STRATEGIES`), all returning an :cl
 * ``"samples"`` (default): ``samples`` model samples per goal, each optionally refined (``refine``);
 * ``"model-first"``: LM (or SLSQP) from ``samples`` model samples per goal; only the goals that no refined sample
   solves within the tolerances *and* the joint limits get ``random_starts`` uniform random starts, refined the same
-  way; each goal keeps its best ``samples`` solutions;
+  way: the very starts that ``"random"`` draws for the goal from the same generator, so that a goal ``"random"``
+  solves is never left unsolved (:func:`ggik.ik.strategies.starts_then_restarts`); each goal keeps its best
+  ``samples`` solutions;
 * ``"random"``: LM (or SLSQP) from ``random_starts`` uniform random starts per goal; the model is not used. Or "dg"
   ("dg+lm"): the starts' point sets projected onto the problem's distances and volumes (then LM), the baseline of
   the distance-geometric refinement (:mod:`ggik.ik.dg_refine`) without a model.

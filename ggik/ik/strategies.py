@@ -40,6 +40,8 @@ __all__ = [
     "random_points_strategy",
     "refine_point_sets",
     "model_first_strategy",
+    "restart_generator",
+    "starts_then_restarts",
 ]
 
 
@@ -198,17 +200,28 @@ def model_first_strategy(
     start_generator: torch.Generator | None = None,
 ) -> StrategyOutcome:
     """Refine ``draw.samples`` model samples per goal (B goals; the method "lm" or "slsqp"); the goals that none of
-    them solves within the tolerances and the joint limits get ``random_starts`` random starts, refined the same way.
-    Each goal keeps its best ``samples`` solutions: IKResult (B, samples).
+    them solves within the tolerances and the joint limits get ``random_starts`` random starts, refined the same way
+    (:func:`starts_then_restarts`). Each goal keeps its best ``samples`` solutions: IKResult (B, samples).
 
-    ``generator`` draws the model's sampling noise, ``start_generator`` the random starts (for the unsolved goals
-    only, in goal order, after the model's noise when both are the same generator); a goal without a collision-free
-    solution is restarted; with ``draw.options.on_device`` the samples stay on the model's device, and so do LM and
-    the result."""
+    ``generator`` draws the model's sampling noise, ``start_generator`` the random starts (:func:`starts_then_restarts`:
+    the starts :func:`random_strategy` would draw from it). :meth:`ggik.GGIK.solve` passes a copy of its generator as
+    it was before the noise (:func:`restart_generator`): a restarted goal gets the very starts that the strategy
+    "random" gets from the same generator, so the default never leaves a goal unsolved that the strategy "random" with
+    as many starts solves. A goal without a collision-free solution is restarted; with ``draw.options.on_device`` the
+    samples stay on the model's device, and so do LM and the result."""
     raw = draw.draw(goals, generator)
     return starts_then_restarts(
         draw.graph.robot, goals.in_base, goals.kind, raw.q, random_starts, refinement, start_generator
     )
+
+
+def restart_generator(generator: torch.Generator | None) -> torch.Generator:
+    """A new generator in ``generator``'s present state (None: the state of torch's default CPU generator, which
+    :meth:`ggik.Robot.sample_q` draws from without one), on its device: what :meth:`ggik.GGIK.solve` gives the
+    restarts of "model-first" before the model draws its noise, so that they are the strategy "random"'s starts for
+    the same generator. Drawing from the copy leaves ``generator`` as it was."""
+    source = torch.default_generator if generator is None else generator
+    return torch.Generator(device=source.device).set_state(source.get_state())
 
 
 def starts_then_restarts(
@@ -222,9 +235,14 @@ def starts_then_restarts(
 ) -> StrategyOutcome:
     """The restart policy of the cascades: refine the first-stage starts ``q_first`` (B, S, dof) towards the checked
     canonical goals ``T`` (B, 4, 4) of ``kind``; the goals that none of them solves within the tolerances and the
-    joint limits get ``random_starts`` uniform random starts (from ``start_generator``, for those goals only, in goal
-    order), refined the same way. Each goal keeps its best S solutions: IKResult (B, S). The model-first cascade
-    starts from model samples, its control (:func:`ggik.ik.cascade.lm_random_first`) from random starts."""
+    joint limits get ``random_starts`` uniform random starts, refined the same way. Each goal keeps its best S
+    solutions: IKResult (B, S). The model-first cascade starts from model samples, its control
+    (:func:`ggik.ik.cascade.lm_random_first`) from random starts.
+
+    The restarts are the starts :func:`random_strategy` draws from ``start_generator``: ``random_starts`` per goal for
+    all B goals, goal-major (drawn once, and only when some goal is unsolved), of which the unsolved goals' are
+    refined. So a goal's restarts do not depend on which other goals were solved, and from a ``start_generator`` in
+    the state that a call of the strategy "random" finds, a restarted goal is refined from that call's starts."""
     samples = q_first.shape[1]
     cfg, clearance = refinement.cfg, refinement.clearance
     q, info = refine_starts(robot, T, kind, q_first, refinement)
@@ -233,9 +251,9 @@ def starts_then_restarts(
     first_stage = (result.success & result.within_limits)[:, 0]  # the best is strict-valid if any is
     todo = (~first_stage).nonzero()[:, 0]
     if todo.numel():
-        q0 = robot.sample_q(todo.numel() * random_starts, start_generator, device=T.device)
-        q0 = q0.view(todo.numel(), random_starts, robot.dof)
-        q2, info2 = refine_starts(robot, T[todo], kind, q0, refinement)
+        B = T.shape[0]  # every goal's starts, as random_strategy draws them; the unsolved goals' are refined
+        q0 = robot.sample_q(B * random_starts, start_generator, device=T.device).view(B, random_starts, robot.dof)
+        q2, info2 = refine_starts(robot, T[todo], kind, q0[todo], refinement)
         iterations[todo] = iterations[todo] + info2.iterations.to(torch.float64).sum(-1)
 
         def both(name: str, new: torch.Tensor) -> torch.Tensor:
