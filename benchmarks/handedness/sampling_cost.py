@@ -10,11 +10,18 @@ resamples, seeded); "all arms" is the ratio of the summed per-arm median times (
 a mix), its interval bootstrapped the same way arm by arm. The spread of the paired ratios (min-max over rounds) shows
 how much one round can mislead.
 
-Command (from the repository root; the machine may be shared, so the header and notes record the load)::
+``--compile NAME``: that model samples through ``torch.compile`` (:meth:`ggik.nn.cvae.GGIKModel.compile_decoder`,
+what ``GGIK(compile_sampler=True)`` does; compiled in the warm-up rounds), so one model file against itself compiled
+gives the compiled sampler's speed-up the same way.
+
+Commands (from the repository root; the machine may be shared, so the header and notes record the load)::
 
     python -m benchmarks.handedness.sampling_cost --models v10=ggik/weights/ggik_default.pt \
         handed=train/checkpoints/handedness/export.pt --threads 1 \
         --out benchmarks/handedness/results/sampling_cost_1thread
+    python -m benchmarks.handedness.sampling_cost --models eager=ggik/weights/ggik_default.pt \
+        compiled=ggik/weights/ggik_default.pt --compile compiled --threads 1 \
+        --out benchmarks/sampler_price/results/compiled_alternating_1thread
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import time
 import torch
 
 from benchmarks.common.load import busy_processes
-from benchmarks.common.scripts import nonnegative_int, positive_int, script_command
+from benchmarks.common.scripts import BenchmarkError, nonnegative_int, positive_int, script_command
 from benchmarks.handedness.study import GOAL_SEED
 from ggik import Robot, RobotGraph
 from ggik.checkpoint import load_model
@@ -36,7 +43,7 @@ from ggik.evaluation.report import Table, code_version, model_stamp
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics.registry import available_robots
 
-__all__ = ["main", "arm_times", "ratio_summary"]
+__all__ = ["main", "arm_times", "load_models", "ratio_summary"]
 
 NOISE_SEED = 0  #: the sampling noise of every timed call (the same work in every round)
 
@@ -58,6 +65,21 @@ def arm_times(models: list, robot: Robot, index: int, goals: int, samples: int, 
             if r >= warmups:
                 times[m].append(time.perf_counter() - t0)
     return times
+
+
+def load_models(specs: list[str], compiled: list[str]) -> tuple[list[str], list[str], list]:
+    """(names, paths, models in eval mode) of ``specs`` "NAME=CHECKPOINT"; the models named in ``compiled`` decode
+    through ``torch.compile``. :class:`BenchmarkError` for a malformed spec or a ``compiled`` name not among them."""
+    pairs = [spec.partition("=") for spec in specs]
+    if any(not name or not sep or not path for name, sep, path in pairs):
+        raise BenchmarkError(f"--models: NAME=CHECKPOINT each, got {specs}")
+    names, paths = [p[0] for p in pairs], [p[2] for p in pairs]
+    if len(set(names)) != len(names) or not set(compiled) <= set(names):
+        raise BenchmarkError(f"--models names must differ and --compile name some of them: {names}, {compiled}")
+    models = [load_model(path)[0].eval() for path in paths]
+    for name, model in zip(names, models):
+        model.compile_decoder(name in compiled)
+    return names, paths, models
 
 
 def _bootstrap(stat, rounds: list, boot: int, rng: random.Random) -> tuple[float, float]:
@@ -117,14 +139,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--boot", type=positive_int, default=2000, help="bootstrap resamples")
     ap.add_argument("--threads", type=positive_int, default=1, help="torch CPU threads")
     ap.add_argument("--arms", nargs="+", default=None, help="default: the nine training arms")
+    ap.add_argument("--compile", nargs="*", default=[], metavar="NAME", help="models sampled through torch.compile")
     ap.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
     ap.add_argument("--out", default=None, help="write the table here (.md and .csv)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     command = script_command(__file__, argv)
     code_version()  # the code this run starts with
-    names, paths = zip(*(spec.partition("=")[::2] for spec in args.models))
-    models = [load_model(path)[0].eval() for path in paths]
+    try:
+        names, paths, models = load_models(args.models, args.compile)
+    except BenchmarkError as exc:
+        raise SystemExit(str(exc)) from None
     load_before = busy_processes()
     per_arm = {}
     t_start = time.perf_counter()
@@ -162,7 +187,9 @@ def main(argv: list[str] | None = None) -> int:
         f"Other processes busy at the start: {load_before}; at the end: {load_after}. "
         f"Wall time of the rounds: {time.perf_counter() - t_start:.0f} s.",
     ]
-    stamp = "; ".join(f"{n} = {model_stamp(p)}" for n, p in zip(names, paths))
+    stamp = "; ".join(
+        f"{n} = {model_stamp(p)}" + (", compiled decoder" if n in args.compile else "") for n, p in zip(names, paths)
+    )
     print(table.markdown(command, args.seed, stamp))
     if args.out is not None:
         print("wrote", *table.write(args.out, command, args.seed, stamp))

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 import benchmarks.handedness.sampling_cost as sampling_cost
-from benchmarks.handedness.sampling_cost import arm_times, ratio_summary
+from benchmarks.common.scripts import BenchmarkError
+from benchmarks.handedness.sampling_cost import arm_times, load_models, ratio_summary
 from ggik import Robot
 from ggik.checkpoint import load_model
 
@@ -37,3 +38,12 @@ def test_ratios_pair_each_rounds_times():
     # all arms: summed medians (2 + 1 ms for A, 3 + 0.5 for B), single rounds from 0.5 to 3
     assert summed[1:4] == [pytest.approx(3e3), pytest.approx(3.5e3), pytest.approx(3.5 / 3)]
     assert summed[4] <= 3.5 / 3 <= summed[5] and (summed[6], summed[7]) == (0.5, 3.0)
+
+
+def test_only_the_models_named_compile_their_decoder(tiny_ckpt):
+    names, paths, models = load_models([f"eager={tiny_ckpt}", f"compiled={tiny_ckpt}"], ["compiled"])
+    assert names == ["eager", "compiled"] and paths == [tiny_ckpt] * 2
+    assert [m.decoder_compiled for m in models] == [False, True]
+    for specs, compiled in (([tiny_ckpt, f"b={tiny_ckpt}"], []), ([f"a={tiny_ckpt}", f"b={tiny_ckpt}"], ["c"])):
+        with pytest.raises(BenchmarkError, match="--models"):
+            load_models(specs, compiled)
