@@ -120,6 +120,7 @@ class GGIK:
         config: Any = None,
         device: str = "cpu",
         progress: bool = True,
+        force: bool = False,
     ) -> GGIK:
         """A solver adapted to ``robot`` (a :class:`Robot`, kept as its URDF text, or a URDF file's path, its chain
         found as :meth:`Robot.from_urdf` finds it) in ``minutes`` of fine-tuning of model ``base`` (default: the
@@ -127,8 +128,8 @@ class GGIK:
 
         ``out``: the adapted model file (default ``ggik-adapted/ROBOT.pt`` in the working directory; its resumable
         run in ``OUT.adapt/``: calling again with the same arguments continues it). ``config``: an
-        :class:`ggik.training.adapt.AdaptConfig` (its ``minutes`` replaced by ``minutes``). Returns the solver of the
-        best model measured on the arm."""
+        :class:`ggik.training.adapt.AdaptConfig` (its ``minutes`` replaced by ``minutes``). ``force``: write over an
+        existing ``out`` that this run did not write. Returns the solver of the best model measured on the arm."""
         from ggik.kinematics.robot_files import RobotFile
         from ggik.training.adapt import AdaptConfig
         from ggik.training.adapt import adapt as run_adapt
@@ -136,7 +137,8 @@ class GGIK:
         arm = robot if isinstance(robot, Robot) else RobotFile(str(robot))
         name = robot.name if isinstance(robot, Robot) else Path(str(robot)).stem
         cfg = replace(config or AdaptConfig(), minutes=minutes)
-        result = run_adapt(arm, out or Path("ggik-adapted") / f"{name}.pt", cfg, base, device=device, progress=progress)
+        out = out or Path("ggik-adapted") / f"{name}.pt"
+        result = run_adapt(arm, out, cfg, base, device=device, progress=progress, force=force)
         return cls.load(result.out, device)
 
     @property

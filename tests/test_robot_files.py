@@ -15,7 +15,14 @@ from ggik.cli import main as cli_main
 from ggik.data import DataConfig, TrainingData
 from ggik.errors import GGIKError
 from ggik.kinematics import Robot, random_robot
-from ggik.kinematics.robot_files import kinematic_signature, robot_from_record, training_robots
+from ggik.kinematics.robot_files import (
+    RobotFile,
+    chain_differences,
+    chain_options,
+    kinematic_signature,
+    robot_from_record,
+    training_robots,
+)
 from ggik.training.config import TrainConfig
 from ggik.training.trainer import Trainer
 from ggik.typed_config import ConfigError, apply_overrides, from_dict, load_yaml
@@ -213,3 +220,17 @@ def test_a_resumed_run_keeps_its_chain_or_names_the_change(tmp_path):
         training_robots({"mine": {"urdf": str(path), "ee_link": "link_4"}}, stored)
     with pytest.raises(GGIKError, match=r"data.robots.mine: lock \{'joint_1': 0.1\}"):
         training_robots({"mine": {"urdf": str(path), "lock": {"joint_1": 0.1}}}, stored)
+
+
+def test_one_rule_compares_chain_options_for_a_resumed_run_and_a_resumed_adaptation():
+    """:func:`chain_differences`, read by training_robots (a kept file record) and by ggik adapt (its state's arm):
+    locks compared as numbers, a missing option read as None (no lock: {})."""
+    kept = {"base_link": None, "ee_link": "link_4", "lock": {"joint_1": 1}}
+    assert chain_differences(kept, chain_options(RobotFile("x.urdf", ee_link="link_4", lock={"joint_1": 1.0}))) == []
+    assert chain_differences({}, chain_options(RobotFile("x.urdf"))) == []
+    asked = chain_options(RobotFile("x.urdf", base_link="b", lock={"joint_1": 0.5}))
+    assert chain_differences(kept, asked) == [
+        ("base_link", "b", None),
+        ("ee_link", None, "link_4"),
+        ("lock", {"joint_1": 0.5}, {"joint_1": 1.0}),
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,8 @@ def cmd_adapt(args: argparse.Namespace) -> int:
     check_model_chain(robot, f"--urdf {args.urdf}")
     arm = RobotFile(args.urdf, args.base, args.ee, parse_locks(args.lock or []))
     cfg = AdaptConfig(minutes=args.minutes, threads=args.threads or 0)
-    result = adapt(arm, args.out, cfg, args.ckpt, args.run_dir, args.device, progress=not args.no_progress)
+    progress = not args.no_progress
+    result = adapt(arm, args.out, cfg, args.ckpt, args.run_dir, args.device, progress=progress, force=args.force)
     measured = len(result.curve)
     print(
         f"{result.arm}: held-out raw success (best of {cfg.val_samples} within 1 cm and 1 deg, {cfg.test_problems} "
@@ -50,6 +52,9 @@ def cmd_adapt(args: argparse.Namespace) -> int:
     chain = "".join(f" --{flag} {value}" for flag, value in (("base", args.base), ("ee", args.ee)) if value)
     chain += "".join(f" --lock {spec}" for spec in args.lock or [])
     print(f"use it: ggik solve --ckpt {result.out} --urdf {args.urdf}{chain} --pose X Y Z QW QX QY QZ")
+    if result.fault:
+        print(f"ggik adapt: {result.fault}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -63,13 +68,21 @@ def add_adapt_parser(sub: Any) -> None:
         "within 1 cm and 1 deg) is measured every minute; the best model is written at once, and blended back toward "
         "the base weights at the end if the training robots would solve under 0.95x their goals (less one). The "
         "result's success is measured on 100 other, held-out goals, before and after. The same command continues a "
-        "stopped run; Ctrl-C keeps the best model. Recipe: ggik.training.adapt_config.AdaptConfig.",
+        "stopped run; Ctrl-C keeps the best model. A step with a non-finite loss or gradient stops the training "
+        "(the run keeps its last finite state; the model and its report are still written; exit status 1). Recipe: "
+        "ggik.training.adapt_config.AdaptConfig.",
     )
     p.add_argument("--urdf", required=True, help="the arm's URDF file")
     add_chain_args(p)
     add_lock_arg(p)
     p.add_argument("--minutes", type=positive_float, required=True, help="wall-clock budget [min] over all sittings")
-    p.add_argument("--out", required=True, help="the adapted model file (weights only; the best model measured)")
+    p.add_argument(
+        "--out",
+        required=True,
+        help="the adapted model file (weights only; the best model measured); never the base model; an existing file "
+        "must be this run's (see --force)",
+    )
+    p.add_argument("--force", action="store_true", help="write over an existing --out that this run did not write")
     p.add_argument("--ckpt", help="the model to adapt (default: the shipped model)")
     p.add_argument("--run-dir", help="the resumable run (default OUT.adapt); the same command continues it")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ...")

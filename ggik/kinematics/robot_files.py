@@ -30,6 +30,8 @@ __all__ = [
     "file_record",
     "robot_from_record",
     "kinematic_signature",
+    "chain_options",
+    "chain_differences",
 ]
 
 
@@ -70,12 +72,31 @@ def file_record(path: str, data: bytes, entry: RobotFile, entry_name: str) -> di
         "path": path,
         "sha256": hashlib.sha256(data).hexdigest(),
         "urdf": text,
-        "base_link": entry.base_link,
-        "ee_link": entry.ee_link,
-        "lock": {k: float(v) for k, v in entry.lock.items()},
+        **chain_options(entry),
         "weight": float(entry.weight),
         "entry": entry_name,
     }
+
+
+def chain_options(entry: RobotFile) -> dict:
+    """The chain options of ``entry`` as records keep them: ``base_link``, ``ee_link`` and ``lock`` (joint -> value
+    as a float)."""
+    lock = {joint: float(value) for joint, value in entry.lock.items()}
+    return {"base_link": entry.base_link, "ee_link": entry.ee_link, "lock": lock}
+
+
+def chain_differences(kept: dict, asked: dict) -> list[tuple[str, object, object]]:
+    """(option, ``asked``'s value, ``kept``'s value) for each chain option (:func:`chain_options`) on which a record
+    ``kept`` (a :func:`file_record`, an adaptation's state) and ``asked`` differ; locks compared as floats, a missing
+    option read as None (no lock: {})."""
+    out = []
+    for key in ("base_link", "ee_link", "lock"):
+        was, now = kept.get(key), asked.get(key)
+        if key == "lock":
+            was, now = ({j: float(v) for j, v in (d or {}).items()} for d in (was, now))
+        if was != now:
+            out.append((key, now, was))
+    return out
 
 
 def robot_from_record(name: str, record: dict) -> Robot:
@@ -169,14 +190,13 @@ def _read(name: str, path: str) -> bytes:
 
 def _same_chain(name: str, record: dict, entry: RobotFile) -> None:
     """GGIKError naming the entry where a resumed run's ``entry`` asks for another chain than the kept ``record``'s."""
-    now = {"base_link": entry.base_link, "ee_link": entry.ee_link, "lock": {k: float(v) for k, v in entry.lock.items()}}
-    for key, value in now.items():
-        was = record.get(key) if key != "lock" else {k: float(v) for k, v in (record.get("lock") or {}).items()}
-        if was != value:
-            raise GGIKError(
-                f"data.robots.{name}: {key} {value!r}, but the run kept the file with {key} {was!r}; a resumed run "
-                "trains on the chains it started with (start a new run for another chain)"
-            )
+    differ = chain_differences(record, chain_options(entry))
+    if differ:
+        key, value, was = differ[0]
+        raise GGIKError(
+            f"data.robots.{name}: {key} {value!r}, but the run kept the file with {key} {was!r}; a resumed run "
+            "trains on the chains it started with (start a new run for another chain)"
+        )
 
 
 def training_robots(robots: dict, stored: dict | None = None) -> list[TrainingRobot]:

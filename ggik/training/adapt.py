@@ -10,28 +10,21 @@ base model and for the model written, and are the result's success. The run fold
 (``last.pt`` of :class:`ggik.training.trainer.Trainer`, ``adapt_state.json``, ``metrics.jsonl``, ``best.pt``): the
 same command continues a stopped run until the budget, counted over all sittings, is spent. A run is known by its
 recipe, the arm's chain options and file contents (sha256) and the base model's sha256, not by paths: the base model
-is always the one given to the current call, wherever it lies.
+is always the one given to the current call, wherever it lies. A step with a non-finite loss or gradient stops the
+training with the run's last finite state kept, and no file the run did not make is written over
+(:mod:`ggik.training.adapt_files`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from ggik.checkpoint import (
-    export_checkpoint,
-    load_checkpoint,
-    load_model,
-    read_checkpoint,
-    shipped_model_path,
-)
-from ggik.data import ProblemSet
+from ggik.checkpoint import export_checkpoint, load_checkpoint, load_model, read_checkpoint, shipped_model_path
 from ggik.errors import GGIKError
 from ggik.fileio import atomic_write
 from ggik.kinematics.robot import Robot
@@ -42,23 +35,38 @@ from ggik.training.adapt_config import (
     AdaptConfig,
     AdaptResult,
     adapt_config,
-    chain_options,
+    arm_record,
     lr_factor,
+    recipe,
     refuse_another_run,
     retains,
 )
+from ggik.training.adapt_files import (
+    ARM_PROBLEMS,
+    BEST_FILE,
+    REPLAY_PROBLEMS,
+    STATE_FILE,
+    TEST_PROBLEMS,
+    arm_file,
+    check_finite,
+    finite_state,
+    fixed_problems,
+    guard_gradients,
+    make_run_dir,
+    new_run_id,
+    read_base,
+    read_state,
+    refuse_foreign_out,
+    refuse_paths,
+    reload_last,
+    save_finite,
+    write_state,
+)
 from ggik.training.signals import install_stop_handlers, restore_handlers
-from ggik.training.trainer import Trainer
+from ggik.training.trainer import NonFiniteLoss, Trainer
 from ggik.training.validation import validate, validation_groups
-from ggik.typed_config import to_dict
 
 __all__ = ["AdaptConfig", "AdaptResult", "adapt", "adapt_config"]
-
-STATE_FILE = "adapt_state.json"  #: the run's adaptation state (budget spent, best success), next to ``last.pt``
-BEST_FILE = "best.pt"  #: the best model measured, before any blending (:func:`_retain`), weights only
-ARM_PROBLEMS = "arm_problems.pt"  #: the arm's fixed selection goals (choose the best model)
-TEST_PROBLEMS = "test_problems.pt"  #: the arm's held-out goals (the result's success; never choose)
-REPLAY_PROBLEMS = "replay_problems.pt"  #: the replayed robots' fixed validation goals
 
 
 SHIPPED = "the shipped model (ggik/weights/ggik_default.pt)"  #: what the state records as the base for the shipped one
@@ -76,22 +84,6 @@ class _Clock:
 
 
 _clock = _Clock()
-
-
-def _problems(run_dir: Path, name: str, robots: list[Robot], per_robot: int, seed: int, resumed: bool) -> ProblemSet:
-    """The fixed problems ``run_dir/name``: made at a run's first sitting (``per_robot`` per robot, ``seed``; a file
-    left by a sitting that stopped before its state was written is made again), read back when it is ``resumed``."""
-    path = run_dir / name
-    if resumed and path.is_file():
-        return ProblemSet.load(path)
-    problems = ProblemSet.generate(robots, per_robot, seed)
-    problems.save(path)
-    return problems
-
-
-def _write_state(run_dir: Path, state: dict) -> None:
-    """``run_dir/adapt_state.json``, atomically (written together with ``last.pt``)."""
-    atomic_write(run_dir / STATE_FILE, lambda f: f.write(json.dumps(state, indent=1).encode("utf-8")))
 
 
 @dataclass
@@ -136,6 +128,7 @@ def adapt(
     run_dir: str | Path | None = None,
     device: str = "cpu",
     progress: bool = True,
+    force: bool = False,
 ) -> AdaptResult:
     """Adapt model ``base`` (a checkpoint; None: the shipped model) to ``arm`` (a :class:`RobotFile` of one URDF file,
     or a :class:`Robot`, kept as its URDF text) and write the best model measured to ``out`` (weights only, atomic).
@@ -148,6 +141,12 @@ def adapt(
     resumable. The budget counts training and the arm's selection measurements; measuring the base model first, and
     the replayed robots and the held-out goals at the end (:func:`_finish`), come on top. ``cfg.threads`` applies
     to this call only: torch's thread count is restored on return.
+
+    A step with a non-finite loss or gradient stops the training: the run keeps its last finite state (no step with
+    a non-finite gradient is taken, no non-finite state is saved), ``out`` is finished from the best model measured,
+    and the result's ``fault`` says what happened. ``out`` is never the base model, the arm's file or a file of the
+    run; an ``out`` that exists must have been written by this run unless ``force``
+    (:mod:`ggik.training.adapt_files`).
     """
     cfg = cfg or AdaptConfig()
     threads = torch.get_num_threads()
@@ -157,27 +156,12 @@ def adapt(
         if base is not None:
             if not Path(base).is_file():
                 raise GGIKError(f"the base model {base} is not a file")
-            return _adapt(arm, Path(out), cfg, Path(base), str(Path(base).resolve()), run_dir, device, progress)
+            label = str(Path(base).resolve())
+            return _run(_adapt(arm, Path(out), cfg, Path(base), label, run_dir, device, force), progress)
         with shipped_model_path() as shipped:  # a temporary file in a zipped install: read during this call only
-            return _adapt(arm, Path(out), cfg, shipped, SHIPPED, run_dir, device, progress)
+            return _run(_adapt(arm, Path(out), cfg, shipped, SHIPPED, run_dir, device, force), progress)
     finally:
         torch.set_num_threads(threads)
-
-
-def _arm(arm: RobotFile | Robot, run_dir: Path) -> tuple[RobotFile, bytes]:
-    """The arm as a :class:`RobotFile` of an absolute path, and its file's bytes (a :class:`Robot`: its URDF text, to
-    be kept as ``RUN_DIR/NAME.urdf``)."""
-    if isinstance(arm, Robot):
-        stem = re.sub(r"[^A-Za-z0-9_.-]", "_", arm.name) or "arm"  # the arm's name, as a file name
-        return RobotFile(str((run_dir / f"{stem}.urdf").resolve())), arm.to_urdf().encode("utf-8")
-    path = Path(arm.urdf)
-    if not path.is_file():
-        raise GGIKError(f"the arm to adapt to must be one URDF file; {arm.urdf} is not a file")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise GGIKError(f"the arm's URDF file {arm.urdf} cannot be read: {exc.strerror or exc}") from None
-    return replace(arm, urdf=str(path.resolve())), data
 
 
 def _adapt(
@@ -188,27 +172,34 @@ def _adapt(
     label: str,
     run_dir: str | Path | None,
     device: str,
-    progress: bool,
-) -> AdaptResult:
-    """:func:`adapt` with the base model's file ``base`` (``label``: how the state names it) at hand."""
+    force: bool,
+) -> _Adaptation:
+    """The adaptation :func:`adapt` asks for, ready to run (the base model measured at a run's first sitting), with
+    the base model's file ``base`` (``label``: how the state names it) at hand. Every check (paths, the base model,
+    the run's state, an existing ``out``) comes before the first file is written."""
     run_dir = Path(run_dir) if run_dir is not None else out.with_name(out.name + ".adapt")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    arm, data = _arm(given, run_dir)
+    arm, data = arm_file(given, run_dir)
+    refuse_paths(out, base, label, Path(arm.urdf), run_dir)
     who = {
-        "config": _recipe(cfg),
-        "arm": chain_options(arm),
+        "config": recipe(cfg),
+        "arm": arm_record(arm),
         "arm_sha256": hashlib.sha256(data).hexdigest(),
-        "base_sha256": hashlib.sha256(base.read_bytes()).hexdigest(),
+        "base_sha256": hashlib.sha256(read_base(base, label)).hexdigest(),
     }
     resumed = (run_dir / "last.pt").is_file() and (run_dir / STATE_FILE).is_file()
-    if resumed:
-        state = json.loads((run_dir / STATE_FILE).read_text(encoding="utf-8"))
+    state = read_state(run_dir / STATE_FILE) if resumed else None
+    if state is not None:
         refuse_another_run(run_dir, state, who)
+    refuse_foreign_out(out, state, run_dir, force)
+    make_run_dir(run_dir)
     kept = Path(arm.urdf)
     if isinstance(given, Robot) and (not kept.is_file() or kept.read_bytes() != data):
         atomic_write(kept, lambda f: f.write(data))
-    if resumed:
+    if state is not None:
         trainer = Trainer.resume(run_dir, {"threads": cfg.threads}, device=device, progress=False)
+        if "run" not in state:  # a run from before run ids: the model files it writes from now on carry one
+            state["run"] = new_run_id()
+            write_state(run_dir, state)
     else:
         base_ckpt = load_checkpoint(base)
         try:
@@ -218,21 +209,21 @@ def _adapt(
                 raise GGIKError(f"{arm.urdf} is one of the base model's training robots: {exc}") from None
             raise
         trainer.init_from(base)
-        state = {**who, "base": label, "elapsed_s": 0.0, "best": None, "curve": []}
+        state = {**who, "run": new_run_id(), "base": label, "elapsed_s": 0.0, "best": None, "curve": []}
     for name in cfg.freeze:
         getattr(trainer.model, name).requires_grad_(False)
     anchor = [p.detach() for p in load_model(base, trainer.device)[0].parameters()] if cfg.anchor > 0 else None
     arm_tr, replayed = trainer.data.robots[-1], [tr.robot for tr in trainer.data.robots[:-1]]
     graph = trainer.cfg.model.graph
     arm_groups = validation_groups(
-        _problems(run_dir, ARM_PROBLEMS, [arm_tr.robot], cfg.val_problems, cfg.seed, resumed), graph
+        fixed_problems(run_dir, ARM_PROBLEMS, [arm_tr.robot], cfg.val_problems, cfg.seed, resumed), graph
     )
-    test_set = _problems(
+    test_set = fixed_problems(
         run_dir, TEST_PROBLEMS, [arm_tr.robot], cfg.test_problems, cfg.seed + TEST_SEED_OFFSET, resumed
     )
     replay_groups = []
     if cfg.replay_problems and replayed:
-        replay_set = _problems(run_dir, REPLAY_PROBLEMS, replayed, cfg.replay_problems, cfg.seed, resumed)
+        replay_set = fixed_problems(run_dir, REPLAY_PROBLEMS, replayed, cfg.replay_problems, cfg.seed, resumed)
         replay_groups = validation_groups(replay_set, graph)
     groups = (arm_groups, validation_groups(test_set, graph), replay_groups)
     a = _Adaptation(trainer, cfg, out, state, base, *groups, anchor)
@@ -243,22 +234,17 @@ def _adapt(
         state["best"] = {"success": state["base_success"], "step": 0}
         first = {"elapsed_s": 0.0, "cpu_s": 0.0, "step": 0, "examples": 0}
         state["curve"].append({**first, "success": state["base_success"], "best_m": best_m})
+        write_state(run_dir, state)  # first: a state without last.pt starts afresh; out written names the run
         _save_best(a)
-        _write_state(run_dir, state)
-    return _run(a, progress)
-
-
-def _recipe(cfg: AdaptConfig) -> dict:
-    """The fields of ``cfg`` a resumed run must share with the run (all but the budget and the threads)."""
-    return {k: v for k, v in to_dict(cfg).items() if k not in ("minutes", "threads")}
+    return a
 
 
 def _save_best(a: _Adaptation) -> None:
     """The trainer's current model as the best one: ``RUN_DIR/best.pt`` (weights only, naming the arm, through the run's
-    ``last.pt``) and a copy at ``out``."""
-    a.trainer.save()
+    ``last.pt``, :func:`ggik.training.adapt_files.save_finite`) and a copy at ``out``, naming the run (its id)."""
+    save_finite(a.trainer)
     record = a.trainer.data.robots[-1].record or {}
-    adaptation = {"robot": a.arm, "urdf": record.get("path"), "sha256": record.get("sha256")}
+    adaptation = {"robot": a.arm, "urdf": record.get("path"), "sha256": record.get("sha256"), "run": a.state["run"]}
     adaptation.update({k: a.state[k] for k in ("base_success", "base_test_success", "elapsed_s", "base")})
     adaptation["success"] = a.state["best"]["success"]
     export_checkpoint(a.run_dir / "last.pt", a.run_dir / BEST_FILE, adaptation=adaptation)
@@ -288,7 +274,7 @@ def _finish(a: _Adaptation) -> dict[str, float]:
     if a.state["blend"] < 1.0:
         payload["model"] = {k: v.detach().cpu().contiguous() for k, v in kept.state_dict().items()}
     record = {"blend": a.state["blend"], "success": a.state["final_success"], "test_success": a.state["test_success"]}
-    payload["adaptation"] = {**payload["adaptation"], **record}
+    payload["adaptation"] = {**payload["adaptation"], **record, "run": a.state["run"]}
     atomic_write(a.out, lambda f: torch.save(payload, f))
     return replay
 
@@ -342,13 +328,19 @@ def _pull_to_base(a: _Adaptation, lr: float) -> None:
 
 
 def _run(a: _Adaptation, progress: bool) -> AdaptResult:
-    """The adaptation loop until the budget (read from :data:`_clock`) is spent or a stop is requested, then
-    :func:`_finish`."""
+    """The adaptation loop until the budget (read from :data:`_clock`) is spent, a stop is requested or a step is not
+    finite (the run's last finite state kept: :func:`ggik.training.adapt_files.save_finite`, :func:`reload_last`;
+    the state's ``fault`` says what happened), then :func:`_finish`."""
     from tqdm import tqdm
 
     trainer, cfg, state = a.trainer, a.cfg, a.state
     budget = 60.0 * cfg.minutes
+    state.pop("fault", None)  # an earlier sitting's
+    broken = not finite_state(trainer)  # a last.pt an earlier ggik saved after a non-finite step
+    last = a.run_dir / "last.pt"
+    fault = f"{last} holds non-finite weights (step {trainer.step}): no training can go on from it" if broken else None
     stop = {"now": False}
+    guard = guard_gradients(trainer)
     previous = install_stop_handlers(lambda: stop.__setitem__("now", True))
     bar = tqdm(total=round(budget), initial=round(min(state["elapsed_s"], budget)), unit="s", disable=not progress)
     bar.set_description(f"adapt {a.arm}")
@@ -356,12 +348,13 @@ def _run(a: _Adaptation, progress: bool) -> AdaptResult:
     trainer.model.train()
     since_val = 0.0
     try:
-        while state["elapsed_s"] < budget and not stop["now"]:
+        while fault is None and state["elapsed_s"] < budget and not stop["now"]:
             t0, c0 = _clock.wall(), _clock.cpu()
             lr = trainer.optimizer.param_groups[0]["lr"]  # the rate this step takes
-            trainer.train_step()
+            trainer.train_step()  # NonFiniteLoss for a non-finite loss or gradient: the step not taken
             if a.anchor is not None:
                 _pull_to_base(a, lr)
+            check_finite(trainer)  # the weights after the pull
             if trainer.step >= cfg.warmup_steps:  # warm-up by step (the trainer's schedule), then decay by time
                 for group in trainer.optimizer.param_groups:
                     group["lr"] = cfg.lr * lr_factor(state["elapsed_s"], budget, cfg)
@@ -385,18 +378,27 @@ def _run(a: _Adaptation, progress: bool) -> AdaptResult:
                     state["best"] = {"success": success, "step": trainer.step}
                     _save_best(a)
                 else:
-                    trainer.save()
-                _write_state(a.run_dir, state)
+                    save_finite(trainer)
+                write_state(a.run_dir, state)
                 bar.update(round(min(state["elapsed_s"], budget)) - bar.n)
                 bar.set_postfix(raw=f"{success:.0%}", best=f"{state['best']['success']:.0%}", step=trainer.step)
+    except NonFiniteLoss as exc:  # a step with a non-finite loss or gradient, not taken (see guard_gradients)
+        fault = str(exc)
     finally:
         bar.close()
         restore_handlers(previous)
-        trainer.save()
-        _write_state(a.run_dir, state)
+        guard.remove()
+        if not broken and finite_state(trainer):
+            trainer.save()
+            write_state(a.run_dir, state)
+        elif not broken:
+            reload_last(trainer, state)
         trainer.metrics.finish()
+    if fault is not None:
+        kept = "" if broken else f": training stopped; {last} keeps the last finite state (step {trainer.step})"
+        state["fault"] = f"{fault}{kept}; {a.out}: the best model measured (step {state['best']['step']})"
     replay_after = _finish(a)
-    _write_state(a.run_dir, state)
+    write_state(a.run_dir, state)
     return AdaptResult(
         out=a.out,
         arm=a.arm,
@@ -412,4 +414,5 @@ def _run(a: _Adaptation, progress: bool) -> AdaptResult:
         replay_after=replay_after,
         blend=float(state["blend"]),
         curve=list(state["curve"]),
+        fault=state.get("fault"),
     )

@@ -11,9 +11,10 @@ from pathlib import Path
 
 from ggik.checkpoint import trained_named_robots, training_set
 from ggik.errors import GGIKError
-from ggik.kinematics.robot_files import RobotFile
+from ggik.kinematics.robot_files import RobotFile, chain_differences, chain_options
+from ggik.training.adapt_files import STATE_FILE
 from ggik.training.config import TrainConfig
-from ggik.typed_config import from_dict
+from ggik.typed_config import from_dict, to_dict
 
 __all__ = [
     "AdaptConfig",
@@ -21,8 +22,10 @@ __all__ = [
     "adapt_config",
     "retains",
     "lr_factor",
-    "chain_options",
+    "recipe",
+    "arm_record",
     "refuse_another_run",
+    "STATE_KEYS",
     "FREEZABLE",
     "TEST_SEED_OFFSET",
 ]
@@ -116,6 +119,9 @@ class AdaptResult:
     #: every measurement: elapsed_s (wall) and cpu_s (CPU time of the process) [s], step, examples, success, and
     #: best_m (the mean over goals of the best sample's position error [m])
     curve: list[dict]
+    #: why the training stopped before the budget (a step with a non-finite loss or gradient; the run kept its last
+    #: finite state), None when it did not
+    fault: str | None = None
 
 
 TEST_SEED_OFFSET = 1_000_003  #: the held-out goals' seed is the recipe's ``seed`` plus this (the selection's: ``seed``)
@@ -182,33 +188,69 @@ def adapt_config(base: dict, arm: RobotFile, cfg: AdaptConfig) -> TrainConfig:
     return from_dict(TrainConfig, data)
 
 
-def chain_options(arm: RobotFile) -> dict:
+def recipe(cfg: AdaptConfig) -> dict:
+    """The fields of ``cfg`` a resumed run must share with the run (all but the budget and the threads)."""
+    return {k: v for k, v in to_dict(cfg).items() if k not in ("minutes", "threads")}
+
+
+def arm_record(arm: RobotFile) -> dict:
     """What ``adapt_state.json`` keeps of the arm: its file (absolute; not compared) and chain options (compared)."""
-    lock = {joint: float(value) for joint, value in arm.lock.items()}
-    return {"urdf": arm.urdf, "base_link": arm.base_link, "ee_link": arm.ee_link, "lock": lock}
+    return {"urdf": arm.urdf, **chain_options(arm)}
+
+
+#: what a run's state holds from its first measurement on (a state without them was written by an earlier ggik)
+STATE_KEYS = (
+    "config",
+    "arm",
+    "arm_sha256",
+    "base_sha256",
+    "base",
+    "elapsed_s",
+    "best",
+    "curve",
+    "base_success",
+    "base_test_success",
+    "replay_before",
+)
+
+
+def _refuse_another_version(run_dir: Path, state: dict, who: dict) -> None:
+    """GGIKError where the state of the run in ``run_dir`` lacks what this ggik reads (:data:`STATE_KEYS`) or its
+    recipe has other fields than ``who``'s: a run of another ggik version, which this one cannot continue."""
+    missing = [k for k in STATE_KEYS if k not in state]
+    config = state.get("config")
+    config = config if isinstance(config, dict) else {}
+    lacks, extra = sorted(set(who["config"]) - set(config)), sorted(set(config) - set(who["config"]))
+    what = [f"lacks {', '.join(missing)}"] if missing else []
+    what += [f"its recipe lacks {', '.join(lacks)}"] if lacks and not missing else []
+    what += [f"its recipe has {', '.join(extra)}, which this ggik does not know"] if extra else []
+    if what:
+        raise GGIKError(
+            f"{run_dir} holds an adaptation written by another version of ggik, which this one cannot continue (its "
+            f"{STATE_FILE} {'; '.join(what)}); give another --run-dir (a model file it wrote stays usable)"
+        )
 
 
 def refuse_another_run(run_dir: Path, state: dict, who: dict) -> None:
     """GGIKError naming every difference between an adaptation asked for (``who``: its recipe, the arm's
-    :func:`chain_options` and file sha256, the base model's sha256) and the run in ``run_dir`` (``state``, its
-    ``adapt_state.json``). Paths are not compared: the same files moved are the same run."""
+    :func:`arm_record` and file sha256, the base model's sha256) and the run in ``run_dir`` (``state``, its
+    ``adapt_state.json``), or that the run was written by another version of ggik (:data:`STATE_KEYS`). Paths are not
+    compared: the same files moved are the same run."""
+    _refuse_another_version(run_dir, state, who)
     differ = []
-    config, chain = state.get("config") or {}, state.get("arm") or {}
+    config, chain = state["config"], state["arm"] if isinstance(state["arm"], dict) else {}
     differ += [
         f"config: {k}={v!r} (the run's: {config.get(k)!r})" for k, v in who["config"].items() if config.get(k) != v
     ]
-    for key in ("base_link", "ee_link", "lock"):
-        was = chain.get(key) if key != "lock" else {j: float(v) for j, v in (chain.get("lock") or {}).items()}
-        if was != who["arm"][key]:
-            differ.append(f"arm: {key}={who['arm'][key]!r} (the run's: {was!r})")
-    if state.get("arm_sha256") != who["arm_sha256"]:
+    differ += [f"arm: {key}={now!r} (the run's: {was!r})" for key, now, was in chain_differences(chain, who["arm"])]
+    if state["arm_sha256"] != who["arm_sha256"]:
         differ.append(
             f"arm file: {who['arm']['urdf']} (sha256 {who['arm_sha256'][:12]}) differs from the run's "
-            f"{chain.get('urdf')} (sha256 {str(state.get('arm_sha256'))[:12]})"
+            f"{chain.get('urdf')} (sha256 {str(state['arm_sha256'])[:12]})"
         )
-    if state.get("base_sha256") != who["base_sha256"]:
+    if state["base_sha256"] != who["base_sha256"]:
         differ.append(
-            f"base model: sha256 {who['base_sha256'][:12]} (the run's: {str(state.get('base_sha256'))[:12]}, "
+            f"base model: sha256 {who['base_sha256'][:12]} (the run's: {str(state['base_sha256'])[:12]}, "
             f"{state.get('base')})"
         )
     if differ:
