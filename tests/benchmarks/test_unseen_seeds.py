@@ -3,13 +3,18 @@ study's held-out goals, and a row counts what the solver's strategies solve on t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
 from benchmarks.adapt.study import ARMS
 from benchmarks.unseen_seeds.seed_quality import ARM_FILES, COLUMNS, arm_robot, held_out_goals, main, measure
+from benchmarks.unseen_seeds.summary import main as summary_main
+from benchmarks.unseen_seeds.summary import summary
 from ggik import GGIK
 from ggik.data import ProblemSet
+from ggik.evaluation.report import Table
 from ggik.kinematics.robot_files import training_robots
 from ggik.training.adapt_config import TEST_SEED_OFFSET, AdaptConfig
 
@@ -46,3 +51,30 @@ def test_bad_options_are_refused():
         main(["--arms", "kuka"])
     with pytest.raises(SystemExit, match="--goals"):
         main(["--goals", "101"])
+
+
+def test_the_summary_pools_each_runs_seeds_per_arm(tmp_path):
+    """Two runs of two seeds: the per-sample share's mean and range, and the unsolved goals summed over the seeds."""
+
+    def run(name: str, rows: list[tuple]) -> Path:
+        table = Table("t", list(COLUMNS))
+        for arm, seed, share, lm, first, rand in rows:
+            table.add(arm, seed, 10, 1.0, 10.0, share, lm, first, 50.0, rand, "none")
+        table.write(tmp_path / name, "cmd", 0, None)
+        return tmp_path / f"{name}.csv"
+
+    a = run("a", [("baxter", 0, 40.0, 9, 10, 10), ("baxter", 1, 36.0, 10, 10, 9), ("ur5", 0, 90.0, 10, 10, 10)])
+    b = run("b", [("baxter", 0, 38.0, 8, 10, 10), ("ur5", 0, 93.0, 10, 10, 10)])
+    rows = [dict(zip(t.columns, r)) for t in [summary([("a", a), ("b", b)])] for r in t.rows]
+    assert [(r["arm"], r["run"], r["seeds"]) for r in rows] == [
+        ("baxter", "a", 2),
+        ("baxter", "b", 1),
+        ("ur5", "a", 1),
+        ("ur5", "b", 1),
+    ]
+    assert rows[0]["samples + LM: samples strict, mean (min-max) [%]"] == "38.00 (36.00-40.00)"
+    assert rows[0]["samples + LM: goals unsolved / tried"] == "1 / 20"
+    assert rows[0]["random + LM: goals unsolved / tried"] == "1 / 20"
+    assert rows[1]["samples + LM: goals unsolved / tried"] == "2 / 10"
+    with pytest.raises(SystemExit, match="LABEL=CSV"):
+        summary_main(["a.csv"])
