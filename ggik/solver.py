@@ -12,6 +12,7 @@ path = solver.solve_path(robot, poses)           # poses (T, 4, 4): a joint traj
 from __future__ import annotations
 
 import threading
+import warnings
 import weakref
 from dataclasses import replace
 from pathlib import Path
@@ -139,6 +140,8 @@ class GGIK:
         cfg = replace(config or AdaptConfig(), minutes=minutes)
         out = out or Path("ggik-adapted") / f"{name}.pt"
         result = run_adapt(arm, out, cfg, base, device=device, progress=progress, force=force)
+        if result.fault is not None:  # the run stopped at its last finite state; the best model measured is returned
+            warnings.warn(f"ggik adapt stopped early: {result.fault}", RuntimeWarning, stacklevel=2)
         return cls.load(result.out, device)
 
     @property

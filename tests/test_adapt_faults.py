@@ -155,6 +155,16 @@ def test_the_command_line_says_what_happened_and_exits_1(base, arm_file, tmp_pat
     assert "held-out raw success" in captured.out and finite(read_checkpoint(out)["model"])
 
 
+def test_the_python_api_warns_and_returns_the_best_model(base, arm_file, tmp_path, monkeypatch):
+    from ggik import GGIK
+
+    plant(monkeypatch, "gradient", at=1)
+    out = tmp_path / "m.pt"
+    with pytest.warns(RuntimeWarning, match="non-finite gradients of a finite loss at step 1"):
+        solver = GGIK.adapt(arm_file, 0.02, out=out, base=base, config=QUICK, progress=False)
+    assert finite(solver.model.state_dict()) and finite(read_checkpoint(out)["model"])
+
+
 @pytest.mark.parametrize("how", ["same path", "symbolic link", "hard link", "relative path"])
 def test_out_is_never_the_base_model(how, base, arm_file, tmp_path, monkeypatch):
     if how == "same path":
