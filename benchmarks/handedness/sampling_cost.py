@@ -19,8 +19,8 @@ Commands (from the repository root; the machine may be shared, so the header and
     python -m benchmarks.handedness.sampling_cost --models v10=ggik/weights/ggik_default.pt \
         handed=train/checkpoints/handedness/export.pt --threads 1 \
         --out benchmarks/handedness/results/sampling_cost_1thread
-    python -m benchmarks.handedness.sampling_cost --models eager=ggik/weights/ggik_default.pt \
-        compiled=ggik/weights/ggik_default.pt --compile compiled --threads 1 \
+    python -m benchmarks.handedness.sampling_cost --models compiled=ggik/weights/ggik_default.pt \
+        eager=ggik/weights/ggik_default.pt --compile compiled --threads 1 \
         --out benchmarks/sampler_price/results/compiled_alternating_1thread
 """
 
