@@ -89,6 +89,10 @@ class DataConfig:
     #: within the limits. Each example's choice is one more uniform of the step's stream, drawn only when f > 0: at 0
     #: the examples are exactly those of a run without this key. Both samplers
     unlimited_fraction: float = 0.0
+    #: with ``unlimited_fraction`` > 0: those examples' last joint is 0 instead of drawn, as the GGIK paper's data and
+    #: goals have it (:func:`ggik.evaluation.tables.paper_goal_q`); no number is drawn for it, and the other joints are
+    #: those of a run without this key. False: the last joint is drawn like the others
+    unlimited_last_joint_zero: bool = False
 
 
 def _pick(weights: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
@@ -135,6 +139,8 @@ class TrainingData:
             raise GGIKError(f"data.random_refresh {cfg.random_refresh} needs data.sampler 'stacked'")
         if not 0.0 <= cfg.unlimited_fraction <= 1.0:  # NaN fails too
             raise GGIKError(f"data.unlimited_fraction must be a share in [0, 1], got {cfg.unlimited_fraction}")
+        if cfg.unlimited_last_joint_zero and cfg.unlimited_fraction == 0:
+            raise GGIKError("data.unlimited_last_joint_zero needs data.unlimited_fraction > 0 (their last joint)")
         if cfg.tool_offset < 0 or cfg.tool_offset != cfg.tool_offset:
             raise GGIKError(f"data.tool_offset must be a length >= 0 [m], got {cfg.tool_offset}")
         self.cfg = cfg
@@ -279,7 +285,8 @@ class TrainingData:
         shared among the step's random and randomised robots, ``random_weight`` and ``randomized_weight``), the goal
         kind (by ``goal_kinds`` weights among the kinds the robot takes: a robot whose EE is off its last axis gets
         poses) and the configuration (uniform within the limits, all joints; a share ``unlimited_fraction`` of the
-        examples, picked by a last column of uniforms drawn only when it is > 0: uniform in [-pi, pi]). On canonical
+        examples, picked by a last column of uniforms drawn only when it is > 0: uniform in [-pi, pi], their last joint
+        0 with ``unlimited_last_joint_zero``). On canonical
         graphs a position goal's example is made on its robot's graph for position goals (the stack index of the graph
         posing each kind: from :meth:`ggik.RobotGraph.for_goal_kind`), and only those examples keep a tool offset (the
         other kinds' graphs do not depend on the tool).
@@ -307,18 +314,26 @@ class TrainingData:
         if self.convention == "canonical" and offset is not None:  # it moves no point of a canonical graph but p_n of
             position = kind == GOAL_KINDS.index("position")  # the graph of position goals, the tool point
             offset = torch.where(position, offset, torch.zeros_like(offset))
-        return robot, stack.sample_q(robot, u[:, 2 : 2 + stack.n_max], unlimited), kind, offset
+        q = stack.sample_q(robot, u[:, 2 : 2 + stack.n_max], unlimited)
+        if c.unlimited_last_joint_zero and unlimited is not None:  # the paper's data: their last joint 0
+            last = torch.arange(stack.n_max, device=q.device) == (stack.num_joints[robot] - 1)[:, None]  # (B, n_max)
+            q = q.masked_fill(last & unlimited[:, None], 0.0)
+        return robot, q, kind, offset
 
     def _sample_q(self, robot: Robot, k: int, g: torch.Generator) -> torch.Tensor:
         """``k`` configurations (k, dof) [rad] of the per-robot sampler: :meth:`Robot.sample_q` (uniform within the
         limits) and, when ``unlimited_fraction`` f > 0, then one uniform per example: below f, that example's joints
-        are uniform in [-pi, pi] (its uniforms mapped to that range)."""
+        are uniform in [-pi, pi] (its uniforms mapped to that range; its last joint 0 with
+        ``unlimited_last_joint_zero``)."""
         f = self.cfg.unlimited_fraction
         if f == 0:
             return robot.sample_q(k, g)
         u = torch.rand(k, robot.dof, generator=g, dtype=torch.float64)  # the draws of Robot.sample_q
         free = (torch.rand(k, generator=g, dtype=torch.float64) < f)[:, None]
-        return uniform_joints(u, robot.lower.to(torch.float64), robot.upper.to(torch.float64), free)
+        q = uniform_joints(u, robot.lower.to(torch.float64), robot.upper.to(torch.float64), free)
+        if self.cfg.unlimited_last_joint_zero:  # the paper's data: their last joint 0
+            q[:, -1] = torch.where(free[:, 0], 0.0, q[:, -1])
+        return q
 
     def _examples(self, graph: RobotGraph, q: torch.Tensor, g: torch.Generator) -> GraphBatch:
         """Solved examples of configurations ``q`` (k, dof), their goals split among the goal kinds.
