@@ -95,6 +95,8 @@ def measure(cfg: TrainConfig, init: str, device: str, batch: int, warmup: int, s
     wall time [s], the memory [GB] (see the module), the last loss and the model's parameter count.
     ``torch.OutOfMemoryError`` propagates."""
     cfg.data.batch_size, cfg.steps, cfg.checkpoint_every = batch, warmup + steps, 10**9
+    if cfg.compile != "eager":  # each size compiles afresh in its warm-up (and no size meets dynamo's cache limit)
+        torch._dynamo.reset()
     with tempfile.TemporaryDirectory() as run_dir:
         trainer = Trainer(cfg, run_dir, device=device, progress=False)
         trainer.init_from(init)
