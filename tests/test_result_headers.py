@@ -31,6 +31,18 @@ def test_every_result_table_names_its_model():
     assert not missing, f"result tables whose header names no model (sha256 or a 'Model:' line): {missing}"
 
 
+def test_a_result_of_uncommitted_code_says_what_was_uncommitted():
+    """Committed results come from committed code: a header recording a ``-dirty`` code version carries a note
+    ("> Uncommitted at the run: ...") saying what was uncommitted, or that it is not known, and whether it was rerun.
+    A new result of a dirty checkout fails here until rerun on committed code."""
+    unexplained = [
+        str(p.relative_to(REPO))
+        for p in TABLES
+        if re.search(r"git [0-9a-f]{7,}-dirty", header(p)) and "\n> Uncommitted at the run: " not in header(p)
+    ]
+    assert not unexplained, f"results of uncommitted code (rerun them on committed code): {unexplained}"
+
+
 def _git(cwd: Path, *args: str) -> None:
     who = ["-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run(["git", *who, *args], cwd=cwd, check=True, capture_output=True)
