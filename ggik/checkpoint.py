@@ -75,12 +75,11 @@ WEIGHTS_FORMAT = "ggik-weights/1"  #: weights-only export of a checkpoint (``ggi
 PRETRAINED_CHECKPOINT = "ggik_default.pt"  #: file name of the shipped model inside ``ggik/weights/``
 
 
-#: The training config that a file of the ``/1`` formats implies for every key it does not record.
-#: Keys that every such file records hold the v1 recipe's values; a key added to the config later holds the value
-#: that keeps the behaviour of the code before it existed (every option was added switched off, and the goal kinds
-#: were poses only). These are not the dataclass defaults (:class:`ggik.training.config.TrainConfig`), which
-#: follow the current recipe. A new config key must be added here with its "before" value; the tests check that
-#: every key of the config has one.
+#: The training config that a file of the ``/1`` formats implies for every key it does not record. Keys that every such
+#: file records hold the v1 recipe's values; a key added to the config later holds the value that keeps the behaviour of
+#: the code before it existed (every option was added switched off, and the goal kinds were poses only). These are not
+#: the dataclass defaults (:class:`ggik.training.config.TrainConfig`), which follow the current recipe. A new config key
+#: must be added here with its "before" value; the tests check that every key of the config has one.
 # fmt: off
 _FORMAT_1_IMPLIED: dict = {
     "model": {"dim": 64, "hidden": 128, "enc_layers": 3, "dec_layers": 5, "dec_dim": 0, "dec_hidden": 0,

@@ -276,20 +276,18 @@ class TrainingData:
     def stacked_draws(
         self, step: int, rank: int = 0, device: torch.device | str = "cpu", batch_size: int | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """What the batch of ``step`` for ``rank`` holds: robot (B,) (index into :meth:`stack`), q (B, n_max), goal
-        kind (B,) (index into :data:`GOAL_KINDS`) and tool offset (B,) [m] (None when ``tool_offset`` is 0), on
-        ``device``.
+        """What the batch of ``step`` for ``rank`` holds: robot (B,) (index into :meth:`stack`), q (B, n_max), goal kind
+        (B,) (index into :data:`GOAL_KINDS`) and tool offset (B,) [m] (None when ``tool_offset`` is 0), on ``device``.
 
-        Per example, one row of uniforms drawn on the CPU from ``(seed, step, rank)`` (so the data are the same on
-        every device) picks the robot among the R' robots of ``stack(device, step, rank)`` (by ``robots`` weights and,
-        shared among the step's random and randomised robots, ``random_weight`` and ``randomized_weight``), the goal
-        kind (by ``goal_kinds`` weights among the kinds the robot takes: a robot whose EE is off its last axis gets
-        poses) and the configuration (uniform within the limits, all joints; a share ``unlimited_fraction`` of the
-        examples, picked by a last column of uniforms drawn only when it is > 0: uniform in [-pi, pi], their last joint
-        0 with ``unlimited_last_joint_zero``). On canonical
-        graphs a position goal's example is made on its robot's graph for position goals (the stack index of the graph
-        posing each kind: from :meth:`ggik.RobotGraph.for_goal_kind`), and only those examples keep a tool offset (the
-        other kinds' graphs do not depend on the tool).
+        Per example, one row of uniforms drawn on the CPU from ``(seed, step, rank)`` (so the data are the same on every
+        device) picks the robot among the R' robots of ``stack(device, step, rank)`` (by ``robots`` weights and, shared
+        among the step's random and randomised robots, ``random_weight`` and ``randomized_weight``), the goal kind (by
+        ``goal_kinds`` weights among the kinds the robot takes: a robot whose EE is off its last axis gets poses) and
+        the configuration (uniform within the limits, all joints; a share ``unlimited_fraction`` of the examples, picked
+        by a last column of uniforms drawn only when it is > 0: uniform in [-pi, pi], their last joint 0 with
+        ``unlimited_last_joint_zero``). On canonical graphs a position goal's example is made on its robot's graph for
+        position goals (the stack index of the graph posing each kind: from :meth:`ggik.RobotGraph.for_goal_kind`), and
+        only those examples keep a tool offset (the other kinds' graphs do not depend on the tool).
         """
         c = self.cfg
         if not self.graphs:
