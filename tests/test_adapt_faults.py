@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import test_adapt
 import torch
 from test_adapt import QUICK, TickClock
 
@@ -22,25 +23,12 @@ import ggik.training.trainer as trainer_module
 from ggik.checkpoint import read_checkpoint
 from ggik.cli import main as cli_main
 from ggik.errors import GGIKError
-from ggik.kinematics import random_robot
 from ggik.kinematics.robot_files import RobotFile
 from ggik.training.adapt import STATE_FILE, adapt
 
 NAN = float("nan")
-
-
-@pytest.fixture(autouse=True)
-def clock(monkeypatch) -> TickClock:
-    fake = TickClock()
-    monkeypatch.setattr(adapt_module, "_clock", fake)
-    return fake
-
-
-@pytest.fixture
-def arm_file(tmp_path) -> Path:
-    path = tmp_path / "arm.urdf"
-    path.write_text(random_robot(6, torch.Generator().manual_seed(5), name="arm").to_urdf())
-    return path
+clock = test_adapt.clock  # the fixtures of test_adapt: its tick clock (autouse) and the arm file
+arm_file = test_adapt.arm_file
 
 
 @pytest.fixture
