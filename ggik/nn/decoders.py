@@ -83,13 +83,12 @@ class GaussNewtonFollow(nn.Module):
     """
 
     STEPS: dict[str, Callable[..., torch.Tensor]] = {"full": gauss_newton_step, "jacobi": block_jacobi_step}
-    #: the same steps kept out of torch.compile's graphs (a graph break around each): used while gradients are taken.
-    #: Traced whole into a model's graph, inductor's backward of the step was wrong (gradients 10^3 x too large; the
-    #: eager and aot_eager backends and the forward were right), and compiled training blew up within 50 steps
-    #: (tests/test_compiled_training.py). Sampling, without gradients, keeps them compiled.
-    UNCOMPILED_STEPS: dict[str, Callable[..., torch.Tensor]] = {
-        name: torch.compiler.disable(step) for name, step in STEPS.items()
-    }
+    #: the same steps kept out of torch.compile's graphs (a graph break around each), used while torch.compile traces a
+    #: step with gradients; made on the first such trace (:meth:`uncompiled_steps`). Traced whole into a model's graph,
+    #: inductor's backward of the step was wrong (gradients 10^3 x too large; the eager and aot_eager backends and the
+    #: forward were right), and compiled training blew up within 50 steps (tests/test_compiled_training.py). Sampling,
+    #: without gradients, keeps them compiled; eager passes call :data:`STEPS`.
+    UNCOMPILED_STEPS: dict[str, Callable[..., torch.Tensor]] = {}
 
     def __init__(
         self,
@@ -115,6 +114,15 @@ class GaussNewtonFollow(nn.Module):
             nn.init.constant_(head.bias, init)
         self.coef = nn.ModuleList(heads)
 
+    @classmethod
+    def uncompiled_steps(cls) -> dict[str, Callable[..., torch.Tensor]]:
+        """:data:`UNCOMPILED_STEPS`, made on first use. ``torch.compiler.disable`` imports torch._dynamo (0.7 s): made
+        where torch.compile traces (torch._dynamo is running), not when the class is defined, so that a process that
+        loads a model and never compiles (``ggik solve``) does not pay for it."""
+        if not cls.UNCOMPILED_STEPS:
+            cls.UNCOMPILED_STEPS.update({name: torch.compiler.disable(step) for name, step in cls.STEPS.items()})
+        return cls.UNCOMPILED_STEPS
+
     def step(
         self,
         k: int,
@@ -127,7 +135,8 @@ class GaussNewtonFollow(nn.Module):
     ) -> torch.Tensor:
         """Move ``k`` of the sequence (so that decoders can interleave the moves with their own layers); ``volumes``
         (B, L) [m^3]: the arm's signed link volumes (0: not skew), used with ``volumes=True``."""
-        steps = self.UNCOMPILED_STEPS if torch.is_grad_enabled() else self.STEPS
+        traced_with_gradients = torch.compiler.is_compiling() and torch.is_grad_enabled()
+        steps = self.uncompiled_steps() if traced_with_gradients else self.STEPS
         if self.volume_weight is not None and volumes is not None:
             w = VOLUME_GAIN * self.volume_weight[k].clamp_min(0.0) * (volumes != 0).to(x.dtype)
             delta = steps["full"](
