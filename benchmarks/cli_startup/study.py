@@ -1,6 +1,7 @@
 """The start-up study of the ``ggik`` command line (what :mod:`benchmarks.cli_startup.measure` runs): wall time of
-``ggik --help`` and of the README's first solve as a user's shell sees it, a fresh process each run, this checkout's
-console script and optionally another checkout's code (``before``)."""
+``ggik --help`` and of the README's first solve as a user's shell sees it, a fresh process each run, the code of the
+checkout that holds this study (the code its table's header names) and optionally other checkouts' (``before``), their
+runs alternating."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from pathlib import Path
 
 from ggik.evaluation.report import Table
 
-__all__ = ["SHIPPED", "COMMANDS", "wall_times", "before_command", "startup_table"]
+__all__ = ["SHIPPED", "COMMANDS", "alternating_wall_times", "before_command", "startup_table"]
 
 SHIPPED = "ggik/weights/ggik_default.pt"  #: the model ggik solve loads (run from the repository root)
+#: the checkout that holds this study: its code is "this" (run as its console script would run it)
+HERE = Path(__file__).resolve().parents[2]
 
 GGIK = str(Path(sys.executable).parent / "ggik")
 SOLVE = [GGIK, "solve", "--robot", "panda", "--pose", "0.4", "0.1", "0.5", "0", "1", "0", "0"]
@@ -28,14 +31,20 @@ COMMANDS = {
 }
 
 
-def wall_times(command: list[str], runs: int, env: dict | None = None, cwd: str | None = None) -> list[float]:
-    """Seconds of ``runs`` runs of ``command`` (after one untimed run that warms the file cache)."""
-    subprocess.run(command, capture_output=True, check=False, env=env, cwd=cwd)
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
+def alternating_wall_times(runs_of: list[tuple[list[str], dict, str]], runs: int) -> list[list[float]]:
+    """Seconds of ``runs`` runs of each ``(command, env, cwd)``, alternating: one untimed run of each (the file cache
+    warm), then ``runs`` rounds in which each runs once, the order reversed every other round, so that the machine's
+    load, which changes while they run, weighs on each alike."""
+    for command, env, cwd in runs_of:
         subprocess.run(command, capture_output=True, check=False, env=env, cwd=cwd)
-        times.append(time.perf_counter() - t0)
+    times: list[list[float]] = [[] for _ in runs_of]
+    for r in range(runs):
+        order = list(range(len(runs_of)))
+        for i in order if r % 2 == 0 else order[::-1]:
+            command, env, cwd = runs_of[i]
+            t0 = time.perf_counter()
+            subprocess.run(command, capture_output=True, check=False, env=env, cwd=cwd)
+            times[i].append(time.perf_counter() - t0)
     return times
 
 
@@ -47,24 +56,34 @@ def before_command(command: list[str], src: str) -> tuple[list[str], dict]:
 
 
 def startup_table(args: argparse.Namespace) -> Table:
-    """One row per command and code (this checkout, and ``args.before``'s where given): median, min, max seconds."""
+    """One row per command and code: this checkout's (:data:`HERE`) and each of ``args.before`` (a list of
+    checkouts, or None): median, min, max seconds of ``args.runs`` alternating runs (:func:`alternating_wall_times`).
+    The codes before are asked what this code is asked with ``args.same_request``, else what the code before 19d6cfb
+    needed for the same work (:data:`COMMANDS`)."""
     table = Table(
         "Start-up of the ggik command line",
         ["command", "code", "median [s]", "min [s]", "max [s]", "target [s]"],
     )
+    befores = list(args.before or [])
     for name, (command, target, before_request) in COMMANDS.items():
         goal = "" if target is None else f"< {target:g}"
-        runs: list[tuple[str, list[str], dict | None, str | None]] = [("this", command, None, None)]
-        if args.before:
-            before = subprocess.run(["git", "-C", args.before, "rev-parse", "--short", "HEAD"], capture_output=True,
-                                    text=True).stdout.strip()  # fmt: skip
-            runs.append((f"before ({before})", *before_command(before_request, args.before), args.before))
-        for code, cmd, env, cwd in runs:
-            t = wall_times(cmd, args.runs, env, cwd)
+        codes = [("this", *before_command(command, str(HERE)), str(HERE))]
+        for src in befores:
+            short = subprocess.run(["git", "-C", src, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+            request = command if args.same_request else before_request
+            codes.append((f"before ({short.stdout.strip()})", *before_command(request, src), src))
+        times = alternating_wall_times([(cmd, env, cwd) for _, cmd, env, cwd in codes], args.runs)
+        for (code, *_), t in zip(codes, times):
             table.add(f"`{name}`", code, round(statistics.median(t), 2), round(min(t), 2), round(max(t), 2), goal)
     table.notes.append(
-        f"Wall time of a fresh process, {args.runs} runs after one untimed run (the file cache warm). The code before "
-        "is run as its console script would run it; its solve refined nothing by default, so it is asked for LM "
-        "(--refine lm: every sample refined) where this code refines by default (model-first)."
+        f"Wall time of a fresh process, {args.runs} runs of each code after one untimed run (the file cache warm), "
+        "the codes alternating (the order reversed every other round). Each code is run as its console script would "
+        "run it (python -c 'from ggik.cli import main; ...' in its checkout)"
+        + (
+            "; the codes before are asked the same."
+            if args.same_request
+            else "; the codes before are asked what code before 19d6cfb needed for the same work: --refine lm (every "
+            "sample refined) where this code refines by default (model-first), and nothing for --raw (its default)."
+        )
     )
     return table
