@@ -1,5 +1,5 @@
-"""What a process that solves with a model imports: no torch._dynamo (0.7 s of ``ggik solve``'s start-up, 0.9 s in
-all, benchmarks/cli_startup). Only torch.compile loads it: the decoder's Gauss-Newton moves are kept out of compiled
+"""What a process that solves with a model imports: no torch._dynamo (0.6-1.0 s of ``ggik solve``'s start-up,
+benchmarks/cli_startup). Only torch.compile loads it: the decoder's Gauss-Newton moves are kept out of compiled
 graphs by ``torch.compiler.disable``, which imports it, so they are wrapped on the first trace
 (:meth:`ggik.nn.decoders.GaussNewtonFollow.uncompiled_steps`), not when the class is defined."""
 

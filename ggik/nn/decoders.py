@@ -116,9 +116,9 @@ class GaussNewtonFollow(nn.Module):
 
     @classmethod
     def uncompiled_steps(cls) -> dict[str, Callable[..., torch.Tensor]]:
-        """:data:`UNCOMPILED_STEPS`, made on first use. ``torch.compiler.disable`` imports torch._dynamo (0.7 s): made
-        where torch.compile traces (torch._dynamo is running), not when the class is defined, so that a process that
-        loads a model and never compiles (``ggik solve``) does not pay for it."""
+        """:data:`UNCOMPILED_STEPS`, made on first use. ``torch.compiler.disable`` imports torch._dynamo: made where
+        torch.compile traces (torch._dynamo is running), not when the class is defined, so that a process that loads a
+        model and never compiles does not pay for it (0.6-1.0 s of ``ggik solve``: benchmarks/cli_startup)."""
         if not cls.UNCOMPILED_STEPS:
             cls.UNCOMPILED_STEPS.update({name: torch.compiler.disable(step) for name, step in cls.STEPS.items()})
         return cls.UNCOMPILED_STEPS
