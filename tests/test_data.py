@@ -149,8 +149,8 @@ def test_bad_data_config_is_a_clear_error(cfg, message):
 
 # ---------------------------------------------------------------------------------------------- unlimited_fraction
 #: batch_summary of batch(3) of MIXED with goal kinds {pose: 0.5, position: 0.5}, as ggik drew it before
-#: unlimited_fraction existed (66132ec~1), printed by: git archive 66132ec~1 ggik | tar -x -C /tmp/old &&
-#: cp tests/test_data.py /tmp/old && cd /tmp/old && python -c 'import test_data as t;
+#: unlimited_fraction existed (66132ec~1), printed by: OLD=$(mktemp -d) && git archive 66132ec~1 ggik | tar -x -C $OLD
+#: && cp tests/test_data.py $OLD && cd $OLD && python -c 'import test_data as t;
 #: print(t.batch_summary(*t.mixed_data(goal_kinds={"pose": 0.5, "position": 0.5}).batch(3)))'
 BEFORE_UNLIMITED = {
     "names": ["panda", "ur10", "random4", "random5", "panda~0.2"],

@@ -23,9 +23,10 @@ MIX = dict(robots={"panda": 1.0, "ur10": 1.0}, goal_kinds={"pose": 0.5, "positio
            batch_size=48, seed=4)  # fmt: skip
 
 #: summary(examples(3)) of MIX at unlimited_fraction 0.5 on canonical graphs, per sampler, as ggik drew it before
-#: unlimited_last_joint_zero existed (commit 52bcb76), printed by: git archive 52bcb76 ggik urdfs | tar -x -C /tmp/old
-#: && cd /tmp/old && python -c 'import sys; sys.path.insert(0, "/work/main/tests"); import test_paper_data as t;
-#: [print(s, t.summary(t.data(s).examples(3))) for s in ("stacked", "per-robot")]'
+#: unlimited_last_joint_zero existed (commit 52bcb76), printed from the repository's root by: REPO=$PWD OLD=$(mktemp -d)
+#: && git archive 52bcb76 ggik urdfs | tar -x -C $OLD && cd $OLD && python -c "import sys;
+#: sys.path.insert(0, '$REPO/tests'); import test_paper_data as t;
+#: [print(s, t.summary(t.data(s).examples(3))) for s in ('stacked', 'per-robot')]"
 BEFORE = {
     "stacked": {"q_sum": 19.939902289466392, "q_weighted_sum": 1208.1739091549323,
                 "goal_position_sum": 24.68903412315907, "anchors": 261},
