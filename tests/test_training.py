@@ -141,6 +141,26 @@ def test_resume_refuses_a_new_architecture(short_run):
         Trainer.resume(short_run, {"model": {"dim": 32}}, progress=False)
 
 
+@pytest.mark.parametrize("schedule", ["constant", "cosine"])
+def test_resume_trains_at_a_new_lr_and_weight_decay(short_run, tmp_path, schedule):
+    """``--set optim.lr=... optim.weight_decay=...`` on resume: the optimiser steps with the new values (the saved
+    optimiser and schedule states hold the old ones), as a run that had them from the start would at that step."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(short_run, run)
+    over = {"steps": 6, "optim": {"lr": 4e-3, "weight_decay": 0.25, "schedule": schedule, "warmup_steps": 3}}
+    resumed = Trainer.resume(run, over, progress=False)
+    cfg = resumed.cfg
+    for step in (2, 3, 4):
+        assert resumed.step == step
+        for group in resumed.optimizer.param_groups:
+            assert group["lr"] == pytest.approx(4e-3 * lr_factor(step, cfg), rel=1e-12)
+            assert group["weight_decay"] == 0.25
+        resumed.train_step()
+    assert resumed.scheduler.base_lrs == [4e-3] * len(resumed.optimizer.param_groups)
+
+
 # ---------------------------------------------------------------------------------------------- learning
 def test_tiny_model_overfits_one_batch():
     cfg = tiny_cfg()

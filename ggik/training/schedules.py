@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 
+import torch
+from torch.optim.lr_scheduler import LambdaLR
+
 from ggik.errors import GGIKError
 from ggik.training.config import LossConfig, TrainConfig
 
-__all__ = ["lr_factor", "beta_at", "rec_gain_at"]
+__all__ = ["lr_factor", "beta_at", "rec_gain_at", "apply_optim_config"]
 
 
 def lr_factor(step: int, cfg: TrainConfig) -> float:
@@ -40,3 +43,18 @@ def rec_gain_at(step: int, cfg: LossConfig) -> float:
         raise GGIKError(f"loss.rec_gain must be > 0 for a geometric rec_gain schedule, got {cfg.rec_gain}")
     t = 1.0 if cfg.rec_gain_steps <= 0 else min(1.0, step / cfg.rec_gain_steps)
     return cfg.rec_gain * (cfg.rec_gain_final / cfg.rec_gain) ** t
+
+
+def apply_optim_config(optimizer: torch.optim.Optimizer, scheduler: LambdaLR, cfg: TrainConfig, step: int) -> None:
+    """Put the config's peak learning rate and weight decay into a resumed optimiser and schedule.
+
+    ``Optimizer.load_state_dict`` and ``LambdaLR.load_state_dict`` restore the hyper-parameters a run was saved with
+    (``lr``, ``initial_lr``, ``base_lrs``, ``weight_decay``), so without this a resume with ``--set optim.lr=...``
+    would log the new value in its config and train at the old one. The learning rate of the next step becomes
+    ``cfg.optim.lr * lr_factor(step, cfg)``, as in a run that had the new value from the start.
+    """
+    scheduler.base_lrs = [cfg.optim.lr for _ in optimizer.param_groups]
+    for group in optimizer.param_groups:
+        group["initial_lr"] = cfg.optim.lr
+        group["lr"] = cfg.optim.lr * lr_factor(step, cfg)
+        group["weight_decay"] = cfg.optim.weight_decay

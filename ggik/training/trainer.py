@@ -38,7 +38,7 @@ from ggik.training.config import TrainConfig
 from ggik.training.fine_tune import load_initial_weights
 from ggik.training.metrics_log import MetricsLog
 from ggik.training.objective import micro_batches, step_objective
-from ggik.training.schedules import beta_at, lr_factor, rec_gain_at
+from ggik.training.schedules import apply_optim_config, beta_at, lr_factor, rec_gain_at
 from ggik.training.signals import install_stop_handlers, restore_handlers
 from ggik.training.validation import (
     ValidationGroup,
@@ -115,8 +115,7 @@ class Trainer:
         self.step = 0
         self.examples = 0
         self.wall_s = 0.0
-        #: CPU time [s] of this process (all its threads) in training steps and validation; the first
-        #: ``cpu_untracked_wall_s`` seconds of wall time of a run made before ggik tracked it are not in it
+        #: CPU time [s] of this process (all threads) in steps and validation, but ``cpu_untracked_wall_s`` of old runs
         self.cpu_s = 0.0
         self.cpu_untracked_wall_s = 0.0
         self.progress = progress and self.rank == 0
@@ -182,6 +181,7 @@ class Trainer:
         self.optimizer.load_state_dict(ckpt["optimizer"])
         self.scheduler.load_state_dict(ckpt["scheduler"])
         self.step, self.examples, self.wall_s = int(ckpt["step"]), int(ckpt["examples"]), float(ckpt["wall_s"])
+        apply_optim_config(self.optimizer, self.scheduler, self.cfg, self.step)  # --set optim.lr/weight_decay apply
         self.cpu_s, self.cpu_untracked_wall_s = cpu_time(ckpt)
         rng = ckpt["rng"]
         if len(rng) != self.world:
