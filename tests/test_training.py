@@ -754,3 +754,35 @@ def test_a_canonical_run_with_random_robots_stacked_validates_each_family_of_uns
         validation_problems(tiny_cfg("val.randomized_robots=1", "val.randomize_fraction=1.0"))
     with pytest.raises(GGIKError, match="need training robots"):
         validation_problems(tiny_cfg("data.robots={}", "data.random_weight=1.0", "val.reframed_robots=1"))
+
+
+def test_validation_on_the_papers_protocol_draws_its_goals_and_keeps_both_sets(short_run, tmp_path):
+    """``val.protocol=paper``: the goals of ``ggik eval paper --seed val.seed`` (q in [-pi, pi], last joint 0, limits
+    ignored), FK-consistent, per arm as that table draws them; a resumed run that switches protocol keeps the old set
+    beside the new one and validates on the new."""
+    from ggik.evaluation.tables import EvalConfig, evaluation_problems
+
+    cfg = tiny_cfg("data.robots={panda: 1.0, ur10: 1.0}", "val.protocol=paper", "val.problems_per_robot=6")
+    problems = validation_problems(cfg)
+    want = evaluation_problems(
+        [Robot.from_name("panda"), Robot.from_name("ur10")], EvalConfig(problems=6, seed=cfg.val.seed, protocol="paper")
+    )
+    for (robot, q, T), (want_robot, want_q, want_T) in zip(problems.groups(), want):
+        assert robot.name == want_robot.name and torch.equal(q, want_q) and torch.equal(T, want_T)
+        assert torch.all(q[:, -1] == 0) and torch.all(q.abs() <= torch.pi)
+        torch.testing.assert_close(robot.fk(q), T, rtol=0, atol=1e-9)
+    panda_q = problems.groups()[0][1]
+    assert not bool(Robot.from_name("panda").within_limits(panda_q).all()), "the paper's goals ignore the limits"
+    with pytest.raises(GGIKError, match="val.protocol must be 'ours' or 'paper'"):
+        validation_problems(tiny_cfg("val.protocol=theirs"))
+
+    run = tmp_path / "run"
+    shutil.copytree(short_run, run)
+    ours = Trainer.resume(run, {"val": {"problems_per_robot": 4}}, progress=False).validation_set()
+    assert (run / "val_problems.pt").is_file() and bool(Robot.from_name("panda").within_limits(ours.q).all())
+    resumed = Trainer.resume(run, {"val": {"protocol": "paper", "problems_per_robot": 4}}, progress=False)
+    paper = resumed.validation_set()
+    assert (run / "val_problems_paper.pt").is_file() and torch.all(paper.q[:, -1] == 0)
+    assert not torch.equal(paper.q, ours.q)
+    assert torch.equal(ProblemSet.load(run / "val_problems.pt").q, ours.q), "the first protocol's set is kept"
+    assert torch.equal(Trainer.resume(run, progress=False).validation_set().q, ours.q), "and used again by 'ours'"

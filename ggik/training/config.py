@@ -62,6 +62,9 @@ class ValConfig:
     seed: int = 12345
     #: goal kinds validated (the same problems as each kind)
     goal_kinds: list[str] = field(default_factory=lambda: ["pose", "position"])
+    #: how the goals are drawn: "ours", q uniform within the limits; "paper", the GGIK paper's Table 1 (q uniform in
+    #: [-pi, pi], the last joint 0, limits ignored: the goals of ``ggik eval paper --seed <val.seed>``)
+    protocol: str = "ours"
 
 
 @dataclass

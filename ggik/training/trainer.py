@@ -46,6 +46,7 @@ from ggik.training.validation import (
     validate,
     validation_groups,
     validation_problems,
+    validation_problems_file,
 )
 from ggik.typed_config import from_dict, merge, to_dict
 from ggik.version import __version__
@@ -300,15 +301,14 @@ class Trainer:
 
     # ----- validation
     def validation_set(self) -> ProblemSet:
-        """The run's validation problems (:func:`validation_problems`), kept in ``RUN_DIR/val_problems.pt``."""
+        """The run's validation problems (:func:`validation_problems`), in RUN_DIR/:func:`validation_problems_file`."""
         if self._val_set is None:
-            path = self.run_dir / "val_problems.pt"
+            path = self.run_dir / validation_problems_file(self.cfg)
             if path.is_file():
                 self._val_set = ProblemSet.load(path)
             else:
                 self._val_set = validation_problems(self.cfg, [tr.robot for tr in self.data.robots])
-                if self.rank == 0:
-                    self._val_set.save(path)
+                _ = self._val_set.save(path) if self.rank == 0 else None
         return self._val_set
 
     def validate(self) -> dict:

@@ -9,7 +9,7 @@ import re
 
 import torch
 
-from ggik.data import ProblemSet
+from ggik.data import ProblemSet, robot_entry
 from ggik.errors import GGIKError
 from ggik.graph import GraphBatch, RobotGraph
 from ggik.ik.metrics import success_rate
@@ -28,6 +28,7 @@ __all__ = [
     "family",
     "success_summary",
     "validation_problems",
+    "validation_problems_file",
     "validation_groups",
     "validate",
 ]
@@ -75,7 +76,23 @@ def validation_problems(cfg: TrainConfig, named: list[Robot] | None = None) -> P
     for i in range(v.reframed_robots):
         base = named[i % len(named)]
         robots.append(reframe(base, random_reframing(base, g), name=f"val_reframed_{i}_{base.name}"))
-    return ProblemSet.generate(robots, v.problems_per_robot, v.seed)
+    if v.protocol == "ours":
+        return ProblemSet.generate(robots, v.problems_per_robot, v.seed)
+    if v.protocol != "paper":
+        raise GGIKError(f"val.protocol must be 'ours' or 'paper', got {v.protocol!r}")
+    from ggik.evaluation.tables import EvalConfig, evaluation_problems
+
+    groups = evaluation_problems(robots, EvalConfig(problems=v.problems_per_robot, seed=v.seed, protocol="paper"))
+    dof_max = max(r.dof for r in robots)
+    q = torch.cat([torch.nn.functional.pad(q, (0, dof_max - r.dof)) for r, q, _ in groups])
+    index = torch.arange(len(robots)).repeat_interleave(v.problems_per_robot)
+    return ProblemSet([robot_entry(r) for r in robots], index, q, torch.cat([T for _, _, T in groups]), v.seed)
+
+
+def validation_problems_file(cfg: TrainConfig) -> str:
+    """The file name of a run's validation problems (:func:`validation_problems`) in its folder, one per protocol:
+    a run that changes ``val.protocol`` keeps both sets and validates on the one its config names."""
+    return "val_problems.pt" if cfg.val.protocol == "ours" else f"val_problems_{cfg.val.protocol}.pt"
 
 
 def validation_groups(problems: ProblemSet, convention: str = "frames") -> list[ValidationGroup]:
