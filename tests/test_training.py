@@ -782,6 +782,7 @@ def test_validation_on_the_papers_protocol_draws_its_goals_and_keeps_both_sets(s
     assert (run / "val_problems.pt").is_file() and bool(Robot.from_name("panda").within_limits(ours.q).all())
     resumed = Trainer.resume(run, {"val": {"protocol": "paper", "problems_per_robot": 4}}, progress=False)
     paper = resumed.validation_set()
+    assert resumed.validate()["val/protocol"] == "paper"
     assert (run / "val_problems_paper.pt").is_file() and torch.all(paper.q[:, -1] == 0)
     assert not torch.equal(paper.q, ours.q)
     assert torch.equal(ProblemSet.load(run / "val_problems.pt").q, ours.q), "the first protocol's set is kept"

@@ -109,10 +109,11 @@ def validate(model: GGIKModel, groups: list[ValidationGroup], cfg: TrainConfig, 
     robots (:func:`family`) ``val/family/<family>/[<kind>/]success_mean`` and ``.../pos_err_best_mean_m``. Robots with
     skew links (mirror images, :attr:`ggik.graph.RobotGraph.skew_links`) also get ``val/<robot>/[<kind>/]right_handed``,
     the share of raw samples (point sets) with the arm's handedness, and their mean ``val/[<kind>/]right_handed_mean``:
-    a model learning handedness shows it there long before its raw success moves. Leaves
+    a model learning handedness shows it there long before its raw success moves; ``val/protocol``, how the goals were
+    drawn (``val.protocol``). Leaves
     ``model`` in eval mode; the forward pass runs under bfloat16 autocast when ``cfg.bf16``."""
     model.eval()
-    record: dict = {}
+    record: dict = {"val/protocol": cfg.val.protocol}  # how the goals were drawn (ValConfig.protocol)
     for kind in cfg.val.goal_kinds:
         key = "" if kind == "pose" else f"{kind}/"
         successes, best_errors, families, right_handed = [], [], [], []
