@@ -3,7 +3,7 @@
 
 The protocol of Limoyo, Maric et al., "Generative Graphical Inverse Kinematics" (CoRL version), Table 1: one model,
 five arms; goals FK(q) with q uniform in [-pi, pi] on every joint but the last, which is 0, and no joint limits
-(:func:`ggik.evaluation.tables.paper_goal_q`; each arm's from its own stream, so ``--robots ur10`` alone gets the
+(:func:`ggik.kinematics.paper_goals.paper_goal_q`; each arm's from its own stream, so ``--robots ur10`` alone gets the
 UR10's goals of the full run); success: the best of 32 raw samples within 1 cm and 1 degree (its caption says 50:
 the table gives both, the best of the first 32 of one draw of 50). Raw samples are the model's own output: the angles
 recovered from its point sets (moved by 2 pi into the limits where that is possible, which leaves FK unchanged) and

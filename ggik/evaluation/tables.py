@@ -31,7 +31,7 @@ from ggik.ik.refine import RefineInfo, lm_refine, slsqp_refine
 from ggik.ik.refine_config import RefineConfig
 from ggik.ik.sampling import RawSamples, sample_joint_angles
 from ggik.kinematics import Robot
-from ggik.kinematics.joint_draws import FULL_TURN, uniform_joints
+from ggik.kinematics.paper_goals import paper_goal_q, paper_goals
 from ggik.nn.cvae import GGIKModel
 from ggik.rng import step_generator
 
@@ -186,21 +186,6 @@ def refined_stats(
     )
 
 
-def paper_goal_q(robot: Robot, n: int, generator: torch.Generator | None = None) -> torch.Tensor:
-    """``n`` configurations (n, dof) [rad] of the GGIK paper's protocol: joints 1..dof-1 uniform in [-pi, pi]
-    (:func:`ggik.kinematics.joint_draws.uniform_joints`, the training samplers' rule), the last joint 0, whatever
-    the limits (FK holds outside them; the goals FK(q) need not be reachable within them). Drawn in float64 on the
-    generator's device. GGIKError for a robot with a prismatic joint (the protocol draws angles)."""
-    prismatic = [name for name, kind in zip(robot.joint_names, robot.joint_types) if kind == "prismatic"]
-    if prismatic:
-        raise GGIKError(f"{robot.name}: the paper's protocol draws joint angles, but {prismatic} are prismatic")
-    on = generator.device if generator is not None else None
-    u = torch.rand(n, robot.dof, generator=generator, dtype=torch.float64, device=on)
-    q = uniform_joints(u, *FULL_TURN)
-    q[:, -1] = 0.0
-    return q
-
-
 def evaluation_problems(robots: list[Robot], cfg: EvalConfig) -> list[tuple[Robot, torch.Tensor, torch.Tensor]]:
     """The seeded goals of every table: ``cfg.problems`` per robot, (robot, q (P, dof), T_goal (P, 4, 4)) per robot.
     ``cfg.protocol`` "ours": the groups of a :class:`ProblemSet` (q within the limits); "paper": :func:`paper_goal_q`,
@@ -208,14 +193,7 @@ def evaluation_problems(robots: list[Robot], cfg: EvalConfig) -> list[tuple[Robo
     in any list of arms."""
     if cfg.protocol == "ours":
         return ProblemSet.generate(robots, cfg.problems, cfg.seed).groups()
-    if cfg.problems < 1 or not robots:
-        raise GGIKError("an evaluation needs at least one robot and one goal per robot")
-    out = []
-    for robot in robots:
-        g = step_generator(cfg.seed, rng.PAPER_GOALS, rng.name_key(robot.name))
-        q = paper_goal_q(robot, cfg.problems, g)
-        out.append((robot, q, robot.fk(q)))
-    return out
+    return paper_goals(robots, cfg.problems, cfg.seed)
 
 
 def accuracy_table(

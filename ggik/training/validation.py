@@ -15,6 +15,7 @@ from ggik.graph import GraphBatch, RobotGraph
 from ggik.ik.metrics import success_rate
 from ggik.ik.sampling import sample_joint_angles
 from ggik.kinematics import Robot, random_robot
+from ggik.kinematics.paper_goals import paper_goals
 from ggik.kinematics.random_robots import randomize_links
 from ggik.kinematics.reframe import random_reframing, reframe
 from ggik.kinematics.robot_files import training_robots
@@ -80,9 +81,7 @@ def validation_problems(cfg: TrainConfig, named: list[Robot] | None = None) -> P
         return ProblemSet.generate(robots, v.problems_per_robot, v.seed)
     if v.protocol != "paper":
         raise GGIKError(f"val.protocol must be 'ours' or 'paper', got {v.protocol!r}")
-    from ggik.evaluation.tables import EvalConfig, evaluation_problems
-
-    groups = evaluation_problems(robots, EvalConfig(problems=v.problems_per_robot, seed=v.seed, protocol="paper"))
+    groups = paper_goals(robots, v.problems_per_robot, v.seed)
     dof_max = max(r.dof for r in robots)
     q = torch.cat([torch.nn.functional.pad(q, (0, dof_max - r.dof)) for r, q, _ in groups])
     index = torch.arange(len(robots)).repeat_interleave(v.problems_per_robot)
