@@ -90,8 +90,8 @@ class DataConfig:
     #: the examples are exactly those of a run without this key. Both samplers
     unlimited_fraction: float = 0.0
     #: with ``unlimited_fraction`` > 0: those examples' last joint is 0 instead of drawn, as the GGIK paper's data and
-    #: goals have it (:func:`ggik.kinematics.paper_goals.paper_goal_q`); no number is drawn for it, and the other joints are
-    #: those of a run without this key. False: the last joint is drawn like the others
+    #: goals have it (:func:`ggik.kinematics.paper_goals.paper_goal_q`); no number is drawn for it, and the other
+    #: joints are those of a run without this key. False: the last joint is drawn like the others
     unlimited_last_joint_zero: bool = False
 
 

@@ -4,8 +4,8 @@ Within the limits a joint is ``lower + (upper - lower) * u`` (:meth:`ggik.Robot.
 carry the limits [-pi, pi]); where the limits are ignored (the GGIK paper's protocol, ``DataConfig.unlimited_fraction``)
 a joint is uniform over one full turn, [-pi, pi], by the same arithmetic with the bounds :data:`FULL_TURN`. The
 training samplers (:meth:`ggik.graph.stacked.StackedGraphs.sample_q`, the per-robot sampler of
-:class:`ggik.data.TrainingData`) and the paper's goals (:func:`ggik.kinematics.paper_goals.paper_goal_q`) all draw through
-:func:`uniform_joints`.
+:class:`ggik.data.TrainingData`) and the paper's goals (:func:`ggik.kinematics.paper_goals.paper_goal_q`) all draw
+through :func:`uniform_joints`.
 """
 
 from __future__ import annotations
