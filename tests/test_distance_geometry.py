@@ -15,7 +15,7 @@ from conftest import orthogonal
 
 from ggik import RobotGraph, random_robot
 from ggik.graph.batch import GraphBatch
-from ggik.nn.distance_geometry import block_jacobi_step, gauss_newton_step, known_residuals
+from ggik.nn.distance_geometry import block_jacobi_step, fixed_size_steps, gauss_newton_step, known_residuals
 
 F64 = torch.float64
 TOL = 1e-9
@@ -171,6 +171,12 @@ def test_the_fixed_size_system_of_cuda_gives_the_same_step(dof):
             assert reduced.abs().max() > 1e-4
             torch.testing.assert_close(full, reduced, rtol=0, atol=TOL)
     assert torch.equal(step(x, batch), step(x, batch, all_columns=False)), "on a CPU the reduced system by default"
+    with fixed_size_steps():  # a sync-free training step's default on any device (Trainer(sync_free=True))
+        assert torch.equal(step(x, batch), step(x, batch, all_columns=True))
+        with fixed_size_steps(False):
+            assert torch.equal(step(x, batch), step(x, batch, all_columns=False))
+        assert torch.equal(step(x, batch), step(x, batch, all_columns=True)), "the outer setting back"
+    assert torch.equal(step(x, batch), step(x, batch, all_columns=False))
 
 
 def test_step_is_zero_on_fixed_nodes_and_padding_and_padding_changes_nothing():

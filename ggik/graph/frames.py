@@ -30,8 +30,9 @@ def points_from_frames(F: torch.Tensor) -> torch.Tensor:
     p = F[..., :3, 3]
     q = p + AXIS_LENGTH * F[..., :3, 2]
     pts = torch.stack([p, q], dim=-2).flatten(-3, -2)  # (..., 2(n+1), 3): p0 q0 p1 q1 ...
-    x = torch.tensor([AXIS_LENGTH, 0.0, 0.0], dtype=F.dtype, device=F.device).expand(pts.shape[:-2] + (1, 3))
-    y = torch.tensor([0.0, -AXIS_LENGTH, 0.0], dtype=F.dtype, device=F.device).expand(pts.shape[:-2] + (1, 3))
+    e = AXIS_LENGTH * torch.eye(3, dtype=F.dtype, device=F.device)  # made on the device: no copy from the host
+    x = e[0].expand(pts.shape[:-2] + (1, 3))  # (L, 0, 0)
+    y = (0.0 - e[1]).expand(pts.shape[:-2] + (1, 3))  # (0, -L, 0)
     return torch.cat([pts[..., :1, :], x, y, pts[..., 1:, :]], dim=-2)
 
 

@@ -44,10 +44,8 @@ def link_slots(num_nodes: int) -> int:
 def link_nodes(num_links: int, device: torch.device | str | None = None) -> torch.Tensor:
     """(num_links, 4) long: the nodes (p_{i-1}, q_{i-1}, p_i, q_i) of links i = 1 .. num_links."""
     i = torch.arange(1, num_links + 1, device=device)
-    idx = torch.stack([2 * i, 2 * i + 1, 2 * i + 2, 2 * i + 3], -1)
-    if num_links:
-        idx[0, :2] = torch.tensor([0, 3], device=device)
-    return idx
+    first = i == 1  # link 1 turns about (p0, q0), nodes 0 and 3 (made on the device: no copy from the host)
+    return torch.stack([torch.where(first, 0, 2 * i), torch.where(first, 3, 2 * i + 1), 2 * i + 2, 2 * i + 3], -1)
 
 
 def _edges(points: torch.Tensor, num_links: int | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -13,15 +13,47 @@ damped Newton step of its own edges with its neighbours held where they are (a c
 no (3M x 3M) system), a cheaper and weaker step for decoders whose per-sample budget is small. Everything here
 is batched, dense and differentiable (a batched linear solve); the parameter-free refinement of
 :mod:`ggik.ik.dg_refine` is the float64, no-grad, many-iteration relative of this step.
+
+:func:`gauss_newton_step` solves either a reduced system (the columns movable in some row: fewer unknowns, but found
+with ``nonzero()``, a host sync and a data-dependent shape) or the fixed-size one of all N columns (the same solution);
+by default the fixed-size one on CUDA, under torch.compile and inside :func:`fixed_size_steps` (a training step that
+never waits for its device, on any device: ``sync_free`` of :class:`ggik.training.trainer.Trainer`).
 """
 
 from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
 
 import torch
 
 from ggik.graph.handedness import link_nodes, signed_volumes, volume_jacobian
 
-__all__ = ["known_residuals", "gauss_newton_step", "block_jacobi_step", "volume_normal_terms", "volume_residuals"]
+__all__ = [
+    "known_residuals",
+    "gauss_newton_step",
+    "fixed_size_steps",
+    "block_jacobi_step",
+    "volume_normal_terms",
+    "volume_residuals",
+]
+
+#: whether :func:`gauss_newton_step` takes all columns by default (``all_columns=None``) on every device
+_FIXED_SIZE = contextvars.ContextVar("ggik_fixed_size_steps", default=False)
+
+
+@contextlib.contextmanager
+def fixed_size_steps(enabled: bool = True) -> Iterator[None]:
+    """While it is entered, :func:`gauss_newton_step` called with ``all_columns=None`` solves the fixed-size system of
+    all N columns on every device (``enabled``; False: the device's default), as it does on CUDA: no host sync and no
+    shape that depends on the data, so a training step on a CPU takes the path of a GPU's (tests) and a step has the
+    same shapes every time. The solution is the reduced system's to rounding."""
+    token = _FIXED_SIZE.set(enabled)
+    try:
+        yield
+    finally:
+        _FIXED_SIZE.reset(token)
 
 
 def known_residuals(
@@ -71,7 +103,8 @@ def gauss_newton_step(
     system without a host sync (CUDA graphs can capture it) and without a data-dependent shape (torch.compile traces
     it whole). The solve runs in float32 at least (the linear solve needs it under bf16 autocast); the result has x's
     dtype.
-        all_columns: see above (None: True on CUDA and while torch.compile traces, False elsewhere).
+        all_columns: see above (None: True on CUDA, while torch.compile traces and inside :func:`fixed_size_steps`,
+            False elsewhere).
         volumes: optional (V (B, L) [m^3], w (B, L) [1/m^2]): the links' signed volumes (:mod:`ggik.graph.handedness`,
             L link slots) join the residuals, the cost gaining ``1/2 sum_l w_l (V_l(X) - V_l)^2``
             (:func:`volume_normal_terms`); w = 1 / L^2 (L the axis length) makes a volume residual an area like the
@@ -81,8 +114,8 @@ def gauss_newton_step(
     work = torch.promote_types(dtype, torch.float32)
     B, N, _ = x.shape
     step = torch.zeros(B, N, 3, dtype=work, device=x.device)
-    if all_columns is None:  # fixed size on CUDA (no host sync) and under torch.compile (no graph break)
-        all_columns = x.device.type == "cuda" or torch.compiler.is_compiling()
+    if all_columns is None:  # fixed size on CUDA (no host sync), under torch.compile (no graph break), where asked
+        all_columns = x.device.type == "cuda" or torch.compiler.is_compiling() or _FIXED_SIZE.get()
     if all_columns:
         cols = torch.arange(N, device=x.device)
     else:  # the columns movable in some row (fewer unknowns; nonzero() waits for the device, free on a CPU)

@@ -6,7 +6,9 @@
   optimiser, scheduler and every process's RNG state; the model can be rebuilt from the file alone
   (:func:`load_model`), and ``--resume`` continues bit for bit on CPU.
 * Data: ``TrainingData.examples`` on the training device (the stacked sampler makes a batch of all robots and goal
-  kinds in one vectorised pass there); on CUDA a step never waits for the GPU except at log steps.
+  kinds in one vectorised pass there, in the same shapes every step).
+* Sync-free steps (``sync_free``, by default on CUDA): a step never waits for its device except at log and checkpoint
+  steps (no ``.item()``, no shape that depends on the data; tests/test_sync_free_step.py checks it on a CPU).
 * Metrics: ``RUN_DIR/metrics.jsonl``, one JSON object per line (``kind`` = "train" or "val"; a run started
   from another model's weights, :meth:`Trainer.init_from`, begins with one ``kind`` = "init" record).
 * Fine-tuning: ``Trainer.init_from(ckpt)`` (``ggik train --init CKPT``) starts a new run (step 0, fresh optimiser and
@@ -33,10 +35,12 @@ from ggik.fileio import atomic_write
 from ggik.graph.goal_kinds import check_goal_kind
 from ggik.ik.sampling import native_bf16
 from ggik.nn.cvae import GGIKModel
+from ggik.nn.distance_geometry import fixed_size_steps
 from ggik.training.compile_modes import check_compile_mode
 from ggik.training.config import TrainConfig
 from ggik.training.fine_tune import load_initial_weights
 from ggik.training.metrics_log import MetricsLog
+from ggik.training.nonfinite import NonFiniteLoss, NonFiniteWatch
 from ggik.training.objective import micro_batches, step_objective
 from ggik.training.schedules import apply_optim_config, beta_at, lr_factor, rec_gain_at
 from ggik.training.signals import install_stop_handlers, restore_handlers
@@ -54,10 +58,6 @@ from ggik.version import __version__
 __all__ = ["Trainer", "NonFiniteLoss"]
 
 
-class NonFiniteLoss(GGIKError):
-    """The training loss became NaN or inf."""
-
-
 class Trainer:
     """Trains a :class:`GGIKModel` on :class:`TrainingData`; see the module docstring.
 
@@ -68,6 +68,11 @@ class Trainer:
         wandb: "disabled" (default), "offline" or "online"; wandb is imported only when enabled.
         progress: show a tqdm progress bar (rank 0).
         stored_files: {name: record} of the robots from files a checkpoint kept: rebuilt from the kept URDF text.
+        sync_free: take GPU steps, which never wait for the device (None: on CUDA): one pass per step
+            (``cpu_micro_batch`` ignored: its passes sort and trim with host syncs), fused AdamW, the Gauss-Newton moves
+            in fixed size (:func:`ggik.nn.distance_geometry.fixed_size_steps`), and a non-finite loss recorded on the
+            device and raised at the next log or checkpoint step, the run then ending without a checkpoint
+            (:class:`ggik.training.nonfinite.NonFiniteWatch`). False: each pass's loss checked before its backward.
     """
 
     def __init__(
@@ -78,6 +83,7 @@ class Trainer:
         wandb: str = "disabled",
         progress: bool = True,
         stored_files: dict | None = None,
+        sync_free: bool | None = None,
     ) -> None:
         if not [check_goal_kind(k) for k in cfg.val.goal_kinds]:  # GoalError for a kind that does not exist
             raise GGIKError("val.goal_kinds must name at least one goal kind")
@@ -96,6 +102,7 @@ class Trainer:
         if str(device).startswith("cuda") and self.world > 1:
             device = f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
         self.device = torch.device(device)
+        self.sync_free = self.device.type == "cuda" if sync_free is None else bool(sync_free)  #: see the class
         if cfg.threads > 0:
             torch.set_num_threads(cfg.threads)
         torch.manual_seed(cfg.seed + self.rank)
@@ -105,11 +112,11 @@ class Trainer:
             from torch.nn.parallel import DistributedDataParallel
 
             self.ddp = DistributedDataParallel(self.model)  # every parameter gets a gradient (see EGNN outputs)
-        self.optimizer = torch.optim.AdamW(  # fused (one kernel for all parameters) on CUDA
+        self.optimizer = torch.optim.AdamW(  # fused: one kernel for all parameters, and no .item() of its step count
             self.model.parameters(),
             lr=cfg.optim.lr,
             weight_decay=cfg.optim.weight_decay,
-            fused=True if self.device.type == "cuda" else None,
+            fused=True if self.sync_free else None,
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: lr_factor(s, cfg))
         self.data = TrainingData(cfg.data, cfg.model.graph, stored_files)
@@ -127,8 +134,7 @@ class Trainer:
         self.init_source: dict | None = None  #: where the initial weights came from (init_from), else None
         self.trained_before: dict | None = None  #: what the weights saw before (a resumed or init source's robots)
         self._bf16 = cfg.bf16 and native_bf16(self.device)  #: bf16 autocast where the device computes it natively
-        cuda = self.device.type == "cuda"  # _first_nonfinite: on CUDA, the first step with a non-finite loss (-1: none)
-        self._first_nonfinite = torch.full((), -1, dtype=torch.long, device=self.device) if cuda else None
+        self._nonfinite = NonFiniteWatch(self.device, deferred=self.sync_free)
         self._compiled = torch.compile(self.model, mode=cfg.compile) if cfg.compile != "eager" else None
 
     # ----- state
@@ -238,52 +244,42 @@ class Trainer:
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self._bf16)
 
     def _train_step_tensors(self) -> dict[str, torch.Tensor]:
-        """One optimiser step (on a CPU in passes of ``cpu_micro_batch`` examples); the step's statistics as 0-d
-        tensors on the training device (no host sync). The loss is checked before the update on the CPU, at every pass.
-        On CUDA the first step with a non-finite loss is recorded on the device and reported at the next log step (a
-        step never waits for the GPU); the run then stops without writing a checkpoint, so ``last.pt`` stays the last
-        periodic one, from before the bad step."""
+        """One optimiser step (on a CPU in passes of ``cpu_micro_batch`` examples unless ``sync_free``); the step's
+        statistics as 0-d tensors on the training device. Not ``sync_free``, each pass's loss is checked before its
+        backward; ``sync_free``, the step never waits for the device and the first step with a non-finite loss is
+        recorded there and reported at the next log or checkpoint step; the run then stops without writing a
+        checkpoint, so ``last.pt`` stays the last periodic one, from before the bad step."""
         cfg = self.cfg
         batch = self.data.examples(self.step, self.rank, self.device).to(self.device, torch.float32)
         net = next(m for m in (self.ddp, self._compiled, self.model) if m is not None)  # no truthiness: len()
         self.model.train()
         self.optimizer.zero_grad(set_to_none=True)
-        parts = micro_batches(batch, cfg.cpu_micro_batch if self.device.type == "cpu" else 0)
+        micro = cfg.cpu_micro_batch if self.device.type == "cpu" and not self.sync_free else 0
+        parts = micro_batches(batch, micro)
         stats: dict[str, torch.Tensor] = {}
         for k, (part, share) in enumerate(parts):
             last = k == len(parts) - 1  # DDP averages the gradients across processes once, after the last pass
             with self.ddp.no_sync() if self.ddp is not None and not last else contextlib.nullcontext():
-                with self._autocast():
+                with self._autocast(), fixed_size_steps(self.sync_free):
                     out = net(part, kl_samples=cfg.loss.kl_samples, prior_samples=cfg.loss.prior_gain > 0)
                 part_stats = step_objective(out, self.step, cfg.loss)
-                if self.device.type != "cuda" and not bool(torch.isfinite(part_stats["loss"])):
-                    self._raise_nonfinite(self.step, {n: v.detach() for n, v in part_stats.items()})
+                self._nonfinite.check_pass(self.step, part_stats)
                 (part_stats["loss"] * share).backward()
             for name, v in part_stats.items():
                 stats[name] = v.detach() * share + stats.get(name, 0.0)
-        finite = torch.isfinite(stats["loss"])
         grad_norm = torch.nn.utils.clip_grad_norm_(
             self.model.parameters(), cfg.optim.grad_clip if cfg.optim.grad_clip > 0 else float("inf")
         )
-        if self._first_nonfinite is not None:  # CUDA: remember the first bad step on the device
-            self._first_nonfinite = torch.where((self._first_nonfinite < 0) & ~finite, self.step, self._first_nonfinite)
+        self._nonfinite.record(self.step, stats["loss"])
         self.optimizer.step()
         self.scheduler.step()
         self.step += 1
         self.examples += batch.batch_size * self.world
         return {**stats, "grad_norm": grad_norm}
 
-    def _raise_nonfinite(self, step: int, stats: dict) -> None:
-        terms = ", ".join(f"{k} {float(v)}" for k, v in stats.items() if k in ("prior_dist_se",))
-        raise NonFiniteLoss(
-            f"non-finite loss at step {step} (anchor {float(stats['anchor_se'])}, free {float(stats['free_se'])}, "
-            f"kl {float(stats['kl'])}" + (f", {terms})" if terms else ")")
-        )
-
     def _check_finite(self, stats: dict) -> None:
-        """On CUDA: raise (at a log step, one host sync) if any step since the last check had a non-finite loss."""
-        if self._first_nonfinite is not None and int(self._first_nonfinite) >= 0:
-            self._raise_nonfinite(int(self._first_nonfinite), stats)
+        """``sync_free``: raise (one host sync) if a step had a non-finite loss (:class:`NonFiniteWatch`)."""
+        self._nonfinite.check(stats)
 
     def train_step(self) -> dict:  # one optimiser step; its statistics as floats (one host sync)
         step, lr = self.step, self.optimizer.param_groups[0]["lr"]
@@ -387,7 +383,7 @@ class Trainer:
                 if self._stop_now(deadline):
                     break
         except NonFiniteLoss:
-            if self.device.type == "cuda":  # updates after the bad step were skipped, not undone: keep last.pt as it is
+            if self.sync_free:  # the bad step (and any after it) was taken: keep last.pt as it is
                 saved = False
             raise
         finally:
