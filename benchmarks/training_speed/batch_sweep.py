@@ -7,8 +7,12 @@ with volume inputs; its weights are loaded, so the losses are those of a trained
 ``--warmup`` untimed steps (torch.compile compiles there), then ``--steps`` timed steps of its training loop
 (:meth:`Trainer._train_step_tensors`: data, forward, backward, clipping, AdamW; the device synchronised at the end
 only, as the loop does between log steps). One run per size. Columns: examples/s, ms per step, the warm-up's wall
-time (what each size costs before it is timed: compilation on a GPU) and the memory it took (CUDA: the peak allocated
-by torch; CPU: the process's peak resident size so far, which only grows, so read it as "at most").
+time (what each size costs before it is timed: compilation on a GPU), the memory it took (CUDA: the peak allocated
+by torch; CPU: the process's peak resident size so far, which only grows, so read it as "at most") and, on CUDA, the
+host synchronisations per timed step (``torch.cuda.set_sync_debug_mode("warn")`` warns at each: a blocking copy, an
+``.item()``, a shape read from the data; counted from the warnings, and where each came from, in a note per size). The
+trainer takes its sync-free steps on CUDA (:class:`ggik.training.trainer.Trainer`, ``sync_free``): none is expected
+but those inside CUDA kernels' host code (tests/test_sync_free_step.py checks the rest on a CPU).
 
 A size is not run when the sweep would overrun what it is given: when a step of it would take more than
 ``--max-step-s`` (the last step time scaled by the batch), when the CPU's resident size would pass ``--max-rss-gb``
@@ -18,8 +22,8 @@ error ends the sweep at that size. Each such stop is a note of the table.
 Usage (from the repository root; alone on the machine, or say what else ran):
 
     python -m benchmarks.training_speed.batch_sweep --threads 1 --out benchmarks/training_speed/results/batch_sweep_cpu
-    python -m benchmarks.training_speed.batch_sweep --device cuda --compile default --threads 0 --warmup 5 \\
-        --steps 10 --max-total-s 180 --out $OUT/batch_sweep_cuda
+    python -m benchmarks.training_speed.batch_sweep --device cuda --compile default --threads 0 --warmup 3 \\
+        --steps 5 --max-total-s 180 --out runs/batch_sweep_cuda   # as train/gpu/paper_sitting.sh runs it
 
 The same script runs unchanged on CUDA (``--device cuda``); a micro-batch (``--micro-batch``, the trainer's
 ``cpu_micro_batch``) applies on a CPU only.
@@ -28,11 +32,15 @@ The same script runs unchanged on CUDA (``--device cuda``); a micro-batch (``--m
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import json
 import resource
 import sys
 import tempfile
 import time
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -54,7 +62,7 @@ from ggik.training.config import TrainConfig
 from ggik.training.trainer import Trainer
 from ggik.typed_config import from_dict, load_yaml
 
-__all__ = ["main", "sweep_config", "measure"]
+__all__ = ["main", "sweep_config", "measure", "counted_syncs"]
 
 DEFAULT_CONFIG = "train/configs/paper.yaml"
 DEFAULT_INIT = "benchmarks/handedness/results/unlimited/export_cont.pt"
@@ -69,6 +77,26 @@ def _sync(device: torch.device) -> None:
 def _peak_rss_gb() -> float:
     """The process's peak resident size so far [GB] (Linux reports ru_maxrss in KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
+
+
+@contextlib.contextmanager
+def counted_syncs(device: torch.device) -> Iterator[collections.Counter | None]:
+    """On CUDA, counts the host synchronisations of the block: a Counter of ``"file:line"`` (where each sync was
+    called from Python) -> syncs, filled when the block ends (torch.cuda's sync debug mode warns at every sync; the
+    warnings are caught, not shown). Elsewhere yields None."""
+    if device.type != "cuda":
+        yield None
+        return
+    where: collections.Counter = collections.Counter()
+    previous = torch.cuda.get_sync_debug_mode()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            yield where
+        finally:
+            torch.cuda.set_sync_debug_mode(previous)
+    where.update(f"{Path(w.filename).name}:{w.lineno}" for w in caught if "synchroniz" in str(w.message))
 
 
 def sweep_config(args: argparse.Namespace) -> TrainConfig:
@@ -92,8 +120,9 @@ def sweep_config(args: argparse.Namespace) -> TrainConfig:
 
 def measure(cfg: TrainConfig, init: str, device: str, batch: int, warmup: int, steps: int) -> dict[str, float]:
     """One size: examples/s and ms per step over ``steps`` timed steps after ``warmup`` untimed ones, the warm-up's
-    wall time [s], the memory [GB] (see the module), the last loss and the model's parameter count.
-    ``torch.OutOfMemoryError`` propagates."""
+    wall time [s], the memory [GB] (see the module), the last loss, the model's parameter count and, on CUDA, the host
+    syncs per timed step (``syncs``, None elsewhere) and where they came from (``sync_sites``: "file:line" -> syncs per
+    step). ``torch.OutOfMemoryError`` propagates."""
     cfg.data.batch_size, cfg.steps, cfg.checkpoint_every = batch, warmup + steps, 10**9
     if cfg.compile != "eager":  # each size compiles afresh in its warm-up (and no size meets dynamo's cache limit)
         torch._dynamo.reset()
@@ -109,15 +138,18 @@ def measure(cfg: TrainConfig, init: str, device: str, batch: int, warmup: int, s
         _sync(dev)
         warmup_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        for _ in range(steps):
-            out = trainer._train_step_tensors()
+        with counted_syncs(dev) as sites:
+            for _ in range(steps):
+                out = trainer._train_step_tensors()
         loss = float(out["loss"])  # waits for the last step
         step_s = (time.perf_counter() - t0) / steps
         memory = torch.cuda.max_memory_allocated(dev) / 1e9 if dev.type == "cuda" else _peak_rss_gb()
         parameters = trainer.model.num_parameters()
         del trainer, out
+    syncs = None if sites is None else sum(sites.values()) / steps
     return {"examples_per_s": batch / step_s, "step_ms": 1e3 * step_s, "warmup_s": warmup_s, "memory_gb": memory,
-            "loss": loss, "parameters": parameters}  # fmt: skip
+            "loss": loss, "parameters": parameters, "syncs": syncs,
+            "sync_sites": {k: v / steps for k, v in (sites or {}).items()}}  # fmt: skip
 
 
 def sweep_table(args: argparse.Namespace) -> Table:
@@ -128,7 +160,7 @@ def sweep_table(args: argparse.Namespace) -> Table:
     memory = "peak allocated [GB]" if dev.type == "cuda" else "peak RSS so far [GB]"
     table = Table(
         f"Training examples/s against batch size, {Path(args.config).name}, {where}",
-        ["batch", "examples/s", "ms per step", "warm-up [s]", memory, "loss"],
+        ["batch", "examples/s", "ms per step", "warm-up [s]", memory, "loss", "host syncs per step"],
     )
     start, last = time.perf_counter(), None
     for batch in sorted(set(args.batches)):
@@ -152,8 +184,13 @@ def sweep_table(args: argparse.Namespace) -> Table:
             print(table.notes[-1], flush=True)
             break
         last = {**r, "batch": batch}
-        table.add(batch, r["examples_per_s"], r["step_ms"], r["warmup_s"], r["memory_gb"], r["loss"])
+        syncs = "n/a (CPU)" if r["syncs"] is None else r["syncs"]
+        table.add(batch, r["examples_per_s"], r["step_ms"], r["warmup_s"], r["memory_gb"], r["loss"], syncs)
         print(table.rows[-1], flush=True)
+        if r["sync_sites"]:
+            sites = ", ".join(f"{k} {v:g}" for k, v in sorted(r["sync_sites"].items(), key=lambda kv: -kv[1])[:8])
+            table.notes.append(f"batch {batch}: host syncs per step by where they were called: {sites}")
+            print(table.notes[-1], flush=True)
     micro = cfg.cpu_micro_batch if dev.type == "cpu" else "n/a (CUDA: one pass)"
     table.notes.append(
         f"device {args.device} ({where}), {torch.get_num_threads()} torch CPU threads, bf16 {args.bf16} (used where "
