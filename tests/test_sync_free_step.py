@@ -231,7 +231,8 @@ def test_a_non_finite_loss_is_raised_at_the_next_check_and_leaves_no_checkpoint(
         stats = trainer._train_step_tensors()
     with pytest.raises(NonFiniteLoss, match="non-finite loss at step 1 "):
         trainer._check_finite(stats)
-    run = Trainer(small_config(steps=4, log_every=2, checkpoint_every=1000), tmp_path / "run", sync_free=True)
+    cfg = small_config(steps=4, log_every=2, checkpoint_every=1000)
+    run = Trainer(cfg, tmp_path / "run", progress=False, sync_free=True)
     _nan_at_step_1(run)
     with pytest.raises(NonFiniteLoss, match="non-finite loss at step 1 "):
         run.train()
