@@ -96,7 +96,7 @@ _FORMAT_1_IMPLIED: dict = {
     "loss": {"anchor_gain": 10.0, "rec_gain": 1000.0, "beta": 1.0, "beta_warmup_steps": 1000, "kl_samples": 1,
              "prior_gain": 0.0, "rec_gain_final": 0.0, "rec_gain_steps": 0, "kl_free_nats": 0.0},
     "val": {"every": 500, "problems_per_robot": 50, "samples": 32, "random_robots": 0, "randomized_robots": 0,
-            "randomize_fraction": 0.2, "reframed_robots": 0, "seed": 12345, "goal_kinds": ["pose"]},
+            "randomize_fraction": 0.2, "reframed_robots": 0, "seed": 12345, "goal_kinds": ["pose"], "protocol": "ours"},
     "steps": 10000, "checkpoint_every": 200, "log_every": 10, "bf16": True, "threads": 0, "seed": 0, "compile": "eager",
     "cpu_micro_batch": 0,
 }
