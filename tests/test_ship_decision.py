@@ -74,6 +74,13 @@ def test_verdicts_lie_outside_the_base_interval_or_are_level(tmp_path):
         assert v.candidate_interval == pytest.approx(wilson(round(2 * v.candidate), 200), abs=1e-9)
 
 
+def test_all_or_nothing_on_both_sides_is_level(tmp_path):
+    """100 % of 100 goals has the upper end 1 - 1e-16 in floating point: 100 % against it is level, not better."""
+    base = sd.read_table(write_accuracy(tmp_path / "b", {"ur10": 100.0, "panda": 0.0}, goals=100))
+    cand = sd.read_table(write_accuracy(tmp_path / "c", {"ur10": 100.0, "panda": 0.0}, goals=100))
+    assert [v.verdict for v in sd.compare("ours", base, cand)[0]] == ["level", "level"]
+
+
 def test_rows_of_one_side_only_are_named_not_compared(tmp_path):
     base = sd.read_table(write_accuracy(tmp_path / "b", {"ur10": 97.0, "panda": 50.0}))
     cand = sd.read_table(write_accuracy(tmp_path / "c", {"panda": 61.5, "kr16_2": 94.0}))
@@ -152,6 +159,26 @@ def test_codes_across_a_goal_change_are_refused(tmp_path):
         sd.same_goals(new, sd.read_table(write_accuracy(tmp_path / "a", {"panda": 50.0})))
 
 
+def test_a_row_per_method_is_its_own_row_and_no_match_for_the_older_layout(tmp_path):
+    folder = write_paper(tmp_path / "p", {"panda": 44.0}, code="24c3c8fe41")
+    (folder / "paper_protocol.csv").write_text(
+        'robot,dof,goals,method,"success, best of 32 [%]","success, best of 50 [%]",paper success [%]\n'
+        "panda,7,300,raw samples,44.0,50.0,97.5\npanda,7,300,model + DG projection,99.0,99.0,97.5\n",
+        encoding="utf-8",
+    )
+    table = sd.read_table(folder)
+    assert table.rows == {
+        ("panda", "raw samples"): {"success, best of 32 [%]": (44.0, 300), "success, best of 50 [%]": (50.0, 300)},
+        ("panda", "model + DG projection"): {
+            "success, best of 32 [%]": (99.0, 300),
+            "success, best of 50 [%]": (99.0, 300),
+        },
+    }
+    older = sd.read_table(write_paper(tmp_path / "old", {"panda": 38.0}, code="24c3c8fe41"))
+    with pytest.raises(GGIKError, match=re.escape("other layouts, rows named by ['robot'] and ['robot', 'method']")):
+        sd.same_goals(older, table)
+
+
 def test_goals_per_row_from_the_table_and_its_checks(tmp_path):
     paper = sd.read_table(write_paper(tmp_path / "p", {"panda": 44.666666666666664, "ur10": 98.0}, code="17a32bf5b0"))
     assert paper.rows[("panda",)] == {"success [%]": (44.666666666666664, 300)}  # the split columns left out
@@ -208,6 +235,7 @@ def test_the_command_writes_the_tables_and_the_decision(tmp_path):
     out = tmp_path / "out"
     sd.main(["--base", f"ours={base}", "--candidate", f"ours={cand}", "--out", str(out), "--not-compared", "adapt"])
     md = (out / "ship_decision.md").read_text(encoding="utf-8")
+    assert "Models: base sha256 e8e9b6db7a14; candidate sha256 e8e9b6db7a14\nCode: ggik " in md
     assert "## ours (accuracy): 2 better, 2 level, 0 worse" in md
     assert "| panda | success 1cm&1deg [%] | 200 | 50.5 (43.6-57.4) | 61.5 (54.6-68.0) | better |" in md
     assert "## Decision: not shipped" in md and "- not compared: adapt" in md

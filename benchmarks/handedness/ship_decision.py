@@ -32,6 +32,7 @@ from pathlib import Path
 
 from ggik.errors import GGIKError
 from ggik.evaluation.paper_protocol import wilson_interval
+from ggik.evaluation.report import code_version
 from ggik.fileio import atomic_write_text
 
 __all__ = [
@@ -64,6 +65,8 @@ KEYS = {
     "generalisation": ("family", "robot"),
     "adapt": ("arm",),
 }
+#: key columns a kind's tables have since some version (the paper's: a row per method since 24c3c8f)
+OPTIONAL_KEYS = {"paper": ("method",)}
 #: commits known to change a kind's goals (commit, what): two tables compare only when both codes lie on the same
 #: side of each. The goals of our protocol (accuracy, conventions, generalisation, adapt's ProblemSet) hashed equal
 #: at 4ead48c (v10's eval/results) and 1dbbd19; the paper's changed with d4a0018 (1b81f11's tables.py hunk).
@@ -74,6 +77,7 @@ GOAL_CHANGES: dict[str, tuple[tuple[str, str], ...]] = {
 IGNORED = {"--ckpt", "--out-dir", "--threads", "--no-progress", "--figure", "--mmd-goals", "--slsqp-goals"}
 ALIASES = {"-n": "--goals", "-s": "--samples"}
 DEFAULTS = {"--seed": ("0",)}
+TIE = 1e-9  #: [points] a rate this close to an interval's end is on it (100 % of 100 goals: upper end 99.99999999...)
 ADAPT_COLUMNS = {"base_test_success": "held-out before [%]", "test_success": "held-out final [%]"}
 
 
@@ -90,6 +94,7 @@ class ResultTable:
     code: str
     model: str
     rows: dict[tuple[str, ...], dict[str, tuple[float, int]]] = field(default_factory=dict)
+    keys: tuple[str, ...] = ()  #: the columns naming a row
 
 
 @dataclass(frozen=True)
@@ -167,7 +172,6 @@ def read_table(folder: str | Path) -> ResultTable:
             f"{head}: expected the header lines 'Command: `...`', 'Model: ... (sha256 ...)' and "
             "'Code: ggik ..., git HASH'"
         )
-    table = ResultTable(kind, folder, _goal_options(command[1], head), code[1], model[1])
     rows = list(csv.DictReader(io.StringIO(data.read_text(encoding="utf-8"))))
     columns = [
         c
@@ -178,9 +182,10 @@ def read_table(folder: str | Path) -> ResultTable:
         and "goals within" not in c
         and "goals outside" not in c
     ]
-    keys = KEYS[kind]
+    keys = KEYS[kind] + tuple(k for k in OPTIONAL_KEYS.get(kind, ()) if rows and k in rows[0])
     if not rows or not columns or any(k not in rows[0] for k in keys):
         raise GGIKError(f"{data}: expected the columns {list(keys)} and a success column [%]")
+    table = ResultTable(kind, folder, _goal_options(command[1], head), code[1], model[1], keys=keys)
     title = re.search(r"\((\d+) (?:pose )?goals per robot", text)
     for row in rows:
         goals = int(row["goals"]) if "goals" in row else int(title[1]) if title else 0
@@ -200,7 +205,9 @@ def _read_adapt(path: Path) -> ResultTable:
         config = {k: (json.dumps(v),) for k, v in runs[0]["config"].items() if k != "threads"}
         if any(run["config"] != runs[0]["config"] for run in runs):
             raise GGIKError(f"{path}: its runs have different configs; compare one recipe's runs")
-        table = ResultTable("adapt", path.parent, config, str(results["code"]), str(results["base"]["sha256"]))
+        table = ResultTable(
+            "adapt", path.parent, config, str(results["code"]), str(results["base"]["sha256"]), keys=KEYS["adapt"]
+        )
         for run in runs:
             n = int(run["config"]["test_problems"])
             table.rows[(run["arm"],)] = {
@@ -229,6 +236,8 @@ def same_goals(
     where = f"{base.folder} (base) and {candidate.folder} (candidate)"
     if base.kind != candidate.kind:
         raise GGIKError(f"{where}: tables of different kinds, {base.kind} and {candidate.kind}")
+    if base.keys != candidate.keys:
+        raise GGIKError(f"{where}: other layouts, rows named by {list(base.keys)} and {list(candidate.keys)}")
     differs = [
         f"{k}: {' '.join(base.command.get(k, ('(none)',)))} against {' '.join(candidate.command.get(k, ('(none)',)))}"
         for k in sorted(set(base.command) | set(candidate.command))
@@ -266,7 +275,7 @@ def compare(name: str, base: ResultTable, candidate: ResultTable) -> tuple[list[
             if m != n:
                 raise GGIKError(f"{name}: {'/'.join(key)} has {n} goals in the base and {m} in the candidate")
             lo, hi = (100 * x for x in wilson_interval(round(rate * n / 100), n))
-            verdict = "better" if other > hi else "worse" if other < lo else "level"
+            verdict = "better" if other > hi + TIE else "worse" if other < lo - TIE else "level"
             c_lo, c_hi = (100 * x for x in wilson_interval(round(other * n / 100), n))
             verdicts.append(RowVerdict(name, key, column, n, rate, (lo, hi), other, (c_lo, c_hi), verdict))
     return verdicts, missing
@@ -328,6 +337,11 @@ def report(
         "# Ship by 95 % intervals: the candidate against the base",
         "",
         f"Command: `{command}`",
+        "Models: base sha256 "
+        + ", ".join(dict.fromkeys(b.model for b, _ in tables.values()))
+        + "; candidate sha256 "
+        + ", ".join(dict.fromkeys(c.model for _, c in tables.values())),
+        f"Code: {code_version()} (this comparison; each table's own below)",
         "",
         "Verdict per row: better when the candidate's rate lies above the base's Wilson 95 % interval, worse "
         "below it, else level. The rule: no row worse, the chiral arms better on their tables.",
