@@ -249,17 +249,18 @@ def test_ggik_info_shows_each_file(name, capsys):
         assert predated in out and '"data.sampler": "per-robot"' in out and '"compile": "eager"' in out
     elif name == "v7":  # v7 predates the random tool offsets
         assert predated in out and '"data.tool_offset": 0.0' in out and '"data.sampler"' not in out
-    elif name == "v10":  # its last sitting wrote every key of today's config but the decoder's widths, volume inputs
-        # and the share of configurations outside the limits (with their last joint drawn)
+    elif name == "v10":  # its last sitting wrote every key of today's config but the decoder's widths, volume inputs,
+        # the share of configurations outside the limits (with their last joint drawn) and the validation protocol
         widths = '"model.dec_dim": 0, "model.dec_hidden": 0, "model.volume_inputs": false'
         unlimited = '"data.unlimited_fraction": 0.0, "data.unlimited_last_joint_zero": false'
-        assert f"{predated}: {{{widths}, {unlimited}}}" in out
+        assert f'{predated}: {{{widths}, {unlimited}, "val.protocol": "ours"}}' in out
         assert "graph canonical" in out.replace('"', "").replace(":", "")
     else:  # v8's and v9's last sittings wrote every key of today's config but the decoder's widths, the graph
-        # convention (frames), the share of configurations outside the limits and the validation families of
-        # link-randomised and reframed robots (none)
+        # convention (frames), the share of configurations outside the limits, the validation families of
+        # link-randomised and reframed robots (none) and the validation protocol
         families = '"val.randomized_robots": 0, "val.randomize_fraction": 0.2, "val.reframed_robots": 0'
         widths = '"model.dec_dim": 0, "model.dec_hidden": 0'
         model = f'{widths}, "model.graph": "frames", "model.volume_inputs": false'
         unlimited = '"data.unlimited_fraction": 0.0, "data.unlimited_last_joint_zero": false'
+        families += ', "val.protocol": "ours"'
         assert f'{predated}: {{{model}, "data.random_refresh": 1, {unlimited}, {families}}}' in out
