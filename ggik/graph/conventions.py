@@ -56,6 +56,7 @@ __all__ = [
     "GRAPH_CONVENTIONS",
     "EE_ANCHORS",
     "PARALLEL_TOL",
+    "axes_parallel",
     "EE_ANCHOR_OFFSET",
     "check_convention",
     "axis_lines",
@@ -69,7 +70,8 @@ GRAPH_CONVENTIONS = ("frames", "canonical")  #: values of ``RobotGraph.from_robo
 EE_ANCHORS = ("canonical", "tool")  #: where the canonical convention puts p_n (rule 3)
 #: two axes whose angle's sine is below this (0.57 deg) are parallel: a calibrated file's axes deviate by 1e-4-1e-3 rad,
 #: and the foot of the common perpendicular of two lines at a small angle t lies about (their distance) / t away, so
-#: below this angle rule 2 (a projection, which moves with the tilt by tilt x distance) takes over from rule 1
+#: below this angle rule 2 (a projection, which moves with the tilt by tilt x distance) takes over from rule 1. The one
+#: rule of parallel axes (:func:`axes_parallel`): the skew links (:mod:`ggik.graph.handedness`) follow it too
 PARALLEL_TOL = 1e-2
 EE_ANCHOR_OFFSET = 0.1  #: s [m], distance of the canonical EE anchor p_n from c_n along the last axis (rule 3)
 _COINCIDENT_TOL = 1e-9  #: parallel axes closer than this [m] are one line
@@ -91,8 +93,11 @@ def axis_lines(robot: Robot, q: torch.Tensor | None = None) -> tuple[torch.Tenso
     return frames[:, :3, 3], u / torch.linalg.vector_norm(u, dim=-1, keepdim=True), T_ee
 
 
-def _parallel(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return float(torch.linalg.vector_norm(torch.linalg.cross(a, b))) < PARALLEL_TOL
+def axes_parallel(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """(...,) bool: whether axes of unit directions ``a``, ``b`` (..., 3) are parallel (or antiparallel), the sine of
+    their angle ``|a x b|`` under :data:`PARALLEL_TOL`: the canonical points' rule 2 and the skew links
+    (:func:`ggik.graph.handedness.skew_links`) alike."""
+    return torch.linalg.vector_norm(torch.linalg.cross(a, b, dim=-1), dim=-1) < PARALLEL_TOL
 
 
 def _project(point: torch.Tensor, o: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
@@ -129,7 +134,7 @@ def canonical_points(o: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
     n = o.shape[0]
     c: list[torch.Tensor | None] = [None] * n
     for i in range(n - 1):
-        if not _parallel(u[i], u[i + 1]):
+        if not bool(axes_parallel(u[i], u[i + 1])):
             c[i] = _foot(o[i], u[i], o[i + 1], u[i + 1])
     first = next((i for i in range(n) if c[i] is not None), None)
     if first is None:  # all axes parallel: a planar chain has no canonical height
@@ -150,7 +155,7 @@ def _base_x(robot: Robot, c1: torch.Tensor, u1: torch.Tensor) -> torch.Tensor | 
     if bool(robot.limited[0]):
         q[0] = 0.5 * (robot.lower[0] + robot.upper[0])
     o, u, _ = axis_lines(robot, q)
-    if _parallel(u1, u[1]):
+    if bool(axes_parallel(u1, u[1])):
         x = _project(c1, o[1], u[1]) - c1
         if float(torch.linalg.vector_norm(x)) < _COINCIDENT_TOL:
             return None

@@ -21,7 +21,7 @@ import torch
 from ggik.errors import GraphError
 from ggik.graph.conventions import check_convention, graph_frames
 from ggik.graph.frames import points_from_frames, rz_left
-from ggik.graph.handedness import signed_volumes, skew_tolerance
+from ggik.graph.handedness import signed_volumes, skew_links, skew_tolerance
 from ggik.graph.problem import EDGE_KINDS
 from ggik.kinematics import geometry as geo
 from ggik.kinematics.consts import ConstCache
@@ -53,7 +53,8 @@ class GraphStructure:
         edge_kind: dict (u, v) -> kind for every known pair u < v.
         T_base_graph: (4, 4) pose of the graph frame F_0 in the base link frame.
         T_tool: (4, 4) pose of the EE link in the last graph frame F_n (constant).
-        skew_tol: [m^3] the volume under which a link is not skew (:func:`ggik.graph.handedness.skew_tolerance`).
+        skew_tol: [m^3] the volume at or below which a link's axes meet (:func:`ggik.graph.handedness.skew_tolerance`):
+            a property of the arm, the same in its graph of every convention and goal kind.
         Also :attr:`link_volumes` and :attr:`skew_links`, the handedness of the arm (:mod:`ggik.graph.handedness`).
     """
 
@@ -148,8 +149,8 @@ class GraphStructure:
         D_home = torch.cdist(home, home)
         D_const = torch.where(self._constant_mask, D_home, torch.zeros_like(D_home))
         volumes = signed_volumes(home, n)  # constants of the arm (ggik.graph.handedness)
-        self.skew_tol = skew_tolerance(home, n)
-        self._skew = volumes.abs() > self.skew_tol
+        self.skew_tol = skew_tolerance(robot)
+        self._skew = skew_links(home, n, self.skew_tol)
         volumes = torch.where(self._skew, volumes, torch.zeros_like(volumes))  # exactly 0 on links that are not skew
         consts = dict(C=C, T_base_graph=T_base_graph, T_tool=T_tool, home=home, D_const=D_const, V=volumes)
         self._consts = ConstCache({k: v.numpy() for k, v in consts.items()})
@@ -191,8 +192,9 @@ class GraphStructure:
 
     @property
     def skew_links(self) -> torch.Tensor:
-        """(n,) bool, the links whose two axes neither meet nor are parallel (``|V_i|`` above :attr:`skew_tol`): k of
-        them give 2^k distance-equal realizations of every configuration, one of which is the arm."""
+        """(n,) bool, the links whose two axes neither meet (``|V_i|`` above :attr:`skew_tol`) nor are parallel
+        (:func:`ggik.graph.conventions.axes_parallel`), :func:`ggik.graph.handedness.skew_links`: k of them give 2^k
+        distance-equal realizations of every configuration, one of which is the arm."""
         return self._skew.clone()
 
     @property

@@ -29,7 +29,7 @@ from torch import nn
 
 from ggik.nn.distance_geometry import block_jacobi_step, gauss_newton_step, volume_residuals
 
-__all__ = ["NodeDecoder", "GaussNewtonFollow", "VolumeInputs", "VOLUME_GAIN", "VOLUME_SCALE"]
+__all__ = ["NodeDecoder", "GaussNewtonFollow", "VolumeInputs", "VOLUME_GAIN", "VOLUME_SCALE", "clamp_through"]
 
 #: the handedness parts start at zero and are scaled by this: the volume weight of a Gauss-Newton move is VOLUME_GAIN x
 #: its parameter [1/m^2], the outputs of :class:`VolumeInputs` VOLUME_GAIN x its linear maps. An optimiser moves each
@@ -39,6 +39,18 @@ VOLUME_GAIN = 10.0
 #: [m^3] a decoder layer reads each link-volume residual r as tanh(r / VOLUME_SCALE): a mirrored link of any arm
 #: (|r| = 2 |V| with |V| of 0.02-0.3 m^3 on the training arms) reads about +-1, a nearly right one linearly
 VOLUME_SCALE = 0.01
+
+
+def clamp_through(c: torch.Tensor) -> torch.Tensor:
+    """``max(c, 0)`` in value, with the gradient of ``c`` itself (1, straight through the clamp) everywhere.
+
+    The volume weights of :class:`GaussNewtonFollow` are clamped so: ``clamp_min(0)`` has zero gradient once its
+    parameter is negative, and a weight an optimiser pushed below 0 then stayed at 0 for good; through this one it has
+    the gradient the loss has at weight 0, and comes back when the loss asks for volumes. Its values are exactly
+    those of ``clamp_min(0)`` (c + (0 - c) is 0 in floating point), so every model file samples as before; a softplus
+    would have no weight of exactly 0, neither the start (the step exactly the distances-only one) nor a file's
+    clamped weight."""
+    return c + (c.clamp_min(0.0) - c).detach()
 
 
 class NodeDecoder(nn.Module):
@@ -78,7 +90,7 @@ class GaussNewtonFollow(nn.Module):
         (:func:`block_jacobi_step`).
         volumes: the "full" steps also take the arm's signed link volumes as residuals (``volumes`` of :meth:`step`),
             with a learned weight per move w_k = :data:`VOLUME_GAIN` max(0, c_k) [1/m^2] (c_k starts at 0: the step is
-            exactly the distances-only one).
+            exactly the distances-only one), its gradient passed straight through the clamp (:func:`clamp_through`).
     Shapes: h (B, N, D), x (B, N, 3) [m], known_distances and known_mask (B, N, N), movable (B, N) -> (B, N, 3).
     """
 
@@ -138,7 +150,7 @@ class GaussNewtonFollow(nn.Module):
         traced_with_gradients = torch.compiler.is_compiling() and torch.is_grad_enabled()
         steps = self.uncompiled_steps() if traced_with_gradients else self.STEPS
         if self.volume_weight is not None and volumes is not None:
-            w = VOLUME_GAIN * self.volume_weight[k].clamp_min(0.0) * (volumes != 0).to(x.dtype)
+            w = VOLUME_GAIN * clamp_through(self.volume_weight[k]) * (volumes != 0).to(x.dtype)
             delta = steps["full"](
                 x, known_distances, known_mask, movable, self.damping, self.max_step, volumes=(volumes, w)
             )

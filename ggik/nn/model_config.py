@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ggik.errors import GGIKError
 from ggik.graph.conventions import GRAPH_CONVENTIONS
 
 __all__ = ["ModelConfig"]
@@ -41,7 +42,8 @@ class ModelConfig:
     gn_damping: float = 1e-2  #: their damping, relative to the mean diagonal of J^T J
     gn_solver: str = "full"  #: "full": the (3M x 3M) Gauss-Newton system; "jacobi": its diagonal 3 x 3 blocks per node
     #: the model reads the arm's signed link volumes (handedness, :mod:`ggik.graph.handedness`): decoder layers see
-    #: their residuals and the Gauss-Newton moves take them; every such part starts at zero (off: the models up to v10)
+    #: their residuals and the Gauss-Newton moves take them; every such part starts at zero (off: the models up to v10).
+    #: The EGNN decoder only (the node decoder has no layers to read them)
     volume_inputs: bool = False
     latent_scope: str = "node"  #: "node": a latent per node (reference); "graph": one latent per graph
     #: the graph convention the model works on (:mod:`ggik.graph.conventions`): "frames" (the file's joint frames, the
@@ -50,7 +52,8 @@ class ModelConfig:
     graph: str = "frames"
 
     def check(self) -> None:
-        """Raise ValueError on a setting no model can be built with."""
+        """Raise ValueError on a setting no model can be built with (``volume_inputs`` with the node decoder:
+        :class:`ggik.errors.GGIKError`, a ValueError too)."""
         choices = {
             "prior_mixture": ("graph", "node"),
             "decoder": ("egnn", "node"),
@@ -63,6 +66,11 @@ class ModelConfig:
                 raise ValueError(f"model.{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if self.decoder == "node" and not self.anchor_frame:
             raise ValueError("model.decoder='node' places nodes along the anchor frame: it needs anchor_frame=True")
+        if self.volume_inputs and self.decoder != "egnn":
+            raise GGIKError(
+                "model.volume_inputs reaches the decoder's layers through the EGNN decoder only (ggik/nn/decoders.py, "
+                "VolumeInputs); the node decoder would skip them: use decoder='egnn' with volume_inputs=True"
+            )
         if self.graph == "canonical" and self.goal_features:
             raise ValueError(
                 "model.goal_features reads the goal's whole rotation, whose roll about the last axis depends on the "

@@ -36,6 +36,7 @@ from ggik.training.adapt_config import (
     AdaptResult,
     adapt_config,
     arm_record,
+    freeze,
     lr_factor,
     recipe,
     refuse_another_run,
@@ -210,8 +211,7 @@ def _adapt(
             raise
         trainer.init_from(base)
         state = {**who, "run": new_run_id(), "base": label, "elapsed_s": 0.0, "best": None, "curve": []}
-    for name in cfg.freeze:
-        getattr(trainer.model, name).requires_grad_(False)
+    freeze(trainer.model, cfg.freeze)
     anchor = [p.detach() for p in load_model(base, trainer.device)[0].parameters()] if cfg.anchor > 0 else None
     arm_tr, replayed = trainer.data.robots[-1], [tr.robot for tr in trainer.data.robots[:-1]]
     graph = trainer.cfg.model.graph

@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
+import torch
+
 from ggik.checkpoint import trained_named_robots, training_set
 from ggik.errors import GGIKError
 from ggik.kinematics.robot_files import RobotFile, chain_differences, chain_options
@@ -27,10 +29,33 @@ __all__ = [
     "refuse_another_run",
     "STATE_KEYS",
     "FREEZABLE",
+    "freeze",
     "TEST_SEED_OFFSET",
 ]
 
-FREEZABLE = ("embed", "enc_partial", "enc_full", "posterior", "prior", "dec_in", "decoder", "gn_follow")
+#: the parts of a model that ``AdaptConfig.freeze`` may name, each with the modules of :class:`ggik.nn.cvae.GGIKModel`
+#: it holds: the decoder its layers and their link-volume inputs (``dec_volumes``, one per layer, with
+#: ``model.volume_inputs``), so that a frozen decoder is not trained through them
+FREEZABLE: dict[str, tuple[str, ...]] = {
+    "embed": ("embed",),
+    "enc_partial": ("enc_partial",),
+    "enc_full": ("enc_full",),
+    "posterior": ("posterior",),
+    "prior": ("prior",),
+    "dec_in": ("dec_in",),
+    "decoder": ("decoder", "dec_volumes"),
+    "gn_follow": ("gn_follow",),
+}
+
+
+def freeze(model: torch.nn.Module, parts: list[str]) -> None:
+    """Stop training the ``parts`` (names of :data:`FREEZABLE`) of ``model``: every parameter of their modules (those
+    the model has: ``dec_volumes`` is None without volume inputs) no longer requires a gradient."""
+    for part in parts:
+        for name in FREEZABLE[part]:
+            module = getattr(model, name)
+            if module is not None:
+                module.requires_grad_(False)
 
 
 @dataclass
