@@ -68,8 +68,8 @@ KEYS = {
 #: key columns a kind's tables have since some version (the paper's: a row per method since 24c3c8f)
 OPTIONAL_KEYS = {"paper": ("method",)}
 #: commits known to change a kind's goals (commit, what): two tables compare only when both codes lie on the same
-#: side of each. The goals of our protocol (accuracy, conventions, generalisation, adapt's ProblemSet) hashed equal
-#: at 4ead48c (v10's eval/results) and 1dbbd19; the paper's changed with d4a0018 (1b81f11's tables.py hunk).
+#: side of each. The goals of accuracy, conventions and generalisation hash equal at 4ead48c (v10's eval/results),
+#: 24c3c8f and 5a8f0d1 (results/ship/goal_hashes.py); the paper's changed with d4a0018 (1b81f11's tables.py hunk).
 GOAL_CHANGES: dict[str, tuple[tuple[str, str], ...]] = {
     "paper": (("d4a0018", "the paper's goals drawn per arm, keyed by its name"),),
 }
