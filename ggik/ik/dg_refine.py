@@ -33,6 +33,18 @@ to one of the 2^k images by its basin, and about 1 / 2^k of the converged projec
 says per sample whether the projected point set has the arm's handedness (``DGResult.handed``,
 :meth:`ggik.RobotGraph.handedness`): one that has not is a mirror image, reported, never silently taken for the arm.
 
+Joint limits (``DGConfig.limits``, on by default): each joint with limits narrower than 2 pi adds one hinge residual,
+B max(0, |phi| - h) [m^2], phi the joint's angle from the middle of its limits measured by one squared distance and one
+signed volume of points of the two links it joins, h the limits' half-width (:mod:`ggik.ik.dg_limits`, which derives
+it and says where it is exact); f(X) holds their squares too, from the first step, so a sample outside its limits is
+never done. The hinges join the steps after the first ``DGConfig.limits_after`` (5; no later than a third of the
+budget): the first steps find the sample's basin on distances and volumes alone, then the limits move it within them
+(``benchmarks/dg_budget``, ``--limits-after``, compares the two). A converged projection is then within the limits,
+and the result says per sample whether the recovered angles are (``DGResult.within_limits``).
+
+Budget: at most ``DGConfig.iterations`` steps; a sample whose cost f is below ``DGConfig.tol`` is done and leaves the
+batch (its points no longer change and cost nothing), so the steps after most samples converged cost little.
+
 Obstacles (``clearance``): the graph form of obstacles of the GGIK authors' distance-geometry work, minimum distances
 between the chain's points and the obstacles. After every Gauss-Newton step each free joint point p_i closer to an
 obstacle than the collision model's largest link radius plus the margin is pushed out along the distance's gradient
@@ -52,6 +64,7 @@ from ggik.graph import Goals, PartialGraph, RobotGraph
 from ggik.graph.frames import AXIS_LENGTH
 from ggik.graph.goal_kinds import goal_errors
 from ggik.graph.handedness import signed_volumes
+from ggik.ik.dg_limits import LimitTerms, goal_point, limit_rows, limit_terms
 from ggik.nn.distance_geometry import gauss_newton_step
 
 if TYPE_CHECKING:
@@ -70,6 +83,13 @@ class DGConfig:
     tol: float = 1e-20  #: a sample stops when f(X) is below this [m^4] (distance errors ~1e-10 m)
     #: the skew links' signed volumes join the residuals, weight 1 / L^2 (module docstring); False: distances only
     volumes: bool = True
+    #: the joint limits join the residuals as hinges (:mod:`ggik.ik.dg_limits`; rows only for the joints with limits
+    #: narrower than 2 pi, so nothing changes for a robot without them); False: no limits
+    limits: bool = True
+    limit_margin: float = 1e-6  #: [rad] the hinges hold each joint this far inside its limits
+    #: the hinges join the steps after this many (no later than a third of the budget): the first steps find the
+    #: sample's basin on distances and volumes, then the limits move it within them (module docstring)
+    limits_after: int = 5
 
 
 def _edge_mask(problem: PartialGraph) -> torch.Tensor:
@@ -142,8 +162,9 @@ def project_point_sets(
     """Move the free nodes of point sets ``points`` (P, S, N, 3) [m, graph frame] onto the known distances of the
     problems ``goals`` (P goals, (P, 4, 4) in the base-link frame or :class:`Goals`); anchors are set to their
     known positions; with ``clearance``, each step is followed by :func:`push_out`; with ``cfg.volumes`` the skew links'
-    signed volumes are residuals too (module docstring). Returns (projected points (P, S, N, 3) float64, final cost
-    f (P, S) [m^4], the volume term included when on)."""
+    signed volumes are residuals too, with ``cfg.limits`` the joint limits' hinges (module docstring). A sample whose
+    cost is below ``cfg.tol`` is done: it leaves the batch and keeps its points. Returns (projected points
+    (P, S, N, 3) float64, final cost f (P, S) [m^4], the volume and limit terms included when on)."""
     cfg = cfg or DGConfig()
     if points.ndim != 4 or points.shape[-2:] != (graph.num_nodes, 3):
         raise ValueError(f"points must have shape (P, S, {graph.num_nodes}, 3), got {tuple(points.shape)}")
@@ -151,7 +172,9 @@ def project_point_sets(
     if goals.shape != points.shape[:1]:
         raise ValueError(f"{goals.shape[0] if len(goals.shape) else 0} goals for {points.shape[0]} groups of samples")
     problem = graph.partial(goals.to(torch.float64))
-    terms = volume_terms(graph.for_goal_kind(goals.kind), cfg.volumes)
+    kind_graph = graph.for_goal_kind(goals.kind)
+    terms = volume_terms(kind_graph, cfg.volumes)
+    limits = limit_terms(kind_graph, goals.kind, cfg.limit_margin) if cfg.limits else None
     X = points.to(torch.float64).clone()
     anchors = problem.anchor_mask
     X[:, :, anchors] = problem.known_positions[:, None, anchors]
@@ -162,19 +185,52 @@ def project_point_sets(
     known = mask.expand(P * S, N, N)
     movable = (~anchors).expand(P * S, N)
     volumes = None if terms is None else (terms[0].expand(P * S, -1), terms[1].expand(P * S, -1))
-    cost = distance_cost(X, known_sq, mask, terms)
+    # the goal point of each sample (P S, 1, 3): the limit rows' extra node (the last joint of pose goals)
+    w = goal_point(problem.goal)[:, None, None].expand(P, S, 1, 3).reshape(P * S, 1, 3)
+    flat = X.reshape(P * S, N, 3)
+    flat_sq = known_sq.expand(P, S, N, N).reshape(P * S, N, N)
+
+    def cost_of(rows: torch.Tensor) -> torch.Tensor:
+        """f of the samples ``rows`` (R,) of ``flat`` (R,) [m^4]: distances, volumes and limit hinges."""
+        c = distance_cost(flat[rows], flat_sq[rows], known[rows], terms)
+        if limits is not None:
+            c = c + 0.5 * (limit_rows(torch.cat([flat[rows], w[rows]], 1), limits)[0] ** 2).sum(-1)
+        return c
+
+    every = torch.arange(P * S)
+    cost = cost_of(every)
+    first_limit_step = min(cfg.limits_after, cfg.iterations // 3)
     for k in range(cfg.iterations):
-        active = cost > cfg.tol
-        if not bool(active.any()):
+        rows = (cost > cfg.tol).nonzero()[:, 0]  # the samples not done: they alone take the step
+        if rows.numel() == 0:
             break
         damping = cfg.damping * cfg.damping_decay**-k
-        flat = X.reshape(P * S, N, 3)
-        step = gauss_newton_step(flat, dist, known, movable, damping, max_step=float("inf"), volumes=volumes)
-        X = X + step.reshape(P, S, N, 3) * active[..., None, None]
+        x = flat[rows]
+        extra = _limit_extra(x, w[rows], limits) if k >= first_limit_step else None
+        vol = None if volumes is None else (volumes[0][rows], volumes[1][rows])
+        step = gauss_newton_step(
+            x, dist[rows], known[rows], movable[rows], damping, max_step=float("inf"), volumes=vol, extra=extra
+        )
+        flat[rows] = x + step
         if clearance is not None and k < cfg.iterations - 1:  # the last step stays on the known distances
-            X = push_out(graph, X, clearance)
-        cost = distance_cost(X, known_sq, mask, terms)
+            flat.copy_(push_out(graph, flat, clearance))  # every sample: a pushed point is a sample not done
+            cost = cost_of(every)
+        else:
+            cost[rows] = cost_of(rows)
+    X = flat.reshape(P, S, N, 3)
+    cost = cost.reshape(P, S)
     return X, cost
+
+
+def _limit_extra(
+    x: torch.Tensor, w: torch.Tensor, limits: LimitTerms | None
+) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """The limit rows of point sets ``x`` (B, N, 3) with their goal points ``w`` (B, 1, 3) as ``extra`` rows of
+    :func:`ggik.nn.distance_geometry.gauss_newton_step`: (r (B, K), dr/dx (B, K, N, 3)); None without limits."""
+    if limits is None:
+        return None
+    r, J = limit_rows(torch.cat([x, w], 1), limits)
+    return r, J[:, :, : x.shape[1]]
 
 
 @dataclass
@@ -187,6 +243,8 @@ class DGResult:
         cost: (P, S) final distance cost f [m^4]; points: (P, S, N, 3) projected point sets [m, graph frame].
         handed: (P, S) bool, the projected point set has the arm's handedness (:meth:`ggik.RobotGraph.handedness`):
             False marks a mirror image of the arm in some skew link, whose angles miss the goal however small its cost.
+        within_limits: (P, S) bool, the recovered angles lie within the joint limits (:meth:`ggik.Robot.within_limits`;
+            with ``DGConfig.limits`` a converged projection does, :mod:`ggik.ik.dg_limits`).
     """
 
     q: torch.Tensor
@@ -195,6 +253,7 @@ class DGResult:
     cost: torch.Tensor
     points: torch.Tensor
     handed: torch.Tensor
+    within_limits: torch.Tensor
 
 
 def dg_refine(
@@ -207,7 +266,7 @@ def dg_refine(
 ) -> DGResult:
     """:func:`project_point_sets` (with ``clearance``: its obstacle projection), then joint angles and their FK errors,
     in passes of ``goals_per_pass`` goals (the (S, N, N, 3, 3) blocks of a pass stay cache-sized), and each projected
-    point set's handedness."""
+    point set's handedness and whether its angles lie within the limits."""
     goals = graph.goals(goals).to(torch.float64, "cpu")
     parts = []
     for start in range(0, points.shape[0], goals_per_pass):
@@ -218,4 +277,6 @@ def dg_refine(
     pos, rot = goal_errors(graph.robot.fk(q), goals.in_base[:, None], goals.kind, graph.tool_axis)
     X = torch.cat([p[2] for p in parts])
     handed = graph.for_goal_kind(goals.kind).handedness(X)
-    return DGResult(q=q, pos_err=pos, rot_err=rot, cost=torch.cat([p[1] for p in parts]), points=X, handed=handed)
+    cost = torch.cat([p[1] for p in parts])
+    inside = graph.robot.within_limits(q)
+    return DGResult(q=q, pos_err=pos, rot_err=rot, cost=cost, points=X, handed=handed, within_limits=inside)

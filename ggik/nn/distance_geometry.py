@@ -87,6 +87,7 @@ def gauss_newton_step(
     max_step: float = 0.25,
     all_columns: bool | None = None,
     volumes: tuple[torch.Tensor, torch.Tensor] | None = None,
+    extra: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """One damped Gauss-Newton step delta (B, N, 3) [m] on the known distances; zero on nodes that may not move.
 
@@ -109,6 +110,9 @@ def gauss_newton_step(
             L link slots) join the residuals, the cost gaining ``1/2 sum_l w_l (V_l(X) - V_l)^2``
             (:func:`volume_normal_terms`); w = 1 / L^2 (L the axis length) makes a volume residual an area like the
             distance residuals, w = 0 leaves a link out (and leaves the step exactly as without it).
+        extra: optional further residual rows (r (B, K), dr/dx (B, K, N, 3)), the cost gaining ``1/2 sum_k r_k^2``
+            (e.g. the joint limits' hinges of :mod:`ggik.ik.dg_limits`); a row with r = 0 and a zero Jacobian leaves
+            the step exactly as without it.
     """
     dtype = x.dtype
     work = torch.promote_types(dtype, torch.float32)
@@ -138,6 +142,10 @@ def gauss_newton_step(
         if volumes is not None:
             grad_v, H_v = volume_normal_terms(xw, volumes[0].to(work), volumes[1].to(work), cols, mov)
             grad, H = grad + grad_v, H + H_v
+        if extra is not None:
+            r_x, J_x = extra[0].to(work), extra[1].to(work)[:, :, cols] * mov[:, None, :, None]  # (B, K), (B, K, M, 3)
+            grad = grad + torch.einsum("bk,bkmc->bmc", r_x, J_x)
+            H = H + torch.einsum("bkmi,bknj->bminj", J_x, J_x)
         H = H.reshape(B, 3 * M, 3 * M)
         mov3 = mov.repeat_interleave(3, dim=1)  # (B, 3M)
         diag = torch.diagonal(H, dim1=-2, dim2=-1)
