@@ -75,7 +75,8 @@ def smallest_budget(rows: list[dict], kind: str, criterion: str, ratio: float) -
 def _commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "ggik", "benchmarks/dg_budget"], capture_output=True)
+        paths = ["ggik", "benchmarks/dg_budget"]  # tracked files changed (an untracked results folder does not count)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", *paths], capture_output=True)
         return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -118,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--goals", type=int, default=100)
     p.add_argument("--samples", type=int, default=32)
     p.add_argument("--families", nargs="*", default=None, help="the study's families (default: every family)")
+    p.add_argument("--arms", nargs="*", default=None, help="only these arms of the families (default: all)")
+    p.add_argument("--ckpt", default=None, help="the model (default: the shipped one)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", type=Path, default=None, help="write the tables here too (Markdown)")
     p.add_argument("--limits-after", type=int, default=None, help="DGConfig.limits_after (default: its default)")
@@ -128,11 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     cfg = DGConfig(limits=not a.no_limits)
     if a.limits_after is not None:
         cfg = replace(cfg, limits_after=a.limits_after)
-    model, _ = load_model_or_shipped(None, "cpu")
+    model, _ = load_model_or_shipped(a.ckpt, "cpu")
     model.eval()
     chosen = arms(tuple(a.families)) if a.families else arms()
     rows = []
     for i, arm in enumerate(chosen):  # the study's goals and random starts: arm i draws from GOAL_SEED + i
+        if a.arms and arm.name not in a.arms:
+            continue
         t0 = time.perf_counter()
         robot = arm.robot
         graph = RobotGraph.from_robot(robot, model.cfg.graph)
@@ -151,8 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{arm.name} ({time.perf_counter() - t0:.0f} s) {line}", flush=True)
     header = (
         f"# DG budget per arm (code {code}; {a.goals} pose goals x {a.samples} samples per arm, the handedness "
-        f"study's goals; shipped model; {a.threads} thread(s); steps {', '.join(map(str, STEPS))}; limits "
-        f"{'off' if a.no_limits else f'on after {cfg.limits_after} steps'})"
+        f"study's goals; model {a.ckpt or 'shipped'}; {a.threads} thread(s); steps {', '.join(map(str, STEPS))}; "
+        f"limits {'off' if a.no_limits else f'on after {cfg.limits_after} steps'})"
     )
     text = markdown(rows, header)
     print(text)
