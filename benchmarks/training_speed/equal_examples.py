@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(runs) < 2 or args.windows < 1 or args.since_step < 0:
         raise GGIKError("--runs needs two or more runs, --windows >= 1 and --since-step >= 0")
     table = equal_examples_table(runs, args.since_step, args.windows, "x" if args.axis == "examples" else "cpu_min")
-    table.write(args.out)
+    table.write(args.out, model="none (the runs' training records: " + ", ".join(str(p) for p in runs.values()) + ")")
     print(table.body())
     return 0
 
