@@ -326,3 +326,34 @@ def test_the_readme_quotes_the_committed_results():
             assert float(paper) == PAPER_TABLE1[arm][0] == float(r["paper success [%]"])
             assert success == f"{float(r['success [%]']):.1f}" and f"{lo}-{hi}" == r["95% interval [%]"]
             assert outside == f"{float(r['goals outside limits [%]']):.1f}"
+
+
+def test_the_main_readme_quotes_the_paper_runs_table():
+    """The README's table of the paper's protocol is the committed CSVs it cites (the paper run's export, 2,000 goals,
+    best of 32 / 50, raw and + DG; v10's 2,000-goal table), to the digit shown, and the paper's Table 1."""
+    from tests.conftest import REPO_ROOT
+
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("**The paper's Table 1 on its protocol**")[1].split("\n\n")[1]
+    rows = {
+        line.split(" | ")[0].strip("| "): [c.strip(" |") for c in line.split(" | ")[1:]] for line in block.splitlines()
+    }
+    results = REPO_ROOT / "benchmarks" / "paper_tables" / "results"
+    run = {(r["robot"], r["method"]): r for r in _read_csv(results / "paper_run_2000" / "paper_protocol.csv")}
+    v10 = {r["robot"]: r for r in _read_csv(results / "paper_protocol_v10_2000" / "paper_protocol.csv")}
+    assert rows["success [%]"] == list(PAPER_ARMS)
+    for k, arm in enumerate(PAPER_ARMS):
+        raw, dg = run[arm, METHODS[0]], run[arm, METHODS[1]]
+        interval = raw["95% interval, best of 32 [%]"]
+        assert rows["raw, best of 32 (95 % interval)"][k] == f"{float(raw['success, best of 32 [%]']):.1f} ({interval})"
+        assert rows["raw, best of 50"][k] == f"{float(raw['success, best of 50 [%]']):.1f}"
+        quoted_dg = rows["+ DG projection, best of 32 (26-44 ms per goal, sampling 22-30)"][k]
+        assert quoted_dg.split(" ")[0] == f"{float(dg['success, best of 32 [%]']):.0f}"
+        assert (
+            26 <= float(dg["projection time per goal [ms]"]) < 45
+            and 22 <= float(dg["sampling time per goal [ms]"]) < 31
+        )
+        v10_row = next(v for key, v in rows.items() if key.startswith("v10, raw"))
+        assert v10_row[k] == f"{float(v10[arm]['success [%]']):.1f}"
+        assert float(rows["the paper, raw, best of 32"][k]) == PAPER_TABLE1[arm][0]
+    assert "sha256 ff54e2ad1c19" in (results / "paper_run_2000" / "paper_protocol.md").read_text(encoding="utf-8")

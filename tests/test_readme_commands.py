@@ -47,7 +47,7 @@ NOT_RUN = {
     "make demo": "the Makefile's set-up (a fresh .venv); its ggik demo runs below",
     "make test": "runs this test suite",
     "torchrun": "DDP on CUDA GPUs",
-    "bash train/gpu/train_on_gpu.sh": "a GPU machine's time-boxed training",
+    "bash train/gpu/paper_sitting.sh": "one call of a lent GPU (checked on the CPU path by tests/test_gpu_scripts.py)",
     "bash eval/ship_default.sh": "the whole suite, 10 minutes alone on the machine; its commands run below, smaller",
     "ggik view": "a server that runs until Ctrl-C (tests/test_view.py starts it on a free port and drives it)",
 }
