@@ -85,18 +85,20 @@ def read_paper_curves(run: Path) -> tuple[dict[str, ArmCurve], float]:
     return curves, (rates[len(rates) // 2] if rates else math.nan)
 
 
-def failure_power_law(curve: ArmCurve) -> tuple[float, float]:
-    """(a, b) of the least-squares fit log(1 - s) = log(a) + b log(x) over the curve's records, the failure floored at
-    half a goal (0.5 / goals; 1e-3 when the number of goals is unknown). ValueError with fewer than 3 records or a
-    single example count."""
+def failure_power_law(curve: ArmCurve) -> tuple[float, float, float]:
+    """(a, b, standard error of b) of the least-squares fit log(1 - s) = log(a) + b log(x) over the curve's records,
+    the failure floored at half a goal (0.5 / goals; 1e-3 when the number of goals is unknown). ValueError with fewer
+    than 3 records or a single example count."""
     if len(curve.examples) < 3 or len(set(curve.examples)) < 2:
         raise ValueError(f"{curve.arm}: a fit needs at least 3 records at 2 or more example counts")
     floor = 0.5 / curve.goals if curve.goals > 0 else 1e-3
     pts = [(math.log(x), math.log(max(1.0 - s, floor))) for x, s in zip(curve.examples, curve.success)]
     n = len(pts)
     mx, my = sum(x for x, _ in pts) / n, sum(y for _, y in pts) / n
-    b = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
-    return math.exp(my - b * mx), b
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    b = sum((x - mx) * (y - my) for x, y in pts) / sxx
+    residual = sum((y - my - b * (x - mx)) ** 2 for x, y in pts)
+    return math.exp(my - b * mx), b, math.sqrt(residual / (n - 2) / sxx) if n > 2 else math.inf
 
 
 def examples_to_reach(a: float, b: float, success: float) -> float:
@@ -134,15 +136,16 @@ def gap_table(curves: dict[str, ArmCurve], cpu_rate: float, gpu_rates: list[floa
         lo, hi = wilson_interval(round(now * goals), goals) if goals else (math.nan, math.nan)
         paper = PAPER_TABLE1[arm][0]
         try:
-            a, b = failure_power_law(c)
+            a, b, se = failure_power_law(c)
         except ValueError:
-            a, b = math.nan, math.nan
-        need = examples_to_reach(a, b, paper / 100) if math.isfinite(b) else math.nan
+            a, b, se = math.nan, math.nan, math.nan
+        falling = math.isfinite(b) and b + 2 * se < 0  # a trend beyond twice its standard error
+        need = examples_to_reach(a, b, paper / 100) if falling else (math.inf if math.isfinite(b) else math.nan)
         if now * 100 >= paper:
             need = float(c.examples[-1])
         more = max(0.0, need - c.examples[-1]) if need == need else math.nan
         row = [arm, len(c.examples), c.examples[-1], 100 * now, f"{100 * lo:.1f}-{100 * hi:.1f}", paper,
-               f"{a:.3g} x^{b:.3f}" if math.isfinite(b) else "n/a", need, more,
+               f"{a:.3g} x^({b:.3f} +- {se:.3f})" if math.isfinite(b) else "n/a", need, more,
                _duration(more / cpu_rate) if cpu_rate == cpu_rate and more == more else "n/a"]  # fmt: skip
         row += [f"{more / r / SITTING_S:.3g}" if more == more and math.isfinite(more) else "never" for r in gpu_rates]
         table.add(*row)
@@ -152,7 +155,8 @@ def gap_table(curves: dict[str, ArmCurve], cpu_rate: float, gpu_rates: list[floa
         "examples counted from the start of this run (its data: the paper's).",
         "failure law: least squares of log(1 - success) on log(examples), failures floored at half a goal; examples "
         "to the paper's: where it reaches 1 - paper; an extrapolation far past the measured range, an order of "
-        "magnitude at best; 'inf' where the failure rate does not fall.",
+        "magnitude at best; 'inf' where the failure rate does not fall by more than twice the slope's standard error "
+        "(no trend the records can tell from noise).",
         f"CPU time at the run's median CPU rate ({cpu_rate:,.0f} examples/s, one core); sittings: "
         f"{SITTING_S // 60}-minute GPU sittings at the rates given (--gpu-rates, measured elsewhere).",
     ]
@@ -171,7 +175,7 @@ def plot_curves(curves: dict[str, ArmCurve], path: Path) -> Path:
         colour = f"C{k}"
         ax.plot(c.examples, [100 * s for s in c.success], "o", ms=3, color=colour, label=arm)
         try:
-            a, b = failure_power_law(c)
+            a, b, _ = failure_power_law(c)
             xs = [c.examples[0] * (c.examples[-1] / c.examples[0]) ** (i / 40) for i in range(41)]
             ax.plot(xs, [100 * (1 - min(1.0, a * x**b)) for x in xs], "-", color=colour, lw=1)
         except ValueError:

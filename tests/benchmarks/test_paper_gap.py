@@ -36,8 +36,8 @@ def test_the_law_and_the_examples_it_needs_are_recovered(tmp_path):
     curves, cpu_rate = gap.read_paper_curves(tmp_path / "run")
     assert set(curves) == {"panda", "ur10"} and len(curves["panda"].examples) == 6  # our protocol's records skipped
     assert curves["panda"].examples[0] == 51_200 * 4 and cpu_rate == pytest.approx(304.0)
-    a, b = gap.failure_power_law(curves["panda"])
-    assert a == pytest.approx(30.0, rel=1e-9) and b == pytest.approx(-0.3, rel=1e-9)
+    a, b, se = gap.failure_power_law(curves["panda"])
+    assert a == pytest.approx(30.0, rel=1e-9) and b == pytest.approx(-0.3, rel=1e-9) and se < 1e-9
     want = (0.025 / 30.0) ** (1 / -0.3)  # the Panda's paper success 97.5 %
     assert gap.examples_to_reach(a, b, 0.975) == pytest.approx(want, rel=1e-9)
     assert gap.examples_to_reach(1.0, 0.0, 0.9) == math.inf
@@ -67,3 +67,15 @@ def test_the_command_writes_its_table_and_figure(tmp_path):
     assert gap.main(["--run", str(tmp_path / "run"), "--out", str(tmp_path / "out")]) == 0
     text = (tmp_path / "out" / "gap.md").read_text()
     assert "| panda |" in text and "| lbr_iiwa |" in text and (tmp_path / "out" / "gap.png").stat().st_size > 0
+
+
+def test_a_flat_noisy_curve_has_no_trend_and_needs_inf(tmp_path):
+    """Failures that wander about 0.85 with no trend: the slope is within twice its standard error of 0, so the
+    table gives no extrapolation (inf), not the astronomically large number a tiny fitted slope would."""
+    curve = gap.ArmCurve(
+        "panda", [10**6 + 51_200 * i for i in range(8)], [0.15, 0.11, 0.16, 0.12, 0.14, 0.1, 0.16, 0.13], 100
+    )
+    a, b, se = gap.failure_power_law(curve)
+    assert -2 * se < b < 0
+    row = dict(zip(*[(t := gap.gap_table({"panda": curve}, 300.0, [7300.0])).columns, t.rows[0]]))
+    assert row["examples to the paper's"] == math.inf and row["sittings at 7,300 ex/s"] == "never"
