@@ -69,7 +69,7 @@ import torch
 from ggik.graph.frames import AXIS_LENGTH
 from ggik.graph.structure import CONSTANT_TOL, GraphStructure
 
-__all__ = ["LimitTerms", "limit_terms", "goal_point", "limit_quantities", "limit_angles", "limit_rows"]
+__all__ = ["LimitTerms", "limit_terms", "goal_point", "limit_quantities", "limit_angles", "limit_rows", "limit_slots"]
 
 
 @dataclass(frozen=True)
@@ -191,6 +191,14 @@ def limit_rows(points: torch.Tensor, terms: LimitTerms) -> tuple[torch.Tensor, t
     """The hinge residuals r = B max(0, |phi| - (h - margin)) (..., K) [m^2] of the extended point sets ``points``
     (..., N + 1, 3) [m] and their Jacobian dr/dx (..., K, N + 1, 3) [m] (zero where r = 0, and at nodes that no row
     holds); phi = atan2(S, C) - delta wrapped into (-pi, pi], C = A - d^2, S = 2 V / L (module docstring)."""
+    r, slots = limit_slots(points, terms)
+    onehot = torch.nn.functional.one_hot(terms.nodes.to(points.device), terms.num_nodes + 1).to(points.dtype)
+    return r, torch.einsum("ksn,...ksc->...knc", onehot, slots)
+
+
+def limit_slots(points: torch.Tensor, terms: LimitTerms) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`limit_rows` with the Jacobian per row at its four nodes ``terms.nodes`` only: (r (..., K) [m^2],
+    dr/dx at (a, b, u, v) (..., K, 4, 3) [m]), for a step that places them itself (:mod:`ggik.ik.dg_step`)."""
     a, b, u, v = _tetra(points, terms)
     e = u - v
     E1, E2, E3 = b - a, u - a, v - a
@@ -207,6 +215,4 @@ def limit_rows(points: torch.Tensor, terms: LimitTerms) -> tuple[torch.Tensor, t
     cS, sS = (2.0 / AXIS_LENGTH) * C[..., None], S[..., None]
     # per slot (a, b, u, v): C dS - S dC with dV = (-(gb + gu + gv), gb, gu, gv) and d(d^2) = (0, 0, 2 e, -2 e)
     slots = torch.stack([-cS * (gb + gu + gv), cS * gb, cS * gu + 2.0 * sS * e, cS * gv - 2.0 * sS * e], -2)
-    onehot = torch.nn.functional.one_hot(terms.nodes.to(points.device), terms.num_nodes + 1).to(points.dtype)
-    J = torch.einsum("ksn,...ksc->...knc", onehot, slots * k)
-    return B * over.clamp_min(0.0), J
+    return B * over.clamp_min(0.0), slots * k

@@ -8,9 +8,10 @@ minimise
 
     f(X) = 1/2 sum_{known {i, j}} r_ij^2,   r_ij = |x_i - x_j|^2 - d_ij^2   [m^2]
 
-with damped Gauss-Newton steps on all samples at once (:func:`ggik.nn.distance_geometry.gauss_newton_step`, the
-step the model's decoder also follows: per sample the normal equations of the 3M free coordinates, M free nodes,
-in closed form, solved densely) with a relative damping that shrinks 3x per step
+with damped Gauss-Newton steps on all samples at once (:func:`ggik.ik.dg_step.sparse_step`: per sample the normal
+equations of the 3M free coordinates, M free nodes, built from the known edges and solved by Cholesky, in chunks of
+64 samples; the step of :func:`ggik.nn.distance_geometry.gauss_newton_step`, which the model's decoder follows, to
+rounding) with a relative damping that shrinks 3x per step
 (1e-3 at first); every step is taken and the last iterate returned (f need not fall monotonically on the way
 into a solution's basin). ``DGConfig.damping_decay = 1`` gives the fixed-damping variant.
 Joint angles are then recovered from the projected point sets as from raw samples
@@ -64,8 +65,8 @@ from ggik.graph import Goals, PartialGraph, RobotGraph
 from ggik.graph.frames import AXIS_LENGTH
 from ggik.graph.goal_kinds import goal_errors
 from ggik.graph.handedness import signed_volumes
-from ggik.ik.dg_limits import LimitTerms, goal_point, limit_rows, limit_terms
-from ggik.nn.distance_geometry import gauss_newton_step
+from ggik.ik.dg_limits import goal_point, limit_terms
+from ggik.ik.dg_step import chunked_cost, chunked_step, step_structure
 
 if TYPE_CHECKING:
     from ggik.collision import Clearance
@@ -77,7 +78,7 @@ __all__ = ["DGConfig", "DGResult", "project_point_sets", "dg_refine", "distance_
 class DGConfig:
     """Budget of the distance-geometric projection."""
 
-    #: Gauss-Newton steps at most (each one batched dense solve of 3M x 3M per sample not yet done), for model samples
+    #: Gauss-Newton steps at most (each one batched solve of 3M x 3M per sample not yet done), for model samples
     #: and random starts alike: the fewest of 5-30 steps that converge at least 0.95 of what 30 converge on every arm
     #: of the handedness study, from the shipped model's samples and from random starts (``benchmarks/dg_budget``:
     #: 30, where the slowest arms were still converging at 25)
@@ -94,6 +95,9 @@ class DGConfig:
     #: the hinges join the steps after this many (no later than a third of the budget): the first steps find the
     #: sample's basin on distances and volumes, then the limits move it within them (module docstring)
     limits_after: int = 5
+    #: the step's normal equations through ``torch.compile`` (:mod:`ggik.ik.dg_step`: about 3x faster per step, but
+    #: each robot and goal kind compiles first, seconds; for long runs of one arm)
+    compiled: bool = False
 
 
 def _edge_mask(problem: PartialGraph) -> torch.Tensor:
@@ -183,58 +187,33 @@ def project_point_sets(
     anchors = problem.anchor_mask
     X[:, :, anchors] = problem.known_positions[:, None, anchors]
     P, S, N, _ = X.shape
-    mask = _edge_mask(problem).to(torch.float64)
-    known_sq = (problem.known_distances**2)[:, None]  # (P, 1, N, N) [m^2]
-    dist = problem.known_distances[:, None].expand(P, S, N, N).reshape(P * S, N, N)
-    known = mask.expand(P * S, N, N)
-    movable = (~anchors).expand(P * S, N)
-    volumes = None if terms is None else (terms[0].expand(P * S, -1), terms[1].expand(P * S, -1))
-    # the goal point of each sample (P S, 1, 3): the limit rows' extra node (the last joint of pose goals)
-    w = goal_point(problem.goal)[:, None, None].expand(P, S, 1, 3).reshape(P * S, 1, 3)
+    st = step_structure(_edge_mask(problem), ~anchors, terms, limits)
+    goal = goal_point(problem.goal)[:, None, None].expand(P, S, 1, 3).reshape(P * S, 1, 3)  # the limit rows' node N
+    ends = st.ends
+    d2 = (problem.known_distances[:, ends[:, 0], ends[:, 1]] ** 2)[:, None].expand(P, S, -1).reshape(P * S, -1)
     flat = X.reshape(P * S, N, 3)
-    flat_sq = known_sq.expand(P, S, N, N).reshape(P * S, N, N)
-
-    def cost_of(rows: torch.Tensor) -> torch.Tensor:
-        """f of the samples ``rows`` (R,) of ``flat`` (R,) [m^4]: distances, volumes and limit hinges."""
-        c = distance_cost(flat[rows], flat_sq[rows], known[rows], terms)
-        if limits is not None:
-            c = c + 0.5 * (limit_rows(torch.cat([flat[rows], w[rows]], 1), limits)[0] ** 2).sum(-1)
-        return c
-
     every = torch.arange(P * S)
-    cost = cost_of(every)
+    cost = chunked_cost(flat, goal, d2, st, cfg.compiled)
     first_limit_step = min(cfg.limits_after, cfg.iterations // 3)
     for k in range(cfg.iterations):
         rows = (cost > cfg.tol).nonzero()[:, 0]  # the samples not done: they alone take the step
         if rows.numel() == 0:
             break
+        if rows.numel() == P * S:
+            rows = every
         damping = cfg.damping * cfg.damping_decay**-k
-        x = flat[rows]
-        extra = _limit_extra(x, w[rows], limits) if k >= first_limit_step else None
-        vol = None if volumes is None else (volumes[0][rows], volumes[1][rows])
-        step = gauss_newton_step(
-            x, dist[rows], known[rows], movable[rows], damping, max_step=float("inf"), volumes=vol, extra=extra
-        )
-        flat[rows] = x + step
+        x, g, d = flat[rows], goal[rows], d2[rows]
+        with_limits = limits is not None and k >= first_limit_step
+        x[:, st.cols] += chunked_step(x, g, d, st, damping, with_limits, cfg.compiled)
+        flat[rows] = x
         if clearance is not None and k < cfg.iterations - 1:  # the last step stays on the known distances
             flat.copy_(push_out(graph, flat, clearance))  # every sample: a pushed point is a sample not done
-            cost = cost_of(every)
+            cost = chunked_cost(flat, goal, d2, st, cfg.compiled)
         else:
-            cost[rows] = cost_of(rows)
+            cost[rows] = chunked_cost(x, g, d, st, cfg.compiled)
     X = flat.reshape(P, S, N, 3)
     cost = cost.reshape(P, S)
     return X, cost
-
-
-def _limit_extra(
-    x: torch.Tensor, w: torch.Tensor, limits: LimitTerms | None
-) -> tuple[torch.Tensor, torch.Tensor] | None:
-    """The limit rows of point sets ``x`` (B, N, 3) with their goal points ``w`` (B, 1, 3) as ``extra`` rows of
-    :func:`ggik.nn.distance_geometry.gauss_newton_step`: (r (B, K), dr/dx (B, K, N, 3)); None without limits."""
-    if limits is None:
-        return None
-    r, J = limit_rows(torch.cat([x, w], 1), limits)
-    return r, J[:, :, : x.shape[1]]
 
 
 @dataclass
