@@ -22,6 +22,8 @@ Command (from the repository root; heavy: under the lock)::
 
     flock /tmp/ggik_heavy.lock python -m benchmarks.dg_budget.step_cost --threads 1 \
         --out benchmarks/dg_budget/results/step_cost_1thread.md
+    flock /tmp/ggik_heavy.lock python -m benchmarks.dg_budget.step_cost --threads 1 --profile --arms panda \
+        --out benchmarks/dg_budget/results/step_profile_panda.md
 """
 
 from __future__ import annotations
@@ -113,6 +115,39 @@ def _project(path: str, graph: RobotGraph, points: torch.Tensor, T: torch.Tensor
     return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts]), dt
 
 
+def _samples(model, name: str, i: int, goals: int, samples: int):
+    """(graph, goals (P, 4, 4), raw samples, raw sampling ms per goal) of arm ``name``, the ``i``-th."""
+    robot = Robot.from_name(name)
+    graph = RobotGraph.from_robot(robot, model.cfg.graph)
+    gen = torch.Generator().manual_seed(GOAL_SEED + i)
+    T = robot.fk(robot.sample_q(goals, gen).to(torch.float64))
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        raw = sample_joint_angles(model, graph, T, samples, torch.Generator().manual_seed(i))
+    return graph, T, raw, 1e3 * (time.perf_counter() - t0) / goals
+
+
+def _profile(model, a, code: str) -> int:
+    """torch.profiler's operators by self CPU time, per path, for the 10-step projection of the first arm."""
+    from torch.profiler import ProfilerActivity, profile
+
+    graph, T, raw, _ = _samples(model, a.arms[0], 0, a.goals, a.samples)
+    parts = [f"# DG step profile, {a.arms[0]} (code {code}; {a.goals} x {a.samples}, 10 steps, {a.threads} thread(s))"]
+    for path in ("dense", "sparse", "compiled"):
+        cfg = DGConfig(compiled=path == "compiled", tol=0.0, iterations=10)
+        _project(path, graph, raw.points[:PASS], T[:PASS], cfg)  # warm-up (compiles)
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            dt = _project(path, graph, raw.points, T, cfg)[2]
+        us = 1e6 * dt / (a.goals * a.samples * 10)
+        table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12)
+        parts += ["", f"## {path}: {us:.1f} us per sample-step under the profiler", "", "```", table, "```"]
+    text = "\n".join(parts) + "\n"
+    print(text)
+    if a.out is not None:
+        atomic_write_text(a.out, text)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--goals", type=int, default=100)
@@ -120,11 +155,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--arms", nargs="*", default=list(ARMS))
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", type=Path, default=None, help="write the table here too (Markdown)")
+    p.add_argument("--profile", action="store_true", help="instead: torch.profiler's top operators per path, 10 steps")
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
     code = _commit()
     model, _ = load_model_or_shipped(None, "cpu")
     model.eval()
+    if a.profile:
+        return _profile(model, a, code)
     lines = [
         f"# DG step cost per arm (code {code}; {a.goals} pose goals x {a.samples} samples, the shipped model; "
         f"{a.threads} thread(s), OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}; passes of {PASS} goals)",
@@ -135,14 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for i, name in enumerate(a.arms):
-        robot = Robot.from_name(name)
-        graph = RobotGraph.from_robot(robot, model.cfg.graph)
-        gen = torch.Generator().manual_seed(GOAL_SEED + i)
-        T = robot.fk(robot.sample_q(a.goals, gen).to(torch.float64))
-        t0 = time.perf_counter()
-        with torch.no_grad():
-            raw = sample_joint_angles(model, graph, T, a.samples, torch.Generator().manual_seed(i))
-        raw_ms = 1e3 * (time.perf_counter() - t0) / a.goals
+        graph, T, raw, raw_ms = _samples(model, name, i, a.goals, a.samples)
         ref: list[torch.Tensor] = []
         for path in ("dense", "sparse", "compiled"):
             cfg = DGConfig(compiled=path == "compiled")
