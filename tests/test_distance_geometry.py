@@ -161,22 +161,24 @@ def test_step_equals_its_autograd_reference(solver, dof, damping):
 
 @pytest.mark.parametrize("dof", DOFS)
 def test_the_fixed_size_system_of_cuda_gives_the_same_step(dof):
-    """all_columns (the CUDA form: every node a column, no host sync) solves the same system as the reduced one."""
+    """The fixed-size system (CUDA's form, fixed_size_steps: every node a column, no host sync) solves the same system
+    as the reduced one."""
     joint, _ = padded()
     for batch in (solved(dof, seed=dof + 1), joint):
         x = perturbed(batch, 0.03, seed=dof)
         for max_step in (math.inf, 0.1):
-            reduced = step(x, batch, max_step=max_step, all_columns=False)
-            full = step(x, batch, max_step=max_step, all_columns=True)
+            reduced = step(x, batch, max_step=max_step)  # a CPU's default
+            with fixed_size_steps():  # a sync-free training step's default on any device (Trainer(sync_free=True))
+                full = step(x, batch, max_step=max_step)
             assert reduced.abs().max() > 1e-4
             torch.testing.assert_close(full, reduced, rtol=0, atol=TOL)
-    assert torch.equal(step(x, batch), step(x, batch, all_columns=False)), "on a CPU the reduced system by default"
-    with fixed_size_steps():  # a sync-free training step's default on any device (Trainer(sync_free=True))
-        assert torch.equal(step(x, batch), step(x, batch, all_columns=True))
+    reduced = step(x, batch)
+    with fixed_size_steps():
+        full = step(x, batch)
         with fixed_size_steps(False):
-            assert torch.equal(step(x, batch), step(x, batch, all_columns=False))
-        assert torch.equal(step(x, batch), step(x, batch, all_columns=True)), "the outer setting back"
-    assert torch.equal(step(x, batch), step(x, batch, all_columns=False))
+            assert torch.equal(step(x, batch), reduced)
+        assert torch.equal(step(x, batch), full), "the outer setting back"
+    assert torch.equal(step(x, batch), reduced)
 
 
 def test_step_is_zero_on_fixed_nodes_and_padding_and_padding_changes_nothing():

@@ -16,7 +16,7 @@ from ggik import Robot, RobotGraph, random_robot
 from ggik.cli import main
 from ggik.graph.frames import AXIS_LENGTH
 from ggik.graph.handedness import SKEW_TOL, link_nodes, signed_volumes, volume_jacobian
-from ggik.nn.distance_geometry import gauss_newton_step, volume_normal_terms
+from ggik.nn.distance_geometry import fixed_size_steps, gauss_newton_step, volume_normal_terms
 
 F64 = torch.float64
 TOL = 1e-12
@@ -243,13 +243,12 @@ def test_zero_volume_weights_leave_the_gauss_newton_step_exactly_as_without():
     movable = (~problem.anchor_mask).expand(4, -1)
     V = graph.link_volumes.expand(4, -1)
     args = (X, problem.known_distances, problem.known_mask.expand(4, -1, -1), movable, 1e-3)
-    for all_columns in (False, True):
-        plain = gauss_newton_step(*args, all_columns=all_columns)
-        zero = gauss_newton_step(*args, all_columns=all_columns, volumes=(V, torch.zeros_like(V)))
+    for fixed_size in (False, True):
+        with fixed_size_steps(fixed_size):
+            plain = gauss_newton_step(*args)
+            zero = gauss_newton_step(*args, volumes=(V, torch.zeros_like(V)))
+            weighted = gauss_newton_step(*args, volumes=(V, graph.skew_links.to(F64).expand(4, -1)))
         assert torch.equal(plain, zero)
-        weighted = gauss_newton_step(
-            *args, all_columns=all_columns, volumes=(V, graph.skew_links.to(F64).expand(4, -1))
-        )
         assert not torch.equal(plain, weighted), "the volumes change the step where they weigh"
 
 

@@ -39,13 +39,13 @@ __all__ = [
     "volume_residuals",
 ]
 
-#: whether :func:`gauss_newton_step` takes all columns by default (``all_columns=None``) on every device
+#: whether :func:`gauss_newton_step` takes all columns on every device (:func:`fixed_size_steps`)
 _FIXED_SIZE = contextvars.ContextVar("ggik_fixed_size_steps", default=False)
 
 
 @contextlib.contextmanager
 def fixed_size_steps(enabled: bool = True) -> Iterator[None]:
-    """While it is entered, :func:`gauss_newton_step` called with ``all_columns=None`` solves the fixed-size system of
+    """While it is entered, :func:`gauss_newton_step` solves the fixed-size system of
     all N columns on every device (``enabled``; False: the device's default), as it does on CUDA: no host sync and no
     shape that depends on the data, so a training step on a CPU takes the path of a GPU's (tests) and a step has the
     same shapes every time. The solution is the reduced system's to rounding."""
@@ -85,7 +85,6 @@ def gauss_newton_step(
     movable: torch.Tensor,
     damping: float = 1e-2,
     max_step: float = 0.25,
-    all_columns: bool | None = None,
     volumes: tuple[torch.Tensor, torch.Tensor] | None = None,
     extra: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> torch.Tensor:
@@ -100,12 +99,10 @@ def gauss_newton_step(
             ``inf``: no limit.
     The normal equations are assembled and solved over the M nodes that are movable in some row of the batch
     (3M unknowns: for one robot, its free nodes; a row's other nodes get a unit diagonal and a zero right-hand
-    side, so their step is exactly 0). With ``all_columns`` all N nodes are columns: the same solution from a fixed-size
-    system without a host sync (CUDA graphs can capture it) and without a data-dependent shape (torch.compile traces
-    it whole). The solve runs in float32 at least (the linear solve needs it under bf16 autocast); the result has x's
-    dtype.
-        all_columns: see above (None: True on CUDA, while torch.compile traces and inside :func:`fixed_size_steps`,
-            False elsewhere).
+    side, so their step is exactly 0). On CUDA, while torch.compile traces and inside :func:`fixed_size_steps` all N
+    nodes are columns: the same solution from a fixed-size system without a host sync (CUDA graphs can capture it) and
+    without a data-dependent shape (torch.compile traces it whole). The solve runs in float32 at least (the linear
+    solve needs it under bf16 autocast); the result has x's dtype.
         volumes: optional (V (B, L) [m^3], w (B, L) [1/m^2]): the links' signed volumes (:mod:`ggik.graph.handedness`,
             L link slots) join the residuals, the cost gaining ``1/2 sum_l w_l (V_l(X) - V_l)^2``
             (:func:`volume_normal_terms`); w = 1 / L^2 (L the axis length) makes a volume residual an area like the
@@ -118,8 +115,8 @@ def gauss_newton_step(
     work = torch.promote_types(dtype, torch.float32)
     B, N, _ = x.shape
     step = torch.zeros(B, N, 3, dtype=work, device=x.device)
-    if all_columns is None:  # fixed size on CUDA (no host sync), under torch.compile (no graph break), where asked
-        all_columns = x.device.type == "cuda" or torch.compiler.is_compiling() or _FIXED_SIZE.get()
+    # fixed size on CUDA (no host sync), under torch.compile (no graph break), where asked (fixed_size_steps)
+    all_columns = x.device.type == "cuda" or torch.compiler.is_compiling() or _FIXED_SIZE.get()
     if all_columns:
         cols = torch.arange(N, device=x.device)
     else:  # the columns movable in some row (fewer unknowns; nonzero() waits for the device, free on a CPU)
