@@ -17,7 +17,7 @@ criterion.
 
 Command (from the repository root; heavy: under the lock, one thread)::
 
-    flock /tmp/ggik_heavy.lock python -m benchmarks.dg_budget.budget --threads 1 \
+    python -m benchmarks.dg_budget.budget --threads 1 \
         --out benchmarks/dg_budget/results/budget.md
 """
 
@@ -35,6 +35,7 @@ import torch
 from benchmarks.handedness.study import CONVERGED, GOAL_SEED, POS_TOL, ROT_TOL, arms
 from ggik import RobotGraph
 from ggik.checkpoint import load_model_or_shipped
+from ggik.evaluation.report import command_line, model_stamp, provenance
 from ggik.fileio import atomic_write_text
 from ggik.ik.dg_refine import DGConfig, dg_refine
 from ggik.ik.sampling import sample_joint_angles
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         f"study's goals; model {a.ckpt or 'shipped'}; {a.threads} thread(s); steps {', '.join(map(str, STEPS))}; "
         f"limits {'off' if a.no_limits else f'on after {cfg.limits_after} steps'})"
     )
-    text = markdown(rows, header)
+    text = markdown(rows, header + "\n\n" + "\n".join(provenance(command_line(), model=model_stamp(a.ckpt))))
     print(text)
     if a.out is not None:
         a.out.parent.mkdir(parents=True, exist_ok=True)

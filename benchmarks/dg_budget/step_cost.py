@@ -20,9 +20,9 @@ converged at the defaults (cost < 1e-8 m^4).
 
 Command (from the repository root; heavy: under the lock)::
 
-    flock /tmp/ggik_heavy.lock python -m benchmarks.dg_budget.step_cost --threads 1 \
+    python -m benchmarks.dg_budget.step_cost --threads 1 \
         --out benchmarks/dg_budget/results/step_cost_1thread.md
-    flock /tmp/ggik_heavy.lock python -m benchmarks.dg_budget.step_cost --threads 1 --profile --arms panda \
+    python -m benchmarks.dg_budget.step_cost --threads 1 --profile --arms panda \
         --out benchmarks/dg_budget/results/step_profile_panda.md
 """
 
@@ -43,6 +43,7 @@ from benchmarks.dg_budget.budget import _commit  # noqa: E402
 from benchmarks.handedness.study import GOAL_SEED  # noqa: E402
 from ggik import Robot, RobotGraph  # noqa: E402
 from ggik.checkpoint import load_model_or_shipped  # noqa: E402
+from ggik.evaluation.report import command_line, model_stamp, provenance
 from ggik.fileio import atomic_write_text  # noqa: E402
 from ggik.ik.dg_limits import goal_point, limit_rows, limit_terms  # noqa: E402
 from ggik.ik.dg_refine import DGConfig, _edge_mask, distance_cost, project_point_sets, volume_terms  # noqa: E402
@@ -133,6 +134,7 @@ def _profile(model, a, code: str) -> int:
 
     graph, T, raw, _ = _samples(model, a.arms[0], 0, a.goals, a.samples)
     parts = [f"# DG step profile, {a.arms[0]} (code {code}; {a.goals} x {a.samples}, 10 steps, {a.threads} thread(s))"]
+    parts += ["", *provenance(command_line(), model=model_stamp(None))]
     for path in ("dense", "sparse", "compiled"):
         cfg = DGConfig(compiled=path == "compiled", tol=0.0, iterations=10)
         _project(path, graph, raw.points[:PASS], T[:PASS], cfg)  # warm-up (compiles)
@@ -166,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         f"# DG step cost per arm (code {code}; {a.goals} pose goals x {a.samples} samples, the shipped model; "
         f"{a.threads} thread(s), OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}; passes of {PASS} goals)",
+        "",
+        *provenance(command_line(), model=model_stamp(None)),
         "",
         "| arm | raw sampling, ms per goal | path | us per sample-step (10 steps, all samples) | start-up s | "
         "defaults: ms per goal | defaults / raw | converged % | dX from dense, 10 steps: max / median [m] | "
