@@ -2,8 +2,8 @@
 under the ggik on the path, to check that two codes draw the same goals (ship_decision.GOAL_CHANGES). Run it with a
 checkout of each code first on the path, from the repository root (it reads v10's training set):
 
-    git archive 4ead48c | tar -x -C /tmp/old && ln -s ../urdfs /tmp/old/ggik/urdfs
-    PYTHONPATH=/tmp/old python benchmarks/handedness/results/ship/goal_hashes.py
+    OLD=$(mktemp -d) && git archive 4ead48c | tar -x -C "$OLD" && ln -s ../urdfs "$OLD/ggik/urdfs"
+    PYTHONPATH="$OLD" python benchmarks/handedness/results/ship/goal_hashes.py
     python benchmarks/handedness/results/ship/goal_hashes.py
 """
 
