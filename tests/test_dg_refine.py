@@ -127,6 +127,29 @@ def test_bad_shapes_are_clear_errors():
         project_point_sets(graph, torch.zeros(2, 4, 18, 3, dtype=F64), torch.full_like(T, float("nan")))
 
 
+@pytest.mark.parametrize(
+    "field, value, need",
+    [("iterations", -1, ">= 0"), ("damping", 0.0, "> 0"), ("damping_decay", 0.5, ">= 1"), ("tol", -1e-9, ">= 0")],
+)
+def test_a_bad_budget_is_a_clear_error(field, value, need):
+    with pytest.raises(ValueError, match=rf"DGConfig.{field} must be {need}, got"):
+        DGConfig(**{field: value})
+
+
+@pytest.mark.parametrize("decay", [30.0, 1e3])
+def test_a_vanishing_damping_never_sends_a_sample_to_nan_or_infinity(decay):
+    """Damping that decays to nothing leaves some systems singular (NaN steps, or steps of 1e200 m, here on random
+    starts of the Panda): such a step is skipped, every point and cost stays finite and the angles are recovered."""
+    robot = Robot.from_name("panda")
+    graph = RobotGraph.from_robot(robot)
+    gen = torch.Generator().manual_seed(0)
+    T = robot.fk(robot.sample_q(50, gen).to(F64))
+    starts = graph.realize(robot.sample_q(50 * 32, gen).to(F64).view(50, 32, 7))
+    res = dg_refine(graph, starts, T, DGConfig(damping_decay=decay))
+    assert torch.isfinite(res.points).all() and torch.isfinite(res.cost).all() and torch.isfinite(res.q).all()
+    assert (res.pos_err < 1e-6).double().mean() > 0.2  # the projection still works for the others
+
+
 def test_solver_refine_dg_and_dg_lm(monkeypatch):
     """With samples standing in for a model (true point sets + 1 cm noise), "dg" solves every goal and "dg+lm"
     keeps them solved; an unknown method is refused."""

@@ -12,8 +12,9 @@ with damped Gauss-Newton steps on all samples at once (:func:`ggik.ik.dg_step.sp
 equations of the 3M free coordinates, M free nodes, built from the known edges and solved by Cholesky, in chunks of
 64 samples; the step of :func:`ggik.nn.distance_geometry.gauss_newton_step`, which the model's decoder follows, to
 rounding) with a relative damping that shrinks 3x per step
-(1e-3 at first); every step is taken and the last iterate returned (f need not fall monotonically on the way
-into a solution's basin). ``DGConfig.damping_decay = 1`` gives the fixed-damping variant.
+(1e-3 at first); every step is taken and the last iterate returned (f need not fall monotonically on the way into
+a solution's basin), except a step that leaves a sample's cost non-finite (a nearly singular system at a vanishing
+damping), which that sample skips. ``DGConfig.damping_decay = 1`` gives the fixed-damping variant.
 Joint angles are then recovered from the projected point sets as from raw samples
 (:meth:`ggik.RobotGraph.joint_angles`). This is the local solver the GGIK authors seed with their samples, in
 point-set space instead of joint space: it needs no Jacobian of the kinematics and keeps the sample's configuration
@@ -98,6 +99,20 @@ class DGConfig:
     #: the step's normal equations through ``torch.compile`` (:mod:`ggik.ik.dg_step`: about 3x faster per step, but
     #: each robot and goal kind compiles first, seconds; for long runs of one arm)
     compiled: bool = False
+
+    def __post_init__(self) -> None:
+        checks = {
+            "iterations": self.iterations >= 0,
+            "damping": self.damping > 0,
+            "damping_decay": self.damping_decay >= 1,
+            "tol": self.tol >= 0,
+            "limit_margin": self.limit_margin >= 0,
+            "limits_after": self.limits_after >= 0,
+        }
+        for name, ok in checks.items():
+            if not ok:
+                need = {"damping": "> 0", "damping_decay": ">= 1"}.get(name, ">= 0")
+                raise ValueError(f"DGConfig.{name} must be {need}, got {getattr(self, name)!r}")
 
 
 def _edge_mask(problem: PartialGraph) -> torch.Tensor:
@@ -204,13 +219,15 @@ def project_point_sets(
         damping = cfg.damping * cfg.damping_decay**-k
         x, g, d = flat[rows], goal[rows], d2[rows]
         with_limits = limits is not None and k >= first_limit_step
+        before = x.clone()
         x[:, st.cols] += chunked_step(x, g, d, st, damping, with_limits, cfg.compiled)
-        flat[rows] = x
+        new = chunked_cost(x, g, d, st, cfg.compiled)
+        lost = ~torch.isfinite(new)  # a nearly singular step at a vanishing damping sent the sample off: it stays put
+        x[lost], new[lost] = before[lost], cost[rows][lost]
+        flat[rows], cost[rows] = x, new
         if clearance is not None and k < cfg.iterations - 1:  # the last step stays on the known distances
             flat.copy_(push_out(graph, flat, clearance))  # every sample: a pushed point is a sample not done
             cost = chunked_cost(flat, goal, d2, st, cfg.compiled)
-        else:
-            cost[rows] = chunked_cost(x, g, d, st, cfg.compiled)
     X = flat.reshape(P, S, N, 3)
     cost = cost.reshape(P, S)
     return X, cost

@@ -217,6 +217,8 @@ def sparse_step(
     bad = (info != 0).nonzero()[:, 0]
     if bad.numel():  # Cholesky broke down (nearly singular at a small damping): LU with pivoting, as the dense step
         sol[bad] = torch.linalg.solve_ex(H[bad], rhs[bad])[0]
+    # a singular system at a vanishing damping can leave no finite step: that sample stays where it is this step
+    sol = torch.where(torch.isfinite(sol).all(-2, keepdim=True), sol, torch.zeros((), dtype=sol.dtype))
     return sol.reshape(B, M, 3)
 
 
