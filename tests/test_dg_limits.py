@@ -167,14 +167,15 @@ def test_extra_rows_join_the_normal_equations():
 
 def projected(robot: Robot, q_goal: torch.Tensor, q0: torch.Tensor, kind: str = "pose", **cfg) -> dict:
     """The projections of the realizations of starts ``q0`` (P, S, dof) towards the goals FK(q_goal) of ``kind``, with
-    and without the limits (30 steps): per run, which converged and which are within the limits."""
+    and without the limits (30 steps, one pass: the hinges alone, ``flips=0``; :mod:`tests.test_dg_flips` for the
+    passes): per run, which converged and which are within the limits."""
     graph = RobotGraph.from_robot(robot, "canonical")
     T = robot.fk(q_goal)
     goals = graph.goals(T if kind == "pose" else (T[:, :3, 3] if kind == "position" else T), kind)
     X = graph.for_goal_kind(kind).realize(q0)
     out = {}
     for limits in (False, True):
-        res = dg_refine(graph, X, goals, DGConfig(iterations=30, limits=limits, **cfg))
+        res = dg_refine(graph, X, goals, DGConfig(iterations=30, limits=limits, flips=0, **cfg))
         torch.testing.assert_close(res.within_limits, robot.within_limits(res.q), rtol=0, atol=0)
         out[limits] = (res, res.cost < CONVERGED)
     return out

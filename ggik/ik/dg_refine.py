@@ -38,13 +38,22 @@ says per sample whether the projected point set has the arm's handedness (``DGRe
 Joint limits (``DGConfig.limits``, on by default): each joint with limits narrower than 2 pi adds one hinge residual,
 B max(0, |phi| - h) [m^2], phi the joint's angle from the middle of its limits measured by one squared distance and one
 signed volume of points of the two links it joins, h the limits' half-width (:mod:`ggik.ik.dg_limits`, which derives
-it and says where it is exact); f(X) holds their squares too, from the first step, so a sample outside its limits is
-never done. The hinges join the steps after the first ``DGConfig.limits_after`` (5; no later than a third of the
-budget): the first steps find the sample's basin on distances and volumes alone, then the limits move it within them
-(``benchmarks/dg_budget``, ``--limits-after``, compares the two). A converged projection is then within the limits,
-and the result says per sample whether the recovered angles are (``DGResult.within_limits``).
+it and says where it is exact); f(X) holds their squares too, so a sample outside its limits is never done. The
+hinges are penalties of a local method: they cannot take a sample whose nearby solutions lie outside the limits to
+another branch of the arm's solutions. Axis reversal does (``DGConfig.flips``, 3 passes):
 
-Budget: at most ``DGConfig.iterations`` steps (30, ``benchmarks/dg_budget``); a sample whose cost f is below
+1. the first pass fits distances and volumes alone: most samples converge to their nearby solution, within the
+   limits or not;
+2. each further pass takes the samples that the last one left outside their limits (or not converged), reverses the
+   axis of every joint outside its limits (q_{i-1} reflected through p_{i-1}, :func:`reverse_axes`: the joint turns
+   the other way, a realization near the same pose on the arm's other branch, where theta is near -theta and its
+   neighbours have turned half a turn) and projects again with the hinges (they join after ``DGConfig.limits_after``
+   steps, 5: the first steps find the new basin); each sample keeps the pass of lowest cost.
+
+``flips = 0`` gives one pass with the hinges. A converged projection is within the limits, and the result says per
+sample whether the recovered angles are (``DGResult.within_limits``). ``benchmarks/dg_budget`` measures both.
+
+Budget: at most ``DGConfig.iterations`` steps (30, ``benchmarks/dg_budget``) per pass; a sample whose cost f is below
 ``DGConfig.tol`` is done and leaves the batch: its points no longer change, and it costs nothing more.
 
 Obstacles (``clearance``): the graph form of obstacles of the GGIK authors' distance-geometry work, minimum distances
@@ -66,13 +75,22 @@ from ggik.graph import Goals, PartialGraph, RobotGraph
 from ggik.graph.frames import AXIS_LENGTH
 from ggik.graph.goal_kinds import goal_errors
 from ggik.graph.handedness import signed_volumes
-from ggik.ik.dg_limits import goal_point, limit_terms
-from ggik.ik.dg_step import chunked_cost, chunked_step, step_structure
+from ggik.ik.dg_limits import LimitTerms, goal_point, limit_slots, limit_terms
+from ggik.ik.dg_step import StepStructure, chunked_cost, chunked_step, step_structure
 
 if TYPE_CHECKING:
     from ggik.collision import Clearance
 
-__all__ = ["DGConfig", "DGResult", "project_point_sets", "dg_refine", "distance_cost", "volume_terms", "push_out"]
+__all__ = [
+    "DGConfig",
+    "DGResult",
+    "project_point_sets",
+    "dg_refine",
+    "distance_cost",
+    "volume_terms",
+    "push_out",
+    "reverse_axes",
+]
 
 
 @dataclass
@@ -99,6 +117,13 @@ class DGConfig:
     #: the step's normal equations through ``torch.compile`` (:mod:`ggik.ik.dg_step`: about 3x faster per step, but
     #: each robot and goal kind compiles first, seconds; for long runs of one arm)
     compiled: bool = False
+    #: passes after the first, with the limits, for the samples the first left outside them or not done: each reverses
+    #: the axes of the joints outside their limits (:func:`reverse_axes`) and projects again; each sample keeps its best
+    #: pass. The first pass then fits distances and volumes alone (module docstring); 0: one pass with the hinges
+    flips: int = 3
+    #: [m^4] a sample within its limits whose cost is below this has converged (if slowly, towards ``tol``) and takes
+    #: no further pass (the handedness study's definition, ``benchmarks/handedness``)
+    converged: float = 1e-8
 
     def __post_init__(self) -> None:
         checks = {
@@ -108,6 +133,8 @@ class DGConfig:
             "tol": self.tol >= 0,
             "limit_margin": self.limit_margin >= 0,
             "limits_after": self.limits_after >= 0,
+            "flips": self.flips >= 0,
+            "converged": self.converged >= 0,
         }
         for name, ok in checks.items():
             if not ok:
@@ -175,6 +202,60 @@ def push_out(graph: RobotGraph, X: torch.Tensor, clearance: Clearance) -> torch.
     return X
 
 
+def reverse_axes(x: torch.Tensor, goal: torch.Tensor, limits: LimitTerms, anchors: torch.Tensor) -> None:
+    """In place: in point sets ``x`` (B, N, 3) [m] with goal points ``goal`` (B, 1, 3), the axis of every joint
+    outside its limits (its hinge row on, :func:`ggik.ik.dg_limits.limit_slots`) reversed, q_{i-1} reflected through
+    p_{i-1}; not the joints whose q_{i-1} is an anchor (``anchors`` (N,) bool: the first joint's base axis). The joint
+    then turns the other way: a realization with theta outside its limits becomes one with the neighbouring joints
+    turned half a turn and the joint near -theta (exactly so where the neighbouring axes meet it, as in an
+    spherical-wrist or SRS elbow), the other branch of the arm's solutions, which the next projection completes."""
+    r, _ = limit_slots(torch.cat([x, goal], 1), limits)
+    a, b = limits.nodes[:, 0], limits.nodes[:, 1]
+    for k in (~anchors[b]).nonzero()[:, 0].tolist():
+        out = r[:, k] > 0
+        x[out, b[k]] = 2.0 * x[out, a[k]] - x[out, b[k]]
+
+
+@dataclass
+class _Run:
+    """What the passes of one projection share: the graph, goal points (B, 1, 3), squared lengths (B, E), budget
+    and obstacles."""
+
+    graph: RobotGraph
+    goal: torch.Tensor
+    d2: torch.Tensor
+    cfg: DGConfig
+    clearance: Clearance | None
+
+    def steps(self, flat: torch.Tensor, ids: torch.Tensor, st: StepStructure, first_limit_step: int) -> torch.Tensor:
+        """Up to ``cfg.iterations`` damped Gauss-Newton steps of the point sets ``flat`` (B', N, 3), in place, the
+        samples ``ids`` (B',) of the run (their goal points and lengths), each sample until its cost is below
+        ``cfg.tol``, the limit rows of ``st`` from step ``first_limit_step``. Returns their final cost (B',) [m^4]
+        under ``st``."""
+        cfg, goal, d2 = self.cfg, self.goal[ids], self.d2[ids]
+        cost = chunked_cost(flat, goal, d2, st, cfg.compiled)
+        every = torch.arange(flat.shape[0])
+        for k in range(cfg.iterations):
+            rows = (cost > cfg.tol).nonzero()[:, 0]  # the samples not done: they alone take the step
+            if rows.numel() == 0:
+                break
+            if rows.numel() == flat.shape[0]:
+                rows = every
+            damping = cfg.damping * cfg.damping_decay**-k
+            x, g, d = flat[rows], goal[rows], d2[rows]
+            with_limits = st.limits is not None and k >= first_limit_step
+            before = x.clone()
+            x[:, st.cols] += chunked_step(x, g, d, st, damping, with_limits, cfg.compiled)
+            new = chunked_cost(x, g, d, st, cfg.compiled)
+            lost = ~torch.isfinite(new)  # a nearly singular step at a vanishing damping sent the sample off: stay put
+            x[lost], new[lost] = before[lost], cost[rows][lost]
+            flat[rows], cost[rows] = x, new
+            if self.clearance is not None and k < cfg.iterations - 1:  # the last step stays on the known distances
+                flat.copy_(push_out(self.graph, flat, self.clearance))  # every sample: a pushed point is not done
+                cost = chunked_cost(flat, goal, d2, st, cfg.compiled)
+        return cost
+
+
 def project_point_sets(
     graph: RobotGraph,
     points: torch.Tensor,
@@ -207,27 +288,25 @@ def project_point_sets(
     ends = st.ends
     d2 = (problem.known_distances[:, ends[:, 0], ends[:, 1]] ** 2)[:, None].expand(P, S, -1).reshape(P * S, -1)
     flat = X.reshape(P * S, N, 3)
-    every = torch.arange(P * S)
-    cost = chunked_cost(flat, goal, d2, st, cfg.compiled)
+    run = _Run(graph, goal, d2, cfg, clearance)
     first_limit_step = min(cfg.limits_after, cfg.iterations // 3)
-    for k in range(cfg.iterations):
-        rows = (cost > cfg.tol).nonzero()[:, 0]  # the samples not done: they alone take the step
-        if rows.numel() == 0:
-            break
-        if rows.numel() == P * S:
-            rows = every
-        damping = cfg.damping * cfg.damping_decay**-k
-        x, g, d = flat[rows], goal[rows], d2[rows]
-        with_limits = limits is not None and k >= first_limit_step
-        before = x.clone()
-        x[:, st.cols] += chunked_step(x, g, d, st, damping, with_limits, cfg.compiled)
-        new = chunked_cost(x, g, d, st, cfg.compiled)
-        lost = ~torch.isfinite(new)  # a nearly singular step at a vanishing damping sent the sample off: it stays put
-        x[lost], new[lost] = before[lost], cost[rows][lost]
-        flat[rows], cost[rows] = x, new
-        if clearance is not None and k < cfg.iterations - 1:  # the last step stays on the known distances
-            flat.copy_(push_out(graph, flat, clearance))  # every sample: a pushed point is a sample not done
-            cost = chunked_cost(flat, goal, d2, st, cfg.compiled)
+    if limits is None or cfg.flips == 0:
+        cost = run.steps(flat, torch.arange(P * S), st, first_limit_step)
+    else:  # distances and volumes first, then the hinges from the samples with the axes outside their limits reversed
+        run.steps(flat, torch.arange(P * S), step_structure(_edge_mask(problem), ~anchors, terms, None), 0)
+        cost = chunked_cost(flat, goal, d2, st, cfg.compiled)
+        last = flat.clone()  # each sample's last pass (the next pass reverses its axes)
+        for _ in range(cfg.flips):
+            outside = (limit_slots(torch.cat([last, goal], 1), st.limits)[0] > 0).any(1)
+            redo = ((cost > cfg.tol) & (outside | (cost > cfg.converged))).nonzero()[:, 0]
+            if redo.numel() == 0:
+                break
+            x = last[redo]
+            reverse_axes(x, goal[redo], st.limits, anchors)
+            c = run.steps(x, redo, st, first_limit_step)
+            last[redo] = x
+            better = c < cost[redo]  # each sample keeps its best pass
+            flat[redo[better]], cost[redo[better]] = x[better], c[better]
     X = flat.reshape(P, S, N, 3)
     cost = cost.reshape(P, S)
     return X, cost
