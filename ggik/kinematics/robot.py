@@ -53,6 +53,7 @@ class Robot:
         name: str = "robot",
         source: str = "",
         collision_shapes: Mapping[str, tuple[CollisionShape, ...]] | None = None,
+        urdf_links: Sequence[str] | None = None,
     ) -> None:
         joints = tuple(joints)
         if not joints:
@@ -72,6 +73,9 @@ class Robot:
         self.source = source
         #: the URDF ``<collision>`` shapes of the chain's links ({link: shapes}; :mod:`ggik.collision` reads them)
         self.collision_shapes = {k: tuple(v) for k, v in (collision_shapes or {}).items() if k in self.link_names}
+        #: every link of the URDF the chain came from (off the chain too: grippers, sensors), the chain's links first;
+        #: the chain's links alone for a robot without a URDF (an SRDF's link names are checked against these)
+        self.urdf_links = tuple(dict.fromkeys([*self.link_names, *(urdf_links or ())]))
 
         moving = [j for j in joints if j.type in _MOVING]
         if not moving:
@@ -166,7 +170,9 @@ class Robot:
         """
         model = read_urdf(path_or_xml)
         joints = serial_chain(model, base_link, ee_link)
-        return cls(joints, name=model.name, source=model.source, collision_shapes=model.collisions)
+        return cls(
+            joints, name=model.name, source=model.source, collision_shapes=model.collisions, urdf_links=model.links
+        )
 
     @classmethod
     def from_dh(
@@ -208,7 +214,13 @@ class Robot:
         EE frame (a tool, a flange adapter, another ``tool0`` convention). ``ValueError`` for a non-rigid transform,
         :class:`ChainError` for a link name already on the chain."""
         joints = tool_joints(self, tool, link)
-        return Robot(joints, name=f"{self.name}+{link}", source=self.source, collision_shapes=self.collision_shapes)
+        return Robot(
+            joints,
+            name=f"{self.name}+{link}",
+            source=self.source,
+            collision_shapes=self.collision_shapes,
+            urdf_links=self.urdf_links,
+        )
 
     def lock(self, values: Mapping[str, float]) -> Robot:
         """A new Robot with the named independent joints fixed at the given values (:func:`locked_joints`).
@@ -218,7 +230,9 @@ class Robot:
         """
         joints, locked = locked_joints(self, values)
         source = f"{self.source} (locked: {sorted(locked)})"
-        return Robot(joints, name=self.name, source=source, collision_shapes=self.collision_shapes)
+        return Robot(
+            joints, name=self.name, source=source, collision_shapes=self.collision_shapes, urdf_links=self.urdf_links
+        )
 
     # ------------------------------------------------------------------ kinematics
     def _const(self, dtype: torch.dtype, device: torch.device) -> dict[str, torch.Tensor]:
