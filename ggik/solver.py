@@ -11,6 +11,7 @@ path = solver.solve_path(robot, poses)           # poses (T, 4, 4): a joint traj
 
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 import weakref
@@ -83,7 +84,9 @@ class GGIK:
         self.device = torch.device(device)
         self.config = tolerances or RefineConfig()
         self.dg_config = dg or DGConfig()
-        self._collision_models: weakref.WeakKeyDictionary[Robot, CollisionModel] = weakref.WeakKeyDictionary()
+        self._collision_models: weakref.WeakKeyDictionary[Robot, dict[tuple, CollisionModel]] = (
+            weakref.WeakKeyDictionary()
+        )
         self._graphs: weakref.WeakKeyDictionary[Robot, RobotGraph] = weakref.WeakKeyDictionary()
         self._robot_solvers: dict[tuple[Robot, tuple, int], single_goal.RobotSolver] = {}
         self._robot_solvers_lock = threading.Lock()
@@ -164,7 +167,7 @@ class GGIK:
         generator: torch.Generator | None = None,
         goal: str = "pose",
         obstacles: Scene | Clearance | None = None,
-        collision: CollisionConfig | None = None,
+        collision: CollisionConfig | str | Path | None = None,
     ) -> IKResult:
         """IK solutions for goals ``T_goal`` (4, 4) or (B, 4, 4): EE poses in ``robot``'s base-link frame.
 
@@ -191,7 +194,9 @@ class GGIK:
         ``obstacles``: a :class:`ggik.Scene` in the base-link frame. LM (``refine`` "lm" or "dg+lm", and the strategies
         "model-first" and "random") and SLSQP keep every link capsule of the robot's collision model
         (:meth:`collision_model`, made once per robot) clear of the obstacles and of the robot's other links by
-        ``collision.margin`` (:class:`ggik.collision.CollisionConfig`); "dg" pushes the joint
+        ``collision.margin`` (:class:`ggik.collision.CollisionConfig`: also ``model_file``, a collision file of
+        capsules and spheres per link, and ``srdf``, whose disabled pairs are not checked; a path alone stands for
+        ``CollisionConfig(model_file=path)``); "dg" pushes the joint
         points out of the obstacles between its steps (:func:`ggik.ik.dg_refine.push_out`); raw samples are only
         checked. The result then reports ``collision_free`` and ``clearance`` per solution, and ``success``
         requires collision-free; the restarts of "model-first" go to the goals without such a solution. Or
@@ -246,19 +251,30 @@ class GGIK:
                 self._robot_solvers[key] = single_goal.RobotSolver(robot, cfg, starts)
             return self._robot_solvers[key]
 
-    def collision_model(self, robot: Robot) -> CollisionModel:
-        """The default :class:`ggik.collision.CollisionModel` of ``robot``, made on first use and kept with it."""
-        if robot not in self._collision_models:
-            self._collision_models[robot] = CollisionModel.from_robot(robot)
-        return self._collision_models[robot]
+    def collision_model(self, robot: Robot, config: CollisionConfig | None = None) -> CollisionModel:
+        """The :class:`ggik.collision.CollisionModel` of ``robot`` that ``config`` names (default: the robot's own;
+        :meth:`ggik.collision.CollisionConfig.collision_model`: a collision file, an SRDF), made on first use and
+        kept with the robot (made again when a file has changed)."""
+        config = config or CollisionConfig()
+        key = tuple(_file_stamp(f) for f in (config.model_file, config.srdf))
+        models = self._collision_models.setdefault(robot, {})
+        if key not in models:
+            if len(models) >= 8:
+                models.pop(next(iter(models)))
+            models[key] = config.collision_model(robot)
+        return models[key]
 
     def _clearance(
-        self, robot: Robot, obstacles: Scene | Clearance | None, config: CollisionConfig | None
+        self, robot: Robot, obstacles: Scene | Clearance | None, config: CollisionConfig | str | Path | None
     ) -> Clearance | None:
         """The :class:`ggik.collision.Clearance` of a call with obstacles (None without)."""
+        if isinstance(config, (str, os.PathLike)):
+            config = CollisionConfig(model_file=config)
         if obstacles is None:
             if config is not None:
-                raise ValueError("a CollisionConfig was given without obstacles")
+                raise ValueError(
+                    "a CollisionConfig was given without obstacles (obstacles=Scene() checks self-collision alone)"
+                )
             return None
         if isinstance(obstacles, Clearance):
             if config is not None:
@@ -271,7 +287,8 @@ class GGIK:
                 f"obstacles must be a ggik.Scene (Scene.from_file reads a file) or a ggik.collision.Clearance, got "
                 f"{type(obstacles).__name__}"
             )
-        return Clearance(robot, self.collision_model(robot), obstacles, config)
+        model = self.collision_model(robot, config)
+        return Clearance(robot, model, obstacles, None if config is None else config.without_files())
 
     @staticmethod
     def _checked_goals(robot: Robot, T_goal: Any, goal: str, graph: RobotGraph | None) -> Any:
@@ -313,7 +330,7 @@ class GGIK:
         q_start: torch.Tensor | None = None,
         generator: torch.Generator | None = None,
         obstacles: Scene | Clearance | None = None,
-        collision: CollisionConfig | None = None,
+        collision: CollisionConfig | str | Path | None = None,
         progress: PathProgress | None = None,
     ) -> PathResult:
         """A joint trajectory that follows the EE path ``poses`` (T, 4, 4) (base-link frame), by
@@ -351,3 +368,16 @@ class GGIK:
         other.__dict__.update(self.__dict__)
         other.config = replace(self.config, pos_tol=pos_tol, rot_tol=rot_tol)
         return other
+
+
+def _file_stamp(path: str | Path | None) -> tuple[str, int, int] | None:
+    """(resolved path, modification time [ns], size) of a file, to key cached models by (None for no file; a missing
+    file gets zeros and fails where it is read)."""
+    if path is None:
+        return None
+    p = Path(path).resolve()
+    try:
+        stat = p.stat()
+    except OSError:
+        return (str(p), 0, 0)
+    return (str(p), stat.st_mtime_ns, stat.st_size)

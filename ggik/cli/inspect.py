@@ -1,4 +1,5 @@
-"""``ggik robot show``, ``ggik graph build`` and ``ggik graph show``: a robot's chain and its GGIK graph."""
+"""``ggik robot show``, ``ggik robot collision``, ``ggik graph build`` and ``ggik graph show``: a robot's chain, its
+collision model and its GGIK graph."""
 
 from __future__ import annotations
 
@@ -15,7 +16,14 @@ from ggik.graph import RobotGraph
 from ggik.graph.conventions import GRAPH_CONVENTIONS
 from ggik.kinematics import Robot, available_robots
 
-__all__ = ["add_robot_parser", "add_graph_parser", "cmd_robot_show", "cmd_graph_build", "cmd_graph_show"]
+__all__ = [
+    "add_robot_parser",
+    "add_graph_parser",
+    "cmd_robot_show",
+    "cmd_robot_collision",
+    "cmd_graph_build",
+    "cmd_graph_show",
+]
 
 
 def graph_status(robot: Robot) -> str:
@@ -59,6 +67,29 @@ def cmd_robot_show(args: argparse.Namespace) -> int:
         print(CollisionModel.from_robot(robot).describe())
     except GGIKError as exc:  # a chain with no geometry to check: the rest of the report still stands
         print(f"collision model: none ({exc})")
+    return 0
+
+
+def cmd_robot_collision(args: argparse.Namespace) -> int:
+    """The collision model ggik uses for the robot (or the one ``--collision`` / ``--srdf`` make), as a collision file
+    (``--out``, else on stdout) and its left-out pairs as an SRDF (``--srdf-out``)."""
+    from ggik.collision import CollisionConfig
+    from ggik.collision.collision_file import collision_text
+    from ggik.collision.srdf import write_srdf
+
+    robot = resolve_robot(args.robot, args.base, args.ee)
+    model = CollisionConfig(model_file=args.collision, srdf=args.srdf).collision_model(robot)
+    if args.out is None and args.srdf_out is None:
+        sys.stdout.write(collision_text(model))
+        return 0
+    print(model.describe())
+    if args.out is not None:
+        print(f"wrote {model.to_file(args.out)}")
+    if args.srdf_out is not None:
+        path, notes = write_srdf(model, robot, args.srdf_out)
+        for note in notes:
+            print(f"note: {note}")
+        print(f"wrote {path}")
     return 0
 
 
@@ -106,6 +137,26 @@ def add_robot_parser(sub: Any) -> None:
     p.add_argument("robot", help="URDF file or shipped robot name")
     add_chain_args(p)
     p.set_defaults(func=cmd_robot_show)
+    p = robot.add_parser(
+        "collision",
+        help="write the collision model ggik uses (capsules and spheres per link, self-collision pairs) to edit",
+        description="Write the robot's collision model as ggik builds it (from the URDF's collision primitives and "
+        "meshes, else a capsule per link segment; self-collision pairs found at random configurations) as a "
+        "collision file to edit and pass back with --collision FILE, and its left-out pairs as an SRDF. Without "
+        "--out or --srdf-out the file goes to stdout.",
+    )
+    p.add_argument("robot", help="URDF file or shipped robot name")
+    add_chain_args(p)
+    p.add_argument("--out", metavar="FILE", help="write the collision file (YAML) here")
+    p.add_argument(
+        "--srdf-out",
+        metavar="FILE",
+        help="write the self-collision pairs left out as an SRDF (<disable_collisions>; links fewer than two moving "
+        "joints apart as Adjacent)",
+    )
+    p.add_argument("--collision", metavar="FILE", help="start from this collision file instead (checked, rewritten)")
+    p.add_argument("--srdf", metavar="FILE", help="take the self-collision pairs to leave out from this SRDF")
+    p.set_defaults(func=cmd_robot_collision)
 
 
 def add_convention_arg(p: argparse.ArgumentParser) -> None:

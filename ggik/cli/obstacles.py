@@ -1,4 +1,6 @@
-"""The obstacle options of ``ggik solve`` and ``ggik path``: ``--obstacles SCENE`` and ``--margin M``."""
+"""The obstacle options of ``ggik solve``, ``ggik path`` and ``ggik view``: ``--obstacles SCENE``, ``--margin M``, and
+the robot's collision model: ``--collision FILE`` (a collision file, :mod:`ggik.collision.collision_file`) and
+``--srdf FILE`` (its disabled pairs are not checked for self-collision, :mod:`ggik.collision.srdf`)."""
 
 from __future__ import annotations
 
@@ -24,18 +26,35 @@ def add_obstacle_args(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--margin", type=non_negative_float, metavar="M", help="with --obstacles: the clearance LM aims for [m] (0.001)"
     )
+    parser.add_argument(
+        "--collision",
+        metavar="FILE",
+        help="with --obstacles: the robot's collision model from this file (YAML: capsules and spheres per link; "
+        "ggik robot collision ARM --out FILE writes the one ggik uses, to edit) instead of the URDF's",
+    )
+    parser.add_argument(
+        "--srdf",
+        metavar="FILE",
+        help="with --obstacles: an SRDF whose <disable_collisions> link pairs are not checked for self-collision "
+        "(instead of the pairs ggik finds at random configurations)",
+    )
 
 
 def obstacle_options(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments ``obstacles`` and ``collision`` of :meth:`ggik.GGIK.solve` / ``solve_path`` for the
-    options (empty without ``--obstacles``; GGIKError for ``--margin`` alone, SceneError for a bad file)."""
+    options (empty without ``--obstacles``; GGIKError for ``--margin``, ``--collision`` or ``--srdf`` alone,
+    SceneError for a bad scene file; the collision file and SRDF are read where the model is made)."""
     if args.obstacles is None:
-        if args.margin is not None:
-            raise GGIKError("--margin needs --obstacles")
+        for flag in ("margin", "collision", "srdf"):
+            if getattr(args, flag) is not None:
+                raise GGIKError(
+                    f"--{flag} needs --obstacles (a scene file; one with no obstacles checks self-collision)"
+                )
         return {}
     from ggik.collision import CollisionConfig, Scene
 
-    collision = CollisionConfig() if args.margin is None else CollisionConfig(margin=args.margin)
+    margin = {} if args.margin is None else {"margin": args.margin}
+    collision = CollisionConfig(**margin, model_file=args.collision, srdf=args.srdf)
     return {"obstacles": Scene.from_file(args.obstacles), "collision": collision}
 
 

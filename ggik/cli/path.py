@@ -47,7 +47,7 @@ def _start(robot: Any, values: list[float] | None) -> Any:
 
 def cmd_path(args: argparse.Namespace) -> int:
     from ggik.cli.path_output import ProgressBar, path_summary, print_path_summary
-    from ggik.collision import Clearance, CollisionModel
+    from ggik.collision import Clearance
     from ggik.path import solve_path
     from ggik.path.files import read_path_csv, write_trajectory_csv
     from ggik.solver import GGIK
@@ -67,8 +67,9 @@ def cmd_path(args: argparse.Namespace) -> int:
     solver = GGIK.load_or_pretrained(args.ckpt) if args.samples > 0 else None  # -s 0: no model is loaded
     check = None
     if kw:
-        model = solver.collision_model(robot) if solver is not None else CollisionModel.from_robot(robot)
-        check = Clearance(robot, model, kw["obstacles"], kw["collision"])
+        cfg = kw["collision"]  # CollisionFileError for a bad --collision / --srdf, when the model is made
+        model = solver.collision_model(robot, cfg) if solver is not None else cfg.collision_model(robot)
+        check = Clearance(robot, model, kw["obstacles"], cfg.without_files())
         refuse_blocking_scene(check, args.obstacles, args.seed)
     progress = None if args.json or args.no_progress else ProgressBar(args.time_limit)
     try:

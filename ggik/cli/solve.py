@@ -122,7 +122,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if kw:
         from ggik.collision import Clearance
 
-        check = Clearance(robot, solver.collision_model(robot), kw["obstacles"], kw["collision"])
+        model = solver.collision_model(robot, kw["collision"])  # CollisionFileError for a bad --collision / --srdf
+        check = Clearance(robot, model, kw["obstacles"], kw["collision"].without_files())
         refuse_blocking_scene(check, args.obstacles, args.seed)
     result = solver.solve(robot, goal, config, generator=torch.Generator().manual_seed(args.seed), goal=kind, **kw)
     tol = config.tolerances(SOLVE_TOLERANCES)

@@ -67,6 +67,8 @@ def cmd_view(args: argparse.Namespace) -> int:
     kw = obstacle_options(args)  # SceneError for a bad or missing file; GGIKError for --margin alone
     if kw:
         kw["obstacles"].to_base(robot)  # SceneError for a frame the robot lacks, before the server starts
+        if not kw["collision"].default_model:
+            kw["collision"].collision_model(robot)  # CollisionFileError for a bad --collision / --srdf, the same
     goal = None
     if args.goal is not None:
         try:

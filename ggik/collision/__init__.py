@@ -3,11 +3,14 @@
 from ggik.collision import Scene, CollisionModel, Clearance
 scene = Scene.from_file("table.yaml")                 # boxes, spheres, capsules in the base-link frame
 model = CollisionModel.from_robot(robot)              # capsules per link, self-collision pairs
+model = CollisionModel.from_file("arm.yaml", robot)   # or by hand: a collision file (ggik robot collision writes one)
+model = CollisionModel.from_robot(robot, srdf="arm.srdf")  # an SRDF's disabled pairs instead of sampled ones
 check = Clearance(robot, model, scene)
 check.min_clearance(q)                                # (...,) [m], negative = in collision
 """
 
 from ggik.collision.clearance import Clearance, CollisionConfig
+from ggik.collision.collision_file import CollisionFileError
 from ggik.collision.distance import point_box, segment_box, segment_segment
 from ggik.collision.robot_model import DEFAULT_LINK_RADIUS, CollisionModel
 from ggik.collision.scene import Box, Capsule, Scene, SceneError, Sphere
@@ -19,6 +22,7 @@ __all__ = [
     "Capsule",
     "SceneError",
     "CollisionModel",
+    "CollisionFileError",
     "DEFAULT_LINK_RADIUS",
     "Clearance",
     "CollisionConfig",

@@ -10,7 +10,9 @@ whose pairs all are is a zero of the residual as without obstacles.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from os import PathLike
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -37,17 +39,43 @@ class CollisionConfig:
             a pair pushed only to contact ends at distance 0 to round-off, where the last bit decides whether it
             collides, and a motion between two such configurations dips below 0).
         self_collision: check the collision model's self-collision pairs too.
+        model_file: a collision file (:mod:`ggik.collision.collision_file`: capsules and spheres per link) to use
+            instead of the model built from the URDF (None: :meth:`CollisionModel.from_robot`).
+        srdf: an SRDF file whose ``<disable_collisions>`` pairs replace the sampled self-collision rule (or the
+            collision file's ``skip_pairs``) (:mod:`ggik.collision.srdf`).
     """
 
     margin: float = 0.001
     self_margin: float = 0.001
     self_collision: bool = True
+    model_file: str | Path | None = None
+    srdf: str | Path | None = None
 
     def __post_init__(self) -> None:
         for name in ("margin", "self_margin"):
             value = getattr(self, name)
             if isinstance(value, bool) or not (isinstance(value, (int, float)) and 0 <= value < float("inf")):
                 raise ValueError(f"CollisionConfig.{name} must be a length >= 0 [m], got {value!r}")
+        for name in ("model_file", "srdf"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, (str, PathLike)) and str(value)):
+                raise ValueError(f"CollisionConfig.{name} must be a file path or None, got {value!r}")
+
+    @property
+    def default_model(self) -> bool:
+        """Whether the robot's own model is meant (no collision file, no SRDF)."""
+        return self.model_file is None and self.srdf is None
+
+    def without_files(self) -> CollisionConfig:
+        """These settings without ``model_file`` and ``srdf`` (for a :class:`Clearance` given the model they name)."""
+        return replace(self, model_file=None, srdf=None)
+
+    def collision_model(self, robot: Robot) -> CollisionModel:
+        """The collision model of ``robot`` these settings name: :meth:`CollisionModel.from_file` of ``model_file``,
+        else :meth:`CollisionModel.from_robot`, with ``srdf``'s disabled pairs when given."""
+        if self.model_file is not None:
+            return CollisionModel.from_file(self.model_file, robot, srdf=self.srdf)
+        return CollisionModel.from_robot(robot, srdf=self.srdf)
 
 
 class Clearance:
@@ -56,13 +84,27 @@ class Clearance:
     A collision-free configuration has every distance >= 0 (:meth:`collision_free`)."""
 
     def __init__(
-        self, robot: Robot, model: CollisionModel, scene: Scene | None = None, config: CollisionConfig | None = None
+        self,
+        robot: Robot,
+        model: CollisionModel | None,
+        scene: Scene | None = None,
+        config: CollisionConfig | None = None,
     ) -> None:
+        """``model`` None: the one ``config`` names (:meth:`CollisionConfig.collision_model`: the robot's own, or a
+        collision file and SRDF); a model given with a ``config`` that names files is a ValueError (which one?)."""
         scene = Scene() if scene is None else scene
         to_base = scene.to_base(robot)  # SceneError for a frame that is not the base link's
+        config = config or CollisionConfig()
+        if model is None:
+            model = config.collision_model(robot)
+        elif not config.default_model:
+            raise ValueError(
+                "a Clearance takes a CollisionModel or a CollisionConfig naming a collision file / SRDF, not both "
+                "(CollisionConfig.without_files())"
+            )
         model.check_robot(robot)
         self.robot, self.model, self.scene = robot, model, scene
-        self.config = config or CollisionConfig()
+        self.config = config
         moving = model.moving.nonzero()[:, 0]
         self.cap_a, self.cap_b, self.cap_r = scene.capsule_arrays(to_base)
         self.box_c, self.box_R, self.box_h = scene.box_arrays(to_base)

@@ -12,28 +12,35 @@ Where each capsule comes from (per link, :meth:`CollisionModel.from_robot`):
   (their neighbours' caps cover the joint).
 
 Self-collision is checked between capsules of links with at least two moving joints between them (links one joint apart
-touch at that joint by construction). Like the disabled-collision lists of motion-planning stacks, pairs found in
-collision at every one of ``self_samples`` random configurations (always touching) or at none of them (never
-colliding) are left out, once per model. Capsules fixed to links that no joint moves (the base) are left out of
-robot-obstacle checks: no joint values can change them, so an obstacle there is a scene error, not an IK problem.
+touch at that joint by construction; this rule always holds). Like the disabled-collision lists of motion-planning
+stacks, pairs found in collision at every one of ``self_samples`` random configurations (always touching) or at none of
+them (never colliding) are left out, once per model; an SRDF's ``<disable_collisions>`` (``srdf=``,
+:mod:`ggik.collision.srdf`) or a collision file's ``skip_pairs`` (:mod:`ggik.collision.collision_file`) replaces that
+sampled rule. Capsules fixed to links that no joint moves (the base) are left out of robot-obstacle checks: no joint
+values can change them, so an obstacle there is a scene error, not an IK problem.
+
+A collision file (:meth:`CollisionModel.from_file`, :meth:`CollisionModel.to_file`) gives the capsules and spheres per
+link by hand; ``ggik robot collision ARM --out FILE`` writes the model ggik would use, to start from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from ggik.collision.collision_file import read_collision_file, write_collision_file
 from ggik.collision.distance import segment_segment
 from ggik.collision.meshes import mesh_capsule
+from ggik.collision.srdf import SRDF, read_srdf
 from ggik.errors import ChainError
 from ggik.kinematics.robot import Robot
 from ggik.kinematics.urdf_collision import CollisionShape
 
-__all__ = ["CollisionModel", "DEFAULT_LINK_RADIUS", "DEFAULT_SELF_SAMPLES", "MIN_SEGMENT"]
+__all__ = ["CollisionModel", "DEFAULT_LINK_RADIUS", "DEFAULT_SELF_SAMPLES", "MIN_SEGMENT", "moving_joints_before"]
 
 DEFAULT_LINK_RADIUS = 0.04  #: [m] radius of a link's segment capsule when the file has no primitives for it
 DEFAULT_SELF_SAMPLES = 2000  #: random configurations that find the self-collision pairs never or always in contact
@@ -71,7 +78,12 @@ class CollisionModel:
             reason when the link has a mesh that could not be used).
         moving: (C,) bool, some joint moves the capsule (only those are checked against obstacles).
         self_pairs: (P, 2) long, capsule index pairs checked for self-collision.
-        dropped_pairs: how many candidate pairs were found never (first) or always (second) in contact.
+        dropped_pairs: how many candidate pairs the sampled rule found never (first) or always (second) in contact.
+        skipped: the candidate pairs left out of ``self_pairs``: (capsule i, capsule j, reason), the reason "Never" or
+            "Always" (the sampled rule) or the SRDF's / the collision file's.
+        pairs_from: where the rule for the pairs came from: "" (sampled at random configurations), "SRDF FILE" or
+            "collision file FILE".
+        notes: remarks for :meth:`describe` (e.g. SRDF links that are not on the chain, ignored).
     """
 
     robot_name: str
@@ -84,6 +96,9 @@ class CollisionModel:
     moving: torch.Tensor
     self_pairs: torch.Tensor
     dropped_pairs: tuple[int, int] = (0, 0)
+    skipped: tuple[tuple[int, int, str], ...] = ()
+    pairs_from: str = ""
+    notes: tuple[str, ...] = ()
 
     @classmethod
     def from_robot(
@@ -93,12 +108,14 @@ class CollisionModel:
         radii: Mapping[str, float] | None = None,
         self_samples: int = DEFAULT_SELF_SAMPLES,
         seed: int = 0,
+        srdf: str | Path | None = None,
     ) -> CollisionModel:
         """The model of ``robot`` (module docstring). ``radius`` [m]: segment capsules' radius; ``radii``: per link
         name (a link named here gets its segment capsule with this radius, also when the file has primitives for
         it); ``self_samples``: configurations drawn (seeded by ``seed``) to find the self-collision pairs to drop
-        (0: keep every candidate pair). ValueError for a radius that is not positive, ChainError for a link in
-        ``radii`` that is not on the chain."""
+        (0: keep every candidate pair); ``srdf``: an SRDF file whose disabled link pairs replace that sampled rule.
+        ValueError for a radius that is not positive, ChainError for a link in ``radii`` that is not on the chain,
+        GGIKError naming the file for a malformed SRDF."""
         radii = dict(radii or {})
         for name, r in [("radius", radius), *((f"radii[{k!r}]", v) for k, v in radii.items())]:
             if not (isinstance(r, (int, float)) and np.isfinite(r) and r > 0):
@@ -125,34 +142,106 @@ class CollisionModel:
                     )
         if not caps:
             raise ChainError(f"{robot.name}: no link has collision geometry or a segment of at least {MIN_SEGMENT} m")
-        moved_by = _moving_joint_before(robot)  # (L,) moving joints above each link
+        model = cls.from_capsules(robot, caps)
+        if srdf is not None:
+            model.apply_srdf(read_srdf(srdf, robot))
+        elif self_samples:
+            model.sample_pairs(robot, self_samples, seed)
+        return model
+
+    @classmethod
+    def from_capsules(cls, robot: Robot, caps: list[tuple[int, np.ndarray, np.ndarray, float, str]]) -> CollisionModel:
+        """The model of capsules ``caps`` (link index, a (3,), b (3,) [m] in that link's frame, radius [m], source) on
+        ``robot``, every candidate pair checked (links at least two moving joints apart; no rule applied yet)."""
+        moved_by = moving_joints_before(robot)  # (L,) moving joints above each link
         link = torch.tensor([c[0] for c in caps], dtype=torch.long)
-        model = cls(
-            robot_name=robot.name,
-            link_names=links,
-            link=link,
-            a=torch.tensor(np.stack([c[1] for c in caps]), dtype=torch.float64),
-            b=torch.tensor(np.stack([c[2] for c in caps]), dtype=torch.float64),
-            radius=torch.tensor([c[3] for c in caps], dtype=torch.float64),
-            source=tuple(c[4] for c in caps),
-            moving=torch.as_tensor(moved_by[link.numpy()] > 0),
-            self_pairs=torch.zeros(0, 2, dtype=torch.long),
-        )
         pairs = [
             (i, j)
             for i in range(len(caps))
             for j in range(i + 1, len(caps))
             if abs(moved_by[caps[j][0]] - moved_by[caps[i][0]]) >= 2
         ]
-        model.self_pairs = torch.tensor(pairs, dtype=torch.long).reshape(-1, 2)
-        if self_samples and pairs:
-            gen = torch.Generator().manual_seed(seed)
-            d = model.self_distances(robot, robot.sample_q(self_samples, gen))  # (N, P)
-            hit = d < 0
-            never, always = ~hit.any(0), hit.all(0)
-            model.self_pairs = model.self_pairs[~(never | always)]
-            model.dropped_pairs = (int(never.sum()), int(always.sum()))
+        return cls(
+            robot_name=robot.name,
+            link_names=robot.link_names,
+            link=link,
+            a=torch.tensor(np.stack([c[1] for c in caps]), dtype=torch.float64).reshape(-1, 3),
+            b=torch.tensor(np.stack([c[2] for c in caps]), dtype=torch.float64).reshape(-1, 3),
+            radius=torch.tensor([c[3] for c in caps], dtype=torch.float64),
+            source=tuple(c[4] for c in caps),
+            moving=torch.as_tensor(moved_by[link.numpy()] > 0),
+            self_pairs=torch.tensor(pairs, dtype=torch.long).reshape(-1, 2),
+        )
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | Path,
+        robot: Robot,
+        srdf: str | Path | None = None,
+        self_samples: int = DEFAULT_SELF_SAMPLES,
+        seed: int = 0,
+    ) -> CollisionModel:
+        """The model of a collision file (:mod:`ggik.collision.collision_file`) for ``robot``. Its self-collision
+        pairs: the candidates less the SRDF's disabled pairs (``srdf``), else less the file's ``skip_pairs``, else by
+        the sampled rule (``self_samples``, ``seed``: as :meth:`from_robot`). GGIKError naming the file and the field
+        for a malformed file."""
+        shapes = read_collision_file(path, robot)
+        model = cls.from_capsules(robot, shapes.capsules)
+        if srdf is not None:
+            model.apply_srdf(read_srdf(srdf, robot))
+        elif shapes.skip is not None:
+            model.skip_pairs(shapes.skip, "User", f"collision file {path}")
+        elif self_samples:
+            model.sample_pairs(robot, self_samples, seed)
         return model
+
+    def to_file(self, path: str | Path) -> Path:
+        """Write this model as a collision file (atomically; :meth:`from_file` reads it back to the same capsules and
+        pairs). Returns the path."""
+        return write_collision_file(self, path)
+
+    def sample_pairs(self, robot: Robot, self_samples: int, seed: int = 0) -> None:
+        """Drop the candidate pairs in contact at none (never) or all (always) of ``self_samples`` random
+        configurations of ``robot`` (seeded by ``seed``): the sampled rule of the module docstring."""
+        if not len(self.self_pairs):
+            return
+        d = self.self_distances(robot, robot.sample_q(self_samples, torch.Generator().manual_seed(seed)))  # (N, P)
+        hit = d < 0
+        never, always = ~hit.any(0), hit.all(0)
+        reasons = {tuple(p): "Never" for p in self.self_pairs[never].tolist()}
+        reasons.update({tuple(p): "Always" for p in self.self_pairs[always].tolist()})
+        self.skip_pairs(reasons, "", "")
+        self.dropped_pairs = (int(never.sum()), int(always.sum()))
+
+    def skip_pairs(
+        self, pairs: Mapping[tuple[int, int], str] | Iterable[tuple[int, int]], reason: str, rule: str
+    ) -> None:
+        """Leave capsule pairs out of ``self_pairs``: a mapping (i, j) -> reason, or pairs that all get ``reason``;
+        ``rule`` becomes :attr:`pairs_from`. Pairs that are not candidates (e.g. links one joint apart) are ignored."""
+        reasons = dict(pairs) if isinstance(pairs, Mapping) else dict.fromkeys(pairs, reason)
+        reasons = {(min(i, j), max(i, j)): why for (i, j), why in reasons.items()}
+        kept, skipped = [], []
+        for i, j in self.self_pairs.tolist():
+            if (i, j) in reasons:
+                skipped.append((i, j, reasons[i, j]))
+            else:
+                kept.append((i, j))
+        self.self_pairs = torch.tensor(kept, dtype=torch.long).reshape(-1, 2)
+        self.skipped, self.pairs_from = tuple(skipped), rule
+
+    def apply_srdf(self, srdf: SRDF) -> None:
+        """Leave out every candidate pair of capsules on two links that ``srdf`` (:func:`read_srdf`) disables, with its
+        reason; its notes (links off the chain) kept."""
+        disabled = {frozenset(p): why for p, why in srdf.disabled.items()}
+        names = [self.link_names[int(k)] for k in self.link]
+        reasons = {}
+        for i, j in self.self_pairs.tolist():
+            why = disabled.get(frozenset((names[i], names[j])))
+            if why is not None:
+                reasons[i, j] = why
+        self.skip_pairs(reasons, "", f"SRDF {srdf.source}")
+        self.notes = (*self.notes, *srdf.notes)
 
     def check_robot(self, robot: Robot) -> None:
         """ValueError unless ``robot`` has the links this model was built for."""
@@ -179,11 +268,16 @@ class CollisionModel:
 
     def describe(self) -> str:
         """Lines for ``ggik robot show``: the capsules per link and the self-collision pairs."""
-        lines = [
-            f"collision model: {len(self.source)} capsules, {len(self.self_pairs)} self-collision pairs checked "
-            f"({self.dropped_pairs[0]} never and {self.dropped_pairs[1]} always in contact at "
-            f"random configurations, dropped)"
-        ]
+        if self.pairs_from:
+            rule = f"{len(self.skipped)} left out by the {self.pairs_from}"
+        else:
+            rule = (
+                f"{self.dropped_pairs[0]} never and {self.dropped_pairs[1]} always in contact at "
+                "random configurations, dropped"
+            )
+        checked = f"{len(self.self_pairs)} self-collision pairs checked"
+        lines = [f"collision model: {len(self.source)} capsules, {checked} ({rule})"]
+        lines += [f"  note: {note}" for note in self.notes]
         for c in range(len(self.source)):
             length = float(torch.linalg.vector_norm(self.b[c] - self.a[c]))
             moves = "" if bool(self.moving[c]) else ", fixed (not checked against obstacles)"
@@ -194,7 +288,7 @@ class CollisionModel:
         return "\n".join(lines)
 
 
-def _moving_joint_before(robot: Robot) -> np.ndarray:
+def moving_joints_before(robot: Robot) -> np.ndarray:
     """(L,) the number of moving joints between the base and each link of ``robot.link_names``."""
     counts, n = [0], 0
     for j in robot.joints:
