@@ -131,7 +131,7 @@ def cmd_graph_show(args: argparse.Namespace) -> int:
 
 
 def add_robot_parser(sub: Any) -> None:
-    """``ggik robot show`` under ``sub``, the ``add_subparsers()`` action of the ``ggik`` parser."""
+    """``ggik robot show`` and ``ggik robot collision`` under ``sub``, the ``add_subparsers()`` action of ``ggik``."""
     robot = sub.add_parser("robot", help=HELP["robot"]).add_subparsers(dest="action", required=True)
     p = robot.add_parser("show", help="print the kinematic chain of a URDF or shipped robot")
     p.add_argument("robot", help="URDF file or shipped robot name")
