@@ -297,12 +297,12 @@ def project_point_sets(
         cost = chunked_cost(flat, goal, d2, st, cfg.compiled)
         last = flat.clone()  # each sample's last pass (the next pass reverses its axes)
         for _ in range(cfg.flips):
-            outside = (limit_slots(torch.cat([last, goal], 1), st.limits)[0] > 0).any(1)
+            outside = (limit_slots(torch.cat([last, goal], 1), limits)[0] > 0).any(1)
             redo = ((cost > cfg.tol) & (outside | (cost > cfg.converged))).nonzero()[:, 0]
             if redo.numel() == 0:
                 break
             x = last[redo]
-            reverse_axes(x, goal[redo], st.limits, anchors)
+            reverse_axes(x, goal[redo], limits, anchors)
             c = run.steps(x, redo, st, first_limit_step)
             last[redo] = x
             better = c < cost[redo]  # each sample keeps its best pass
