@@ -59,6 +59,7 @@ def cmd_view(args: argparse.Namespace) -> int:
         layout=args.layout,
         seed=args.seed,
         hide_notifications=args.screenshot is not None,
+        show_collision=args.show_collision,
     )
     robot = robot_from_options(args.robot, args.urdf, args.base, args.ee, args.lock)
     trajectory = read_trajectory(robot, args.path) if args.path else None
@@ -146,6 +147,13 @@ def add_view_parser(sub: Any) -> None:
         default=DEFAULTS.strategy,
         help=f"how to solve (as ggik solve; default {DEFAULTS.strategy}: LM from every sample, so each raw sample's "
         "refinement is drawn)",
+    )
+    p.add_argument(
+        "--show-collision",
+        action="store_true",
+        help="draw the robot's collision model, translucent: its capsules and spheres (those of --collision FILE, "
+        "else the ones ggik makes from the URDF) on the first distinct solution or the played waypoint, red where one "
+        "overlaps an obstacle or another link",
     )
     p.add_argument("--raw", action="store_true", help="start with refinement off: the model's raw samples only")
     p.add_argument("--layout", choices=LAYOUTS, default=DEFAULTS.layout, help="(default: overlay)")

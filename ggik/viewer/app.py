@@ -18,13 +18,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from ggik.collision import CollisionConfig, Scene
+from ggik.collision import CollisionConfig, CollisionModel, Scene
 from ggik.errors import GGIKError
 from ggik.ik import IKResult
 from ggik.kinematics.geometry import make_transform, matrix_to_quat, quat_to_matrix
 from ggik.kinematics.robot import Robot
 from ggik.solver import GGIK
 from ggik.viewer.arms import ArmLayer, ArmSet
+from ggik.viewer.collision_view import CollisionLayer
 from ggik.viewer.config import ViewerConfig, require_viser
 from ggik.viewer.meshes import link_meshes, obstacle_meshes
 from ggik.viewer.panel import Panel
@@ -55,7 +56,10 @@ class Viewer:
         trajectory: (T, dof) joint values [rad] to play back (e.g. ``PathResult.q``), checked against the limits.
         goal: the first goal (4, 4) [m]; default the EE pose at the middle of the joint ranges (or the result's best).
         config: :class:`ViewerConfig` (port, solve settings, colours, ``live``).
-        collision: :class:`ggik.CollisionConfig` of the solves among ``obstacles`` (default: the solver's).
+        collision: :class:`ggik.CollisionConfig` of the solves among ``obstacles`` (default: the solver's); with
+            ``config.show_collision`` its collision model (a collision file, an SRDF; else the robot's own) is drawn
+            on the displayed configuration (:mod:`ggik.viewer.collision_view`; GGIKError for a malformed file,
+            before the server starts).
     """
 
     def __init__(
@@ -80,6 +84,7 @@ class Viewer:
         self.meshes = link_meshes(robot, config.capsule_radius)
         scene_meshes = obstacle_meshes(obstacles, robot) if obstacles is not None else []  # SceneError: bad frame
         self.trajectory = None if trajectory is None else check_trajectory(robot, trajectory, "trajectory")
+        model = (collision or CollisionConfig()).collision_model(robot) if config.show_collision else None
         self.outcome: SolveOutcome | None = None
         self.lock = threading.Lock()  #: one scene update at a time (worker, playback, GUI threads)
         self.reach = _reach(robot)
@@ -92,7 +97,7 @@ class Viewer:
         except OSError as exc:
             raise GGIKError(f"--port {config.port}: cannot listen on {config.host}:{config.port} ({exc})") from None
         try:
-            self._start(robot, config, scene_meshes, start, result)
+            self._start(robot, config, scene_meshes, start, result, model)
         except BaseException:  # nothing left listening or running after a failed start
             if hasattr(self, "worker"):
                 self.worker.stop()
@@ -100,9 +105,16 @@ class Viewer:
             raise
 
     def _start(
-        self, robot: Robot, config: ViewerConfig, scene_meshes: list, start: torch.Tensor, result: IKResult | None
+        self,
+        robot: Robot,
+        config: ViewerConfig,
+        scene_meshes: list,
+        start: torch.Tensor,
+        result: IKResult | None,
+        model: CollisionModel | None,
     ) -> None:
-        """The scene, the panel, the gizmo and the worker of a started server (``__init__``)."""
+        """The scene, the panel, the gizmo and the worker of a started server (``__init__``); ``model``: the collision
+        model to draw (None: none)."""
         self.server.scene.set_up_direction("+z")
         self.server.initial_camera.position = (1.1 * self.reach, -1.0 * self.reach, 0.75 * self.reach)
         # the robot left of the centre, clear of the control panel on the right: look at a point right of the base
@@ -114,6 +126,11 @@ class Viewer:
         for node, (_, vertices, faces) in zip(self.obstacle_nodes, scene_meshes):
             self.server.scene.add_mesh_simple(node, vertices, faces, color=config.obstacle_color)
         self.arms = ArmLayer(self.server.scene, robot, self.meshes, "/arms")
+        self.collision_layer = None
+        if model is not None:
+            self.collision_layer = CollisionLayer(
+                self.server.scene, robot, model, self.obstacles, self.collision, config
+            )
         self.panel = Panel(self.server.gui, config, self.settings_changed, self.set_goal, self.live, self.redraw)
         self.goal = start.to(torch.float64)
         self.gizmo = self.server.scene.add_transform_controls(
@@ -274,7 +291,18 @@ class Viewer:
         """Put ``outcome``'s arms and table into the scene and panel (atomically for the browser)."""
         with self.lock, self.server.atomic():
             self.arms.draw(self.arm_set(outcome))
+            if self.collision_layer is not None:
+                self.collision_layer.show(self.displayed(outcome))
             self.panel.show(outcome, self.config.max_distinct)
+
+    @staticmethod
+    def displayed(outcome: SolveOutcome) -> torch.Tensor | None:
+        """The configuration (dof,) [rad] the collision model is drawn on: the first distinct solution of
+        ``outcome`` (at the base in either layout), or None when it has none."""
+        shown = outcome.shown
+        if shown is None or not outcome.distinct:
+            return None
+        return shown.q[0, outcome.distinct[0]]
 
     def show_result(self, result: IKResult) -> None:
         """Show ``result``'s first goal (an :class:`ggik.IKResult`): its solutions as refined, the distinct ones
@@ -295,6 +323,8 @@ class Viewer:
         color = np.array([self.config.palette[0]], np.uint8)
         with self.lock:
             self.arms.draw(ArmSet(q.reshape(1, -1).to(torch.float64), color, np.ones(1), np.zeros((1, 3))))
+            if self.collision_layer is not None:
+                self.collision_layer.show(q)
 
     # ------------------------------------------------------------------ driving and inspecting
     def wait_idle(self, timeout: float = 30.0) -> bool:
@@ -302,7 +332,8 @@ class Viewer:
         return self.worker.wait_idle(timeout)
 
     def summary(self) -> dict[str, Any]:
-        """What the scene holds now: the link nodes and arms drawn, obstacles, the goal, the last solve's counts."""
+        """What the scene holds now: the link nodes and arms drawn, obstacles, the goal, the last solve's counts, the
+        collision model's capsule nodes drawn."""
         outcome = self.outcome
         names = [n for n in ("/grid", "/goal") if self.server.scene.get_handle_by_name(n) is not None]
         return {
@@ -314,6 +345,7 @@ class Viewer:
             "samples": None if outcome is None or outcome.shown is None else int(outcome.shown.q.shape[1]),
             "distinct": None if outcome is None else len(outcome.distinct),
             "path": self.server.scene.get_handle_by_name("/path/tool") is not None,
+            "collision": [] if self.collision_layer is None else self.collision_layer.shown(),
             "error": "" if outcome is None else outcome.error,
         }
 

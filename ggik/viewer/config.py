@@ -42,6 +42,10 @@ class ViewerConfig:
         playback_fps: frames per second of the path animation.
         max_distinct: at most this many distinct solutions are highlighted (and listed in the panel).
         hide_notifications: hide the browser's notices (e.g. "software WebGL"): for screenshots.
+        show_collision: draw the robot's collision model (its capsules and spheres, :mod:`ggik.viewer.collision_view`)
+            on the displayed configuration: the first distinct solution, or the playback's waypoint.
+        collision_color, collision_hit_color, collision_opacity: RGB of the collision model's capsules, of those in
+            collision (with an obstacle or, in a self-collision pair, another link), and their opacity 0-1.
         live: solve the goal when it moves (None: unless only a result or a trajectory is shown).
     """
 
@@ -70,6 +74,10 @@ class ViewerConfig:
     playback_fps: float = 20.0
     max_distinct: int = 12
     hide_notifications: bool = False
+    show_collision: bool = False
+    collision_color: RGB = (120, 145, 185)
+    collision_hit_color: RGB = (230, 30, 30)
+    collision_opacity: float = 0.4
     live: bool | None = None
 
     def __post_init__(self) -> None:
@@ -89,6 +97,8 @@ class ViewerConfig:
             raise GGIKError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
         if not self.playback_fps > 0:
             raise GGIKError(f"playback_fps must be positive, got {self.playback_fps!r}")
+        if not 0.0 <= self.collision_opacity <= 1.0:
+            raise GGIKError(f"collision_opacity must be in 0-1, got {self.collision_opacity!r}")
         if not self.palette:
             raise GGIKError("palette needs at least one colour")
 
