@@ -1,5 +1,5 @@
 """The lab's studies (benchmarks/), called as functions on a tiny checkpoint with tiny sizes (files, columns,
-values), and their scripts as thin command lines (``python -m benchmarks.STUDY.SCRIPT``: --help, usage errors for bad
+values), and their scripts as command lines (``python -m benchmarks.STUDY.SCRIPT``: --help, usage errors for bad
 numbers, exit messages)."""
 
 from __future__ import annotations
@@ -10,12 +10,15 @@ import csv
 import importlib
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import tomllib
 import torch
+from test_layers import MAX_LINES
 
 from benchmarks.common.scripts import BenchmarkError, nonnegative_int, positive_float, positive_int, script_command
 from benchmarks.sampling.sampling_benchmark import COLUMNS as SAMPLING_COLUMNS
@@ -65,18 +68,37 @@ def finite(row: dict, columns: list[str]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- the scripts
-def test_lab_scripts_are_thin_callers():
-    """No sys.path edits: every script imports the library and the lab's own modules, parses and calls."""
+#: distribution -> import name, where they differ
+IMPORT_NAMES = {"pyyaml": "yaml", "pytest-xdist": "xdist"}
+
+
+def declared_imports() -> set[str]:
+    """The import names of the project's declared dependencies (pyproject.toml: ``dependencies`` and every optional
+    extra): the distribution's name, normalised (``torch-geometric`` -> ``torch_geometric``), or its import name
+    where the two differ (:data:`IMPORT_NAMES`)."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    specs = [*project["dependencies"], *(s for extra in project["optional-dependencies"].values() for s in extra)]
+    names = {re.sub(r"[-_.]+", "-", re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", s)[0]).lower() for s in specs}
+    return {IMPORT_NAMES.get(n, n.replace("-", "_")) for n in names}
+
+
+def test_lab_scripts_import_only_the_lab_the_library_and_declared_dependencies():
+    """Every script of the lab: no sys.path edits; imports only from the lab (``benchmarks``), the library (``ggik``),
+    the Python standard library and the project's declared dependencies (pyproject.toml, optional extras included);
+    and no longer than a module of the library may be (tests/test_layers.py's MAX_LINES)."""
     assert set(THREADED) <= set(SCRIPTS) and "benchmarks.generalisation_study.generalisation_summary" in SCRIPTS
+    assert {"torch", "yaml", "numpy", "matplotlib"} <= declared_imports()
+    allowed = {"benchmarks", "ggik", *sys.stdlib_module_names, *declared_imports()}
     for module in SCRIPTS:
         text = (REPO / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8")
         assert "sys.path" not in text, module
         tree = ast.parse(text)
         imported = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0]
         imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
-        allowed = ("benchmarks", "ggik", "argparse", "sys", "torch", "pathlib", "__future__")
-        assert not [m for m in imported if m and m.split(".")[0] not in allowed], module
-        assert len(text.splitlines()) < 130, f"{module}: argparse, one call of the study and printing only"
+        others = [m for m in imported if m and m.split(".")[0] not in allowed]
+        assert not others, f"{module} imports {others}: neither the lab, ggik, the standard library nor declared"
+        lines = text.count("\n")
+        assert lines <= MAX_LINES, f"{module} has {lines} lines (at most {MAX_LINES}, as a module of ggik: split it)"
 
 
 def test_every_script_answers_help_and_refuses_bad_numbers(tiny_ckpt, tmp_path):
