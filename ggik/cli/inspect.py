@@ -78,8 +78,17 @@ def cmd_robot_collision(args: argparse.Namespace) -> int:
     from ggik.collision.srdf import write_srdf
 
     robot = resolve_robot(args.robot, args.base, args.ee)
-    model = CollisionConfig(model_file=args.collision, srdf=args.srdf).collision_model(robot)
+    if args.fit_meshes:
+        from ggik.collision import CollisionModel
+
+        if args.collision is not None:
+            raise GGIKError("--fit-meshes builds the model from the URDF's meshes: it takes no --collision FILE")
+        model = CollisionModel.from_meshes(robot, max_capsules=args.max_capsules, srdf=args.srdf)
+    else:
+        model = CollisionConfig(model_file=args.collision, srdf=args.srdf).collision_model(robot)
     if args.out is None and args.srdf_out is None:
+        if args.fit_meshes:  # the per-link report beside the file, which goes to stdout
+            print(model.describe(), file=sys.stderr)
         sys.stdout.write(collision_text(model))
         return 0
     print(model.describe())
@@ -156,6 +165,16 @@ def add_robot_parser(sub: Any) -> None:
     )
     p.add_argument("--collision", metavar="FILE", help="start from this collision file instead (checked, rewritten)")
     p.add_argument("--srdf", metavar="FILE", help="take the self-collision pairs to leave out from this SRDF")
+    p.add_argument(
+        "--fit-meshes",
+        action="store_true",
+        help="fit capsules to each link's meshes (its collision meshes, else its visual ones; the URDF's mesh files "
+        "must be found): the report per link (vertices covered, volume added) is printed and kept in the file's "
+        "source fields; a link without usable meshes keeps its segment capsule, with a note",
+    )
+    p.add_argument(
+        "--max-capsules", type=int, choices=(1, 2), default=2, help="with --fit-meshes: capsules per link at most"
+    )
     p.set_defaults(func=cmd_robot_collision)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ggik.kinematics.urdf_collision import CollisionShape
 
-__all__ = ["resolve_mesh", "mesh_capsule"]
+__all__ = ["resolve_mesh", "mesh_capsule", "shape_capsule"]
 
 
 def resolve_mesh(filename: str, urdf_dir: Path | None) -> Path | None:
@@ -57,3 +57,22 @@ def mesh_capsule(shape: CollisionShape, urdf_dir: Path | None) -> tuple[np.ndarr
     t = (v - centre) @ axis
     radial = np.linalg.norm((v - centre) - t[:, None] * axis, axis=1)
     return centre + t.min() * axis, centre + t.max() * axis, float(radial.max())
+
+
+def shape_capsule(shape: CollisionShape) -> tuple[np.ndarray, np.ndarray, float]:
+    """(a, b, radius) in the link frame of the capsule covering a URDF primitive (not a mesh)."""
+    T = shape.origin
+    if shape.kind == "sphere":
+        return T[:3, 3].copy(), T[:3, 3].copy(), shape.params[0]
+    if shape.kind in ("cylinder", "capsule"):
+        r, length = shape.params
+        half = np.array([0.0, 0.0, length / 2])
+    else:  # box: along its longest edge, the radius reaching the corners of the cross-section
+        size = np.asarray(shape.params)
+        k = int(np.argmax(size))
+        r = float(np.linalg.norm(np.delete(size, k)) / 2)
+        half = np.zeros(3)
+        half[k] = size[k] / 2
+    a = T[:3, :3] @ -half + T[:3, 3]
+    b = T[:3, :3] @ half + T[:3, 3]
+    return a, b, float(r)

@@ -25,6 +25,7 @@ link by hand; ``ggik robot collision ARM --out FILE`` writes the model ggik woul
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,11 +35,10 @@ import torch
 
 from ggik.collision.collision_file import read_collision_file, write_collision_file
 from ggik.collision.distance import segment_segment
-from ggik.collision.meshes import mesh_capsule
+from ggik.collision.meshes import mesh_capsule, shape_capsule
 from ggik.collision.srdf import SRDF, read_srdf
-from ggik.errors import ChainError
+from ggik.errors import ChainError, GGIKError
 from ggik.kinematics.robot import Robot
-from ggik.kinematics.urdf_collision import CollisionShape
 
 __all__ = ["CollisionModel", "DEFAULT_LINK_RADIUS", "DEFAULT_SELF_SAMPLES", "MIN_SEGMENT", "moving_joints_before"]
 
@@ -47,23 +47,13 @@ DEFAULT_SELF_SAMPLES = 2000  #: random configurations that find the self-collisi
 MIN_SEGMENT = 1e-3  #: [m] links with a shorter segment get no segment capsule
 
 
-def _shape_capsule(shape: CollisionShape) -> tuple[np.ndarray, np.ndarray, float]:
-    """(a, b, radius) in the link frame of the capsule covering a URDF primitive (not a mesh)."""
-    T = shape.origin
-    if shape.kind == "sphere":
-        return T[:3, 3].copy(), T[:3, 3].copy(), shape.params[0]
-    if shape.kind in ("cylinder", "capsule"):
-        r, length = shape.params
-        half = np.array([0.0, 0.0, length / 2])
-    else:  # box: along its longest edge, the radius reaching the corners of the cross-section
-        size = np.asarray(shape.params)
-        k = int(np.argmax(size))
-        r = float(np.linalg.norm(np.delete(size, k)) / 2)
-        half = np.zeros(3)
-        half[k] = size[k] / 2
-    a = T[:3, :3] @ -half + T[:3, 3]
-    b = T[:3, :3] @ half + T[:3, 3]
-    return a, b, float(r)
+def _segment_end(robot: Robot, i: int) -> np.ndarray | None:
+    """(3,) the origin of the joint after link ``i`` in its frame [m]: the end of its segment capsule (None where the
+    link is the chain's last or the segment is shorter than :data:`MIN_SEGMENT`)."""
+    if i >= len(robot.joints):
+        return None
+    end = np.asarray(robot.joints[i].origin[:3, 3], dtype=np.float64)
+    return end if np.linalg.norm(end) >= MIN_SEGMENT else None
 
 
 @dataclass
@@ -128,21 +118,76 @@ class CollisionModel:
         urdf_dir = Path(robot.source).parent if robot.source and Path(robot.source).is_file() else None
         for i, name in enumerate(links):
             shapes = [] if name in radii else list(robot.collision_shapes.get(name, ()))
-            covered = [_shape_capsule(s) if s.kind != "mesh" else mesh_capsule(s, urdf_dir) for s in shapes]
+            covered = [shape_capsule(s) if s.kind != "mesh" else mesh_capsule(s, urdf_dir) for s in shapes]
             prims = [c for c in covered if not isinstance(c, str)]
             caps.extend((i, a, b, r, "urdf") for a, b, r in prims)
             if prims and len(prims) == len(shapes):
                 continue
             why = next((c for c in covered if isinstance(c, str)), "")
-            if i < len(robot.joints):  # the segment to the next joint's origin, in this link's frame
-                end = np.asarray(robot.joints[i].origin[:3, 3], dtype=np.float64)
-                if np.linalg.norm(end) >= MIN_SEGMENT:
-                    caps.append(
-                        (i, np.zeros(3), end, float(radii.get(name, radius)), f"segment{'; ' + why if why else ''}")
-                    )
+            end = _segment_end(robot, i)  # the segment to the next joint's origin, in this link's frame
+            if end is not None:
+                caps.append(
+                    (i, np.zeros(3), end, float(radii.get(name, radius)), f"segment{'; ' + why if why else ''}")
+                )
         if not caps:
             raise ChainError(f"{robot.name}: no link has collision geometry or a segment of at least {MIN_SEGMENT} m")
         model = cls.from_capsules(robot, caps)
+        if srdf is not None:
+            model.apply_srdf(read_srdf(srdf, robot))
+        elif self_samples:
+            model.sample_pairs(robot, self_samples, seed)
+        return model
+
+    @classmethod
+    def from_meshes(
+        cls,
+        robot: Robot,
+        urdf: str | Path | None = None,
+        radius: float = DEFAULT_LINK_RADIUS,
+        max_capsules: int = 2,
+        srdf: str | Path | None = None,
+        self_samples: int = DEFAULT_SELF_SAMPLES,
+        seed: int = 0,
+    ) -> CollisionModel:
+        """The model of capsules fitted to each link's meshes (:mod:`ggik.collision.mesh_fit`): its ``<collision>``
+        meshes where it has any, else its ``<visual>`` meshes, read from ``urdf`` (default ``robot.source``; the
+        chain's links by name); its primitives covered as in :meth:`from_robot`. A link with no geometry, or whose
+        meshes cannot be found or read, gets its segment capsule of ``radius`` [m], with a warning and a note naming
+        the link and the radius: that part of the model is a guess. ``max_capsules``: 1 or 2 per link; ``srdf``,
+        ``self_samples``, ``seed``: the pairs as :meth:`from_robot`. GGIKError naming the file for a URDF that cannot
+        be read."""
+        from ggik.collision.mesh_fit import fit_link, link_shapes, load_meshes
+
+        if not (isinstance(radius, (int, float)) and np.isfinite(radius) and radius > 0):
+            raise ValueError(f"collision model: radius must be a positive length [m], got {radius!r}")
+        path = Path(urdf) if urdf is not None else Path(robot.source)
+        if not path.is_file():
+            raise GGIKError(f"{robot.name}: no URDF file to read meshes from ({str(path)!r}); pass urdf=")
+        shapes_of = link_shapes(path)
+        caps: list[tuple[int, np.ndarray, np.ndarray, float, str]] = []
+        notes = []
+        for i, name in enumerate(robot.link_names):
+            kind, shapes = shapes_of.get(name, ("", ()))
+            caps.extend((i, *shape_capsule(s), f"urdf {kind} primitive") for s in shapes if s.kind != "mesh")
+            meshes = [s for s in shapes if s.kind == "mesh"]
+            loaded = load_meshes(meshes, path.parent) if meshes else "no collision or visual geometry"
+            if not isinstance(loaded, str):
+                fit = fit_link(name, kind, loaded, max_capsules, seed)
+                caps.extend((i, a, b, r, fit.source()) for a, b, r in fit.capsules)
+                continue
+            if not meshes and shapes:
+                continue
+            end = _segment_end(robot, i)
+            guess = f"segment capsule r={radius:g} m (a guess)" if end is not None else "no capsule (segment < 1 mm)"
+            notes.append(f"{name}: {loaded}; {guess}")
+            if end is not None or meshes:  # a capsule guessed, or meshes that could not be used
+                warnings.warn(f"collision model of {robot.name}: link {notes[-1]}", stacklevel=2)
+            if end is not None:
+                caps.append((i, np.zeros(3), end, float(radius), f"segment; {loaded}"))
+        if not caps:
+            raise ChainError(f"{robot.name}: no link has meshes, primitives or a segment of at least {MIN_SEGMENT} m")
+        model = cls.from_capsules(robot, caps)
+        model.notes = tuple(notes)
         if srdf is not None:
             model.apply_srdf(read_srdf(srdf, robot))
         elif self_samples:

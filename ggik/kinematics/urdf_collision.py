@@ -79,14 +79,15 @@ def _origin(el: ET.Element | None, where: str, src: str) -> np.ndarray:
     return T
 
 
-def read_collision_shapes(root: ET.Element, src: str) -> dict[str, tuple[CollisionShape, ...]]:
-    """The collision shapes of every link of a parsed ``<robot>`` element that has any: {link name: shapes}."""
+def read_collision_shapes(root: ET.Element, src: str, tag: str = "collision") -> dict[str, tuple[CollisionShape, ...]]:
+    """The collision shapes of every link of a parsed ``<robot>`` element that has any: {link name: shapes}; with
+    ``tag="visual"`` its ``<visual>`` elements' shapes, read alike."""
     out: dict[str, tuple[CollisionShape, ...]] = {}
     for link in root.findall("link"):
         name = link.get("name") or ""
         shapes = []
-        for i, col in enumerate(link.findall("collision")):
-            where = f"link {name!r} <collision> {i}"
+        for i, col in enumerate(link.findall(tag)):
+            where = f"link {name!r} <{tag}> {i}"
             geometry = col.find("geometry")
             if geometry is None or len(geometry) != 1:
                 raise URDFError(f"{src}: {where} needs one <geometry> element with one shape")
