@@ -29,7 +29,7 @@ from benchmarks.cppflow.capsules import cppflow_collision_model
 from benchmarks.cppflow.options import problem_names
 from benchmarks.cppflow.problems import PROBLEMS, CppFlowProblem, load_problem
 from ggik import GGIK, PathConfig
-from ggik.collision import Clearance
+from ggik.collision import Clearance, CollisionModel
 from ggik.evaluation.report import Table
 from ggik.path.motion import motion_clearance
 from ggik.rng import step_generator
@@ -61,18 +61,25 @@ CPPFLOW_PATHS = 4242  #: the seed stream of this study (step_generator(seed, CPP
 
 
 def solve_problem(
-    solver: GGIK, problem: CppFlowProblem, config: PathConfig, generator: torch.Generator, keep_clear: str = "cppflow"
+    solver: GGIK,
+    problem: CppFlowProblem,
+    config: PathConfig,
+    generator: torch.Generator,
+    keep_clear: str | CollisionModel = "cppflow",
 ) -> list:
     """One run, as :data:`RUN_COLUMNS`: ``problem`` solved by ``solver`` with ``config``
     (samples 0 for a prismatic chain) among its obstacles (self-collision too, also without obstacles), kept clear by
-    the collision model ``keep_clear`` ("cppflow" or "ggik")."""
+    the collision model ``keep_clear`` ("cppflow", "ggik" or a model of the problem's robot)."""
     robot = problem.robot
     if "prismatic" in robot.joint_types:
         config = replace(config, samples=0, track_samples=0)
     family = "panda" if problem.name.startswith("panda") else "fetch"
     cppflow = Clearance(robot, cppflow_collision_model(robot, family), problem.scene)
     ggik = Clearance(robot, solver.collision_model(robot), problem.scene)
-    keep = ggik if keep_clear == "ggik" else cppflow
+    if isinstance(keep_clear, CollisionModel):
+        keep = Clearance(robot, keep_clear, problem.scene)
+    else:
+        keep = ggik if keep_clear == "ggik" else cppflow
     res = solver.solve_path(robot, problem.poses, config, generator=generator, obstacles=keep)
     theirs = (cppflow.min_clearance(res.q) < 0).nonzero()[:, 0].tolist()  # CppFlow checks the waypoints
     ours = (motion_clearance(ggik, res.q) < 0).nonzero()[:, 0].tolist()
