@@ -168,3 +168,17 @@ def test_the_panda_of_a_public_description_package(tmp_path):
     for k, r in zip(theirs.link, theirs.radius):
         assert ours[robot.link_names[int(k)]] == pytest.approx(float(r), abs=3e-3)
     assert torch.all(model.radius > 0.04)
+
+
+def test_with_an_srdf_pairs_always_in_contact_as_capsules_are_left_out(tmp_path):
+    robot = _arm(tmp_path)
+    srdf = tmp_path / "arm.srdf"
+    srdf.write_text('<robot name="arm"><disable_collisions link1="l1" link2="l4" reason="Never"/></robot>')
+    with pytest.warns(UserWarning):
+        model = CollisionModel.from_meshes(robot, radius=0.5, srdf=srdf, self_samples=200)  # fat guessed capsules
+    names = [model.link_names[int(k)] for k in model.link]
+    skipped = {(names[i], names[j]): why for i, j, why in model.skipped}
+    assert skipped[("l1", "l4")] == "Never" and skipped[("l1", "l3")] == "Always"  # the SRDF's, then the capsules'
+    assert any("left out (Always): l1 - l3" in n for n in model.notes)
+    d = model.self_distances(robot, robot.sample_q(200, torch.Generator().manual_seed(1)))
+    assert not (d < 0).all(0).any()  # no pair left that every configuration violates

@@ -10,15 +10,18 @@ The three collision models, per robot:
   cannot hold CppFlow's pairs of links one moving joint apart (ggik never checks those; the table's notes name them);
 * ``fitted``: :meth:`CollisionModel.from_meshes` of the arm's public description. The Panda's is example-robot-data's
   (a test extra: ``pip install example-robot-data``), its collision meshes and its SRDF (link names as CppFlow's
-  URDF); the fitted file is written (to a temporary folder) and read back for CppFlow's Panda with that SRDF. The
-  Fetch's URDF names meshes that are not shipped here, so its links keep their segment capsules (the model says so);
+  URDF); the fitted file is written (to a temporary folder, the SRDF's pairs as its ``skip_pairs``) and read back
+  for CppFlow's Panda. The
+  Fetch's public description is the fetch_ros repository (not on PyPI): with ``--fetch-ros DIR`` (a copy of it) its
+  fetch_description meshes and fetch_moveit_config SRDF are fitted alike; without, the URDF of CppFlow's Fetch names
+  meshes that are not shipped here, so its links keep their segment capsules (the model says so);
 * ``default``: :meth:`CollisionModel.from_robot` (``GGIK.collision_model``), what a user gets who passes nothing.
 
 Every problem runs ``--reruns`` times per model, the models interleaved run by run (seeds as ``run.py``'s), so that
 the machine's state weighs on the three alike. Per problem and model: valid runs by CppFlow's rules, and the median
 time to valid over them; the last row, over all problems: valid runs and the median time over every valid run.
 
-Usage: ``python -m benchmarks.cppflow.models --problems all --reruns 10 --out DIR``.
+Usage: ``python -m benchmarks.cppflow.models --problems all --reruns 10 --out DIR [--fetch-ros DIR]``.
 """
 
 from __future__ import annotations
@@ -83,20 +86,33 @@ def cppflow_file_model(robot: Robot, family: str, path: Path) -> tuple[Collision
     return CollisionModel.from_file(path, robot), notes
 
 
-def collision_models(robot: Robot, key: str, folder: Path) -> tuple[dict[str, CollisionModel], list[str]]:
+def fetch_ros_files(fetch_ros: Path) -> tuple[Path, Path]:
+    """(URDF, SRDF) of the Fetch in a copy of the public fetch_ros repository; BenchmarkError where they are not."""
+    urdf = fetch_ros / "fetch_description" / "robots" / "fetch.urdf"
+    srdf = fetch_ros / "fetch_moveit_config" / "config" / "fetch.srdf"
+    for path in (urdf, srdf):
+        if not path.is_file():
+            raise BenchmarkError(f"--fetch-ros {fetch_ros}: no {path.relative_to(fetch_ros)}")
+    return urdf, srdf
+
+
+def collision_models(
+    robot: Robot, key: str, folder: Path, fetch_ros: Path | None = None
+) -> tuple[dict[str, CollisionModel], list[str]]:
     """The three models (:data:`MODELS`) of a problem's ``robot`` (``key``: "panda", "fetch" or "fetch_arm"), their
-    files written to ``folder`` (``KEY_cppflow.yaml``, ``panda_fitted.yaml``); and notes on how they were made (the
-    pairs the CppFlow file cannot hold, the links the fitted model guesses)."""
+    files written to ``folder`` (``KEY_cppflow.yaml``, ``KEY_fitted.yaml``); and notes on how they were made (the
+    pairs the CppFlow file cannot hold, the links the fitted model guesses). The Fetch's fitted model reads the meshes
+    and SRDF of ``fetch_ros`` (a copy of that public repository) where given."""
     family = "panda" if key == "panda" else "fetch"
     ggik_default = CollisionModel.from_robot(robot)
     theirs, notes = cppflow_file_model(robot, family, folder / f"{key}_cppflow.yaml")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        if family == "panda":
-            urdf, srdf = public_panda()
+        if family == "panda" or fetch_ros is not None:
+            urdf, srdf = public_panda() if family == "panda" else fetch_ros_files(Path(fetch_ros))
             arm = Robot.from_urdf(urdf, robot.base_link, robot.ee_link)
-            path = CollisionModel.from_meshes(arm, srdf=srdf).to_file(folder / "panda_fitted.yaml")
-            fitted = CollisionModel.from_file(path, robot, srdf=srdf)
+            path = CollisionModel.from_meshes(arm, srdf=srdf).to_file(folder / f"{key}_fitted.yaml")
+            fitted = CollisionModel.from_file(path, robot)  # the SRDF's pairs: the file's skip_pairs
         else:
             fitted = CollisionModel.from_meshes(robot, urdf=FETCH_URDF)
     notes += [f"{key}, fitted: {w.message}" for w in caught]
@@ -126,7 +142,7 @@ def models_table(args: argparse.Namespace, solver: GGIK, names: list[str], folde
         index, problem = list(PROBLEMS).index(name), load_problem(name)
         key = name.split("__")[0]
         if key not in cache:
-            cache[key] = collision_models(problem.robot, key, folder)
+            cache[key] = collision_models(problem.robot, key, folder, getattr(args, "fetch_ros", None))
             table.notes += cache[key][1]
         models = cache[key][0]
         runs: dict[str, list] = {m: [] for m in MODELS}
@@ -162,6 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--time-limit", type=positive_float, default=10.0, help="[s] per problem (PathConfig.time_limit)")
     ap.add_argument("--reruns", type=positive_int, default=1, help="runs per problem and model, each its own seed")
+    ap.add_argument(
+        "--fetch-ros",
+        metavar="DIR",
+        default=None,
+        help="a copy of the public fetch_ros repository (fetch_description's meshes and URDF, fetch_moveit_config's "
+        "SRDF): the Fetch's fitted model reads them (without it the Fetch's links keep their segment capsules)",
+    )
     ap.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     args, names, out = parse_problem_study(ap, argv, "models", "all")
 

@@ -154,8 +154,9 @@ class CollisionModel:
         chain's links by name); its primitives covered as in :meth:`from_robot`. A link with no geometry, or whose
         meshes cannot be found or read, gets its segment capsule of ``radius`` [m], with a warning and a note naming
         the link and the radius: that part of the model is a guess. ``max_capsules``: 1 or 2 per link; ``srdf``,
-        ``self_samples``, ``seed``: the pairs as :meth:`from_robot`. GGIKError naming the file for a URDF that cannot
-        be read."""
+        ``self_samples``, ``seed``: the pairs as :meth:`from_robot`, except that with an SRDF the pairs it checks that
+        are in contact as capsules at every sampled configuration are left out too (:meth:`drop_always`). GGIKError
+        naming the file for a URDF that cannot be read."""
         from ggik.collision.mesh_fit import fit_link, link_shapes, load_meshes
 
         if not (isinstance(radius, (int, float)) and np.isfinite(radius) and radius > 0):
@@ -190,6 +191,7 @@ class CollisionModel:
         model.notes = tuple(notes)
         if srdf is not None:
             model.apply_srdf(read_srdf(srdf, robot))
+            model.drop_always(robot, self_samples, seed)
         elif self_samples:
             model.sample_pairs(robot, self_samples, seed)
         return model
@@ -258,6 +260,28 @@ class CollisionModel:
         reasons.update({tuple(p): "Always" for p in self.self_pairs[always].tolist()})
         self.skip_pairs(reasons, "", "")
         self.dropped_pairs = (int(never.sum()), int(always.sum()))
+
+    def drop_always(self, robot: Robot, self_samples: int, seed: int = 0) -> None:
+        """Leave out the checked pairs in contact at every one of ``self_samples`` random configurations of ``robot``
+        (seeded by ``seed``), with a note naming them: capsules are coarser than the meshes an SRDF was written for,
+        and no configuration would clear such a pair (e.g. a torso and the shoulder link beside it)."""
+        if not len(self.self_pairs) or not self_samples:
+            return
+        d = self.self_distances(robot, robot.sample_q(self_samples, torch.Generator().manual_seed(seed)))  # (N, P)
+        always = [tuple(p) for p in self.self_pairs[(d < 0).all(0)].tolist()]
+        if not always:
+            return
+        before, rule = self.skipped, self.pairs_from
+        self.skip_pairs(always, "Always", rule)
+        self.skipped = (*before, *self.skipped)
+        names = ", ".join(
+            f"{self.link_names[int(self.link[i])]} - {self.link_names[int(self.link[j])]}" for i, j in always
+        )
+        self.notes = (
+            *self.notes,
+            f"{len(always)} pair(s) in contact as capsules at every one of {self_samples} random configurations, left "
+            f"out (Always): {names}",
+        )
 
     def skip_pairs(
         self, pairs: Mapping[tuple[int, int], str] | Iterable[tuple[int, int]], reason: str, rule: str

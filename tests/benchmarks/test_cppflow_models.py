@@ -9,7 +9,14 @@ import pytest
 
 from benchmarks.common.scripts import BenchmarkError
 from benchmarks.cppflow.capsules import cppflow_collision_model
-from benchmarks.cppflow.models import MODELS, collision_models, cppflow_file_model, models_table, public_panda
+from benchmarks.cppflow.models import (
+    MODELS,
+    collision_models,
+    cppflow_file_model,
+    fetch_ros_files,
+    models_table,
+    public_panda,
+)
 from benchmarks.cppflow.problems import load_problem
 from ggik import GGIK
 
@@ -50,10 +57,18 @@ def test_the_fitted_panda_and_a_short_run_of_the_three_models(tmp_path):
     models, notes = collision_models(problem.robot, "panda", tmp_path)
     assert list(models) == list(MODELS)
     assert all(s.startswith("fitted to collision meshes") for s in models["fitted"].source)
-    assert models["fitted"].pairs_from.startswith("SRDF")
+    assert models["fitted"].pairs_from.startswith("collision file")  # the SRDF's pairs, as the file's skip_pairs
+    assert len(models["fitted"].skipped) >= 15
     assert models["default"].source[0].startswith("segment")  # CppFlow's URDF names meshes that are not shipped
     args = argparse.Namespace(time_limit=10.0, reruns=1, seed=0, progress=False)
     table = models_table(args, GGIK.pretrained(), ["panda__1cube"], tmp_path)
     assert [row[0] for row in table.rows] == ["panda__1cube", "all"]
     assert table.rows[-1][1] in ("0/1", "1/1") and len(table.columns) == 1 + 2 * len(MODELS)
     assert any(n.startswith("valid: CppFlow's checker") for n in table.notes)
+
+
+def test_a_fetch_ros_copy_without_its_files_is_named(tmp_path):
+    (tmp_path / "fetch_description" / "robots").mkdir(parents=True)
+    (tmp_path / "fetch_description" / "robots" / "fetch.urdf").write_text("<robot name='fetch'/>")
+    with pytest.raises(BenchmarkError, match=r"--fetch-ros .*: no fetch_moveit_config/config/fetch\.srdf"):
+        fetch_ros_files(tmp_path)
