@@ -100,13 +100,18 @@ def test_show_collision_draws_each_capsule_and_sphere_of_a_collision_file_on_the
         check_posed(v, panda, trajectory[0])
         v.playback.slider.value = len(trajectory)  # the waypoint slider: the last waypoint
         check_posed(v, panda, trajectory[-1])
+        v.panel.collision.value = False  # the panel's checkbox hides the model, and shows it again where it was
+        assert v.summary()["collision"] == [] and v.summary()["arms"] == 1
+        v.panel.collision.value = True
+        assert v.summary()["collision"] == nodes
+        check_posed(v, panda, trajectory[-1])
     finally:
         v.close()
 
 
 def test_without_show_collision_no_capsule_is_drawn(panda, trajectory):
     with Viewer(panda, trajectory=trajectory, config=ViewerConfig(port=0)) as v:
-        assert v.collision_layer is None and v.summary()["collision"] == []
+        assert v.collision_layer is None and v.panel.collision is None and v.summary()["collision"] == []
         model = CollisionModel.from_robot(panda)
         with Viewer(panda, trajectory=trajectory, config=ViewerConfig(port=0, show_collision=True)) as shown:
             names = shown.summary()["collision"]

@@ -237,7 +237,11 @@ class Viewer:
             self.redraw()
 
     def redraw(self) -> None:
-        """A setting of the drawing changed (layout, refined shown, raw hidden): the last outcome drawn again."""
+        """A setting of the drawing changed (layout, refined shown, raw hidden, collision model shown): the last
+        outcome drawn again."""
+        if self.collision_layer is not None and self.panel.collision is not None:
+            with self.lock:
+                self.collision_layer.enable(bool(self.panel.collision.value))
         if self.outcome is not None:
             self.draw(self.outcome)
 

@@ -42,6 +42,8 @@ class CollisionLayer:
         nodes: the node names, one per capsule of the model, in its order.
         poses: (L, 4, 4) float64 the link poses [m] (base-link frame) of the configuration shown (None: none yet).
         hits: (C,) bool, the capsules in collision there.
+        q: (dof,) the configuration [rad] last given to :meth:`show` (None: none, or hidden).
+        enabled: the capsules are drawn (False: :meth:`show` keeps ``q`` but hides them; the panel's checkbox).
     """
 
     def __init__(
@@ -70,6 +72,13 @@ class CollisionLayer:
             self.nodes.append(f"{PREFIX}/{k}_{model.link_names[int(model.link[k])]}_{kind}")
         self.poses: np.ndarray | None = None
         self.hits = np.zeros(len(self.nodes), dtype=bool)
+        self.q: torch.Tensor | None = None
+        self.enabled = True
+
+    def enable(self, on: bool) -> None:
+        """Draw the capsules (on the configuration last shown) or hide them."""
+        self.enabled = bool(on)
+        self.show(self.q)
 
     def in_collision(self, q: torch.Tensor) -> np.ndarray:
         """(C,) bool: each capsule's pairs (with the obstacles, and its self-collision pairs) that overlap at joint
@@ -85,8 +94,9 @@ class CollisionLayer:
 
     def show(self, q: torch.Tensor | None) -> None:
         """Pose every capsule with its link at joint values ``q`` (dof,) [rad], coloured by :meth:`in_collision`;
-        None hides them."""
-        if q is None:
+        None hides them (so does :attr:`enabled` False)."""
+        self.q = q
+        if q is None or not self.enabled:
             for handle in self.handles:
                 handle.visible = False
             return

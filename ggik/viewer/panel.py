@@ -1,5 +1,6 @@
 """The viewer's control panel: how to solve (strategy, samples, refine, goal kind), what to draw (layout, raw samples,
-refined solutions), a goal typed in, and the table of the last solve's timings and errors.
+refined solutions, the collision model when the viewer draws one), a goal typed in, and the table of the last solve's
+timings and errors.
 
 Every control calls back into the app (:class:`ggik.viewer.app.Viewer`), which re-solves the current goal on the
 worker thread; the panel itself never solves.
@@ -88,6 +89,8 @@ class Panel:
             self.layout = gui.add_dropdown("layout", LAYOUTS, initial_value=config.layout)
             self.raw = gui.add_checkbox("raw samples", initial_value=config.show_raw)
             self.refined = gui.add_checkbox("refined solutions", initial_value=config.show_refined)
+            #: shown only when the viewer draws a collision model (``show_collision``)
+            self.collision = gui.add_checkbox("collision model", initial_value=True) if config.show_collision else None
         with gui.add_folder("Goal", expand_by_default=False):
             self.position = gui.add_vector3("position [m]", initial_value=(0.0, 0.0, 0.0), step=0.01)
             self.quaternion = gui.add_text("quaternion w x y z", initial_value="1 0 0 0")
@@ -96,8 +99,9 @@ class Panel:
         self.table = gui.add_markdown("" if live else "a result, no live solver")
         for handle in (self.strategy, self.samples, self.refine, self.kind):
             handle.on_update(lambda _event: self.changed())
-        for handle in (self.layout, self.refined):  # drawing only: no new solve
-            handle.on_update(lambda _event: self.redraw())
+        for handle in (self.layout, self.refined, self.collision):  # drawing only: no new solve
+            if handle is not None:
+                handle.on_update(lambda _event: self.redraw())
         # raw samples on need a solve that draws them; off, only a redraw
         self.raw.on_update(lambda _event: self.changed() if self.raw.value else self.redraw())
         self.set_goal.on_click(lambda _event: self.type_goal())
