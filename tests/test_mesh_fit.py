@@ -126,13 +126,14 @@ def test_from_meshes_uses_collision_meshes_else_visual_ones_and_says_where_it_gu
 
 def test_the_cli_writes_the_fitted_file_with_its_report(tmp_path, capsys):
     robot = _arm(tmp_path)
-    out = tmp_path / "fitted.yaml"
+    out, pad = tmp_path / "fitted.yaml", tmp_path / "padded.yaml"
     with pytest.warns(UserWarning):
         assert main(["robot", "collision", robot.source, "--fit-meshes", "--max-capsules", "1", "--out", str(out)]) == 0
+        assert main(["robot", "collision", robot.source, "--fit-meshes", "--padding", "0.002", "--out", str(pad)]) == 0
     printed = capsys.readouterr().out
     assert "fitted to collision meshes: 1 capsule(s) cover 100.00 %" in printed and "note: l3:" in printed
     text = out.read_text()
-    assert "fitted to visual meshes" in text
+    assert "fitted to visual meshes" in text and "padded by 2 mm" in pad.read_text()
     back = CollisionModel.from_file(out, robot, self_samples=0)
     assert back.source[0].startswith("fitted to collision meshes")
     assert main(["robot", "collision", robot.source, "--fit-meshes", "--collision", str(out)]) != 0
@@ -149,6 +150,19 @@ def test_malformed_or_missing_urdfs_name_the_file(tmp_path):
         CollisionModel.from_meshes(Robot.from_urdf(URDF))  # from XML text: no file to find meshes beside
     with pytest.raises(ValueError, match="radius"):
         CollisionModel.from_meshes(robot, radius=-1.0)
+    with pytest.raises(ValueError, match="padding"):
+        CollisionModel.from_meshes(robot, padding=float("nan"))
+
+
+def test_padding_grows_the_fitted_capsules_not_the_guessed_ones(tmp_path):
+    robot = _arm(tmp_path)
+    with pytest.warns(UserWarning):
+        tight = CollisionModel.from_meshes(robot, radius=0.03, self_samples=0)
+        padded = CollisionModel.from_meshes(robot, radius=0.03, self_samples=0, padding=0.01)
+    fitted = torch.tensor([s.startswith("fitted") for s in tight.source])
+    torch.testing.assert_close(padded.radius[fitted], tight.radius[fitted] + 0.01)
+    torch.testing.assert_close(padded.radius[~fitted], tight.radius[~fitted])
+    assert all(s.endswith("radius padded by 10 mm") for s, f in zip(padded.source, fitted) if f)
 
 
 def test_the_panda_of_a_public_description_package(tmp_path):

@@ -1,9 +1,9 @@
-"""CppFlow's benchmark solved three ways, one run: kept clear of CppFlow's capsules given as a collision file, of the
-model ggik fits to the arm's public description (meshes and SRDF), and of ggik's old default model; each judged by
-CppFlow's own checker (:func:`benchmarks.cppflow.capsules.cppflow_collision_model` at the waypoints, with the move and
-accuracy rules of :mod:`benchmarks.cppflow.run_runs`).
+"""CppFlow's benchmark solved four ways, one run: kept clear of CppFlow's capsules given as a collision file, of the
+model ggik fits to the arm's public description (meshes and SRDF), tight and padded, and of ggik's old default; each
+judged by CppFlow's own checker (:func:`benchmarks.cppflow.capsules.cppflow_collision_model` at the waypoints, with
+the move and accuracy rules of :mod:`benchmarks.cppflow.run_runs`).
 
-The three collision models, per robot:
+The collision models, per robot:
 
 * ``cppflow file``: CppFlow's capsules and skipped pairs written with :meth:`CollisionModel.to_file` and read back with
   :meth:`CollisionModel.from_file`, as a user who has such capsules passes them (``--collision FILE``). A file
@@ -11,14 +11,17 @@ The three collision models, per robot:
 * ``fitted``: :meth:`CollisionModel.from_meshes` of the arm's public description. The Panda's is example-robot-data's
   (a test extra: ``pip install example-robot-data``), its collision meshes and its SRDF (link names as CppFlow's
   URDF); the fitted file is written (to a temporary folder, the SRDF's pairs as its ``skip_pairs``) and read back
-  for CppFlow's Panda. The
-  Fetch's public description is the fetch_ros repository (not on PyPI): with ``--fetch-ros DIR`` (a copy of it) its
-  fetch_description meshes and fetch_moveit_config SRDF are fitted alike; without, the URDF of CppFlow's Fetch names
-  meshes that are not shipped here, so its links keep their segment capsules (the model says so);
+  for CppFlow's Panda. The Fetch's public description is the fetch_ros repository (not on PyPI): with ``--fetch-ros
+  DIR`` (a copy of it) its fetch_description meshes and fetch_moveit_config SRDF are fitted alike; without, the URDF
+  of CppFlow's Fetch names meshes that are not shipped here, so its links keep their segment capsules (the model
+  says so). With an SRDF, the pairs in contact as capsules at every sampled configuration are left out too;
+* ``fitted + padding``: the same with a padding added to every fitted radius (``--padding``; default 5 mm for the
+  Panda, 1 cm for the Fetch): the tight fit covers the meshes, and CppFlow's capsules are larger than the meshes need
+  (the Fetch's radii by about 1 cm over fetch_ros's collision meshes, the Panda's by up to 1 mm);
 * ``default``: :meth:`CollisionModel.from_robot` (``GGIK.collision_model``), what a user gets who passes nothing.
 
 Every problem runs ``--reruns`` times per model, the models interleaved run by run (seeds as ``run.py``'s), so that
-the machine's state weighs on the three alike. Per problem and model: valid runs by CppFlow's rules, and the median
+the machine's state weighs on them alike. Per problem and model: valid runs by CppFlow's rules, and the median
 time to valid over them; the last row, over all problems: valid runs and the median time over every valid run.
 
 Usage: ``python -m benchmarks.cppflow.models --problems all --reruns 10 --out DIR [--fetch-ros DIR]``.
@@ -47,7 +50,9 @@ from ggik.rng import step_generator
 
 __all__ = ["MODELS", "public_panda", "collision_models", "models_table", "main"]
 
-MODELS = ("cppflow file", "fitted", "default")  #: the collision models the solver keeps clear of, in table order
+#: the collision models the solver keeps clear of, in table order
+MODELS = ("cppflow file", "fitted", "fitted + padding", "default")
+DEFAULT_PADDING = {"panda": 0.005, "fetch": 0.01}  #: [m] the padded fitted model's padding per robot family
 FETCH_URDF = REPO / "benchmarks" / "adapt" / "urdfs" / "fetch_formatted.urdf"
 
 
@@ -97,26 +102,32 @@ def fetch_ros_files(fetch_ros: Path) -> tuple[Path, Path]:
 
 
 def collision_models(
-    robot: Robot, key: str, folder: Path, fetch_ros: Path | None = None
+    robot: Robot, key: str, folder: Path, fetch_ros: Path | None = None, padding: float = 0.01
 ) -> tuple[dict[str, CollisionModel], list[str]]:
-    """The three models (:data:`MODELS`) of a problem's ``robot`` (``key``: "panda", "fetch" or "fetch_arm"), their
-    files written to ``folder`` (``KEY_cppflow.yaml``, ``KEY_fitted.yaml``); and notes on how they were made (the
-    pairs the CppFlow file cannot hold, the links the fitted model guesses). The Fetch's fitted model reads the meshes
-    and SRDF of ``fetch_ros`` (a copy of that public repository) where given."""
+    """The models (:data:`MODELS`) of a problem's ``robot`` (``key``: "panda", "fetch" or "fetch_arm"), their files
+    written to ``folder`` (``KEY_cppflow.yaml``, ``KEY_fitted.yaml``, ``KEY_padded.yaml``); and notes on how they were
+    made (the pairs the CppFlow file cannot hold, the links the fitted model guesses). The Fetch's fitted model reads
+    the meshes and SRDF of ``fetch_ros`` (a copy of that public repository) where given; ``padding`` [m]: the padded
+    model's."""
     family = "panda" if key == "panda" else "fetch"
-    ggik_default = CollisionModel.from_robot(robot)
-    theirs, notes = cppflow_file_model(robot, family, folder / f"{key}_cppflow.yaml")
+    models = {"cppflow file": cppflow_file_model(robot, family, folder / f"{key}_cppflow.yaml")}
+    notes = models["cppflow file"][1]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        if family == "panda" or fetch_ros is not None:
-            urdf, srdf = public_panda() if family == "panda" else fetch_ros_files(Path(fetch_ros))
-            arm = Robot.from_urdf(urdf, robot.base_link, robot.ee_link)
-            path = CollisionModel.from_meshes(arm, srdf=srdf).to_file(folder / f"{key}_fitted.yaml")
-            fitted = CollisionModel.from_file(path, robot)  # the SRDF's pairs: the file's skip_pairs
-        else:
-            fitted = CollisionModel.from_meshes(robot, urdf=FETCH_URDF)
-    notes += [f"{key}, fitted: {w.message}" for w in caught]
-    return {"cppflow file": theirs, "fitted": fitted, "default": ggik_default}, notes
+        for name, pad in (("fitted", 0.0), ("fitted + padding", padding)):
+            if family == "panda" or fetch_ros is not None:
+                urdf, srdf = public_panda() if family == "panda" else fetch_ros_files(Path(fetch_ros))
+                arm = Robot.from_urdf(urdf, robot.base_link, robot.ee_link)
+                fit = CollisionModel.from_meshes(arm, srdf=srdf, padding=pad)
+                path = fit.to_file(folder / f"{key}_{'padded' if pad else 'fitted'}.yaml")
+                model = CollisionModel.from_file(path, robot)  # the SRDF's pairs: the file's skip_pairs
+                notes += [f"{key}, {name}: {n}" for n in fit.notes if "SRDF" not in n]  # not the SRDF's path
+            else:
+                model = CollisionModel.from_meshes(robot, urdf=FETCH_URDF, padding=pad)
+            models[name] = (model, [])
+    notes += list(dict.fromkeys(f"{key}, fitted: {w.message}" for w in caught))
+    models["default"] = (CollisionModel.from_robot(robot), [])
+    return {m: models[m][0] for m in MODELS}, notes
 
 
 def models_table(args: argparse.Namespace, solver: GGIK, names: list[str], folder: Path) -> Table:
@@ -130,7 +141,8 @@ def models_table(args: argparse.Namespace, solver: GGIK, names: list[str], folde
     for m in MODELS:
         columns += [f"{m}: valid runs (CppFlow's rules)", f"{m}: median time to valid [s]"]
     table = Table(
-        f"CppFlow's benchmark, three collision models ({args.reruns} runs each, {args.time_limit:g} s limit)", columns
+        f"CppFlow's benchmark, {len(MODELS)} collision models ({args.reruns} runs each, {args.time_limit:g} s limit)",
+        columns,
     )
     warm = load_problem(names[0])
     solver.solve_path(warm.robot, warm.poses[:5], PathConfig(samples=0, max_rounds=1))
@@ -142,7 +154,8 @@ def models_table(args: argparse.Namespace, solver: GGIK, names: list[str], folde
         index, problem = list(PROBLEMS).index(name), load_problem(name)
         key = name.split("__")[0]
         if key not in cache:
-            cache[key] = collision_models(problem.robot, key, folder, getattr(args, "fetch_ros", None))
+            padding = (getattr(args, "padding", None) or DEFAULT_PADDING)["panda" if key == "panda" else "fetch"]
+            cache[key] = collision_models(problem.robot, key, folder, getattr(args, "fetch_ros", None), padding)
             table.notes += cache[key][1]
         models = cache[key][0]
         runs: dict[str, list] = {m: [] for m in MODELS}
@@ -174,6 +187,17 @@ def models_table(args: argparse.Namespace, solver: GGIK, names: list[str], folde
     return table
 
 
+def _paddings(text: str) -> dict[str, float]:
+    """``panda=M,fetch=M`` as {family: padding [m]} (argparse type; both families required)."""
+    try:
+        out = {k.strip(): float(v) for k, v in (item.split("=") for item in text.split(","))}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected panda=M,fetch=M (metres)") from None
+    if set(out) != set(DEFAULT_PADDING) or not all(math.isfinite(v) and v >= 0 for v in out.values()):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected panda=M,fetch=M, lengths >= 0 (metres)")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--time-limit", type=positive_float, default=10.0, help="[s] per problem (PathConfig.time_limit)")
@@ -184,6 +208,13 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="a copy of the public fetch_ros repository (fetch_description's meshes and URDF, fetch_moveit_config's "
         "SRDF): the Fetch's fitted model reads them (without it the Fetch's links keep their segment capsules)",
+    )
+    ap.add_argument(
+        "--padding",
+        type=_paddings,
+        default=DEFAULT_PADDING,
+        metavar="panda=M,fetch=M",
+        help="[m] the padded fitted models' padding per robot family (default panda=0.005,fetch=0.01)",
     )
     ap.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     args, names, out = parse_problem_study(ap, argv, "models", "all")

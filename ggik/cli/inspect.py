@@ -83,7 +83,7 @@ def cmd_robot_collision(args: argparse.Namespace) -> int:
 
         if args.collision is not None:
             raise GGIKError("--fit-meshes builds the model from the URDF's meshes: it takes no --collision FILE")
-        model = CollisionModel.from_meshes(robot, max_capsules=args.max_capsules, srdf=args.srdf)
+        model = CollisionModel.from_meshes(robot, max_capsules=args.max_capsules, srdf=args.srdf, padding=args.padding)
     else:
         model = CollisionConfig(model_file=args.collision, srdf=args.srdf).collision_model(robot)
     if args.out is None and args.srdf_out is None:
@@ -174,6 +174,13 @@ def add_robot_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--max-capsules", type=int, choices=(1, 2), default=2, help="with --fit-meshes: capsules per link at most"
+    )
+    p.add_argument(
+        "--padding",
+        type=float,
+        default=0.0,
+        metavar="M",
+        help="with --fit-meshes: [m] added to every fitted radius (default 0: the capsules just cover the meshes)",
     )
     p.set_defaults(func=cmd_robot_collision)
 

@@ -148,6 +148,7 @@ class CollisionModel:
         srdf: str | Path | None = None,
         self_samples: int = DEFAULT_SELF_SAMPLES,
         seed: int = 0,
+        padding: float = 0.0,
     ) -> CollisionModel:
         """The model of capsules fitted to each link's meshes (:mod:`ggik.collision.mesh_fit`): its ``<collision>``
         meshes where it has any, else its ``<visual>`` meshes, read from ``urdf`` (default ``robot.source``; the
@@ -156,11 +157,16 @@ class CollisionModel:
         the link and the radius: that part of the model is a guess. ``max_capsules``: 1 or 2 per link; ``srdf``,
         ``self_samples``, ``seed``: the pairs as :meth:`from_robot`, except that with an SRDF the pairs it checks that
         are in contact as capsules at every sampled configuration are left out too (:meth:`drop_always`). GGIKError
-        naming the file for a URDF that cannot be read."""
+        naming the file for a URDF that cannot be read. ``padding`` [m] is added to the radius of every capsule
+        fitted to a mesh or covering a primitive (not to the guessed ones, whose radius is ``radius``): a margin for
+        a checker whose capsules are larger than the meshes need."""
         from ggik.collision.mesh_fit import fit_link, link_shapes, load_meshes
 
         if not (isinstance(radius, (int, float)) and np.isfinite(radius) and radius > 0):
             raise ValueError(f"collision model: radius must be a positive length [m], got {radius!r}")
+        if not (isinstance(padding, (int, float)) and np.isfinite(padding) and padding >= 0):
+            raise ValueError(f"collision model: padding must be a length >= 0 [m], got {padding!r}")
+        pad = f"; radius padded by {1e3 * padding:g} mm" if padding else ""
         path = Path(urdf) if urdf is not None else Path(robot.source)
         if not path.is_file():
             raise GGIKError(f"{robot.name}: no URDF file to read meshes from ({str(path)!r}); pass urdf=")
@@ -169,12 +175,13 @@ class CollisionModel:
         notes = []
         for i, name in enumerate(robot.link_names):
             kind, shapes = shapes_of.get(name, ("", ()))
-            caps.extend((i, *shape_capsule(s), f"urdf {kind} primitive") for s in shapes if s.kind != "mesh")
+            for a, b, r in (shape_capsule(s) for s in shapes if s.kind != "mesh"):
+                caps.append((i, a, b, r + padding, f"urdf {kind} primitive{pad}"))
             meshes = [s for s in shapes if s.kind == "mesh"]
             loaded = load_meshes(meshes, path.parent) if meshes else "no collision or visual geometry"
             if not isinstance(loaded, str):
                 fit = fit_link(name, kind, loaded, max_capsules, seed)
-                caps.extend((i, a, b, r, fit.source()) for a, b, r in fit.capsules)
+                caps.extend((i, a, b, r + padding, fit.source() + pad) for a, b, r in fit.capsules)
                 continue
             if not meshes and shapes:
                 continue

@@ -72,3 +72,12 @@ def test_a_fetch_ros_copy_without_its_files_is_named(tmp_path):
     (tmp_path / "fetch_description" / "robots" / "fetch.urdf").write_text("<robot name='fetch'/>")
     with pytest.raises(BenchmarkError, match=r"--fetch-ros .*: no fetch_moveit_config/config/fetch\.srdf"):
         fetch_ros_files(tmp_path)
+
+
+def test_the_padding_option_takes_both_families():
+    from benchmarks.cppflow.models import _paddings
+
+    assert _paddings("panda=0.002, fetch=0.01") == {"panda": 0.002, "fetch": 0.01}
+    for bad in ("panda=0.002", "panda=x,fetch=0.01", "panda=-1,fetch=0"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            _paddings(bad)
