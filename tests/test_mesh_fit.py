@@ -9,7 +9,7 @@ import torch
 
 from ggik import Robot
 from ggik.cli import main
-from ggik.collision import CollisionModel
+from ggik.collision import CollisionModel, MeshFitConfig
 from ggik.collision.mesh_fit import MeshSet, capsule_volume, fit_capsules, fit_link, segment_distances
 from ggik.errors import GGIKError
 
@@ -26,6 +26,9 @@ URDF = """<robot name="arm">
   <link name="l3"/>
   <link name="l4"><collision><geometry><mesh filename="package://arm/meshes/missing.stl"/></geometry></collision></link>
   <link name="tool"/>
+  <link name="cam"><collision><geometry><mesh filename="package://arm/meshes/cam.stl"/></geometry></collision></link>
+  <joint name="jc" type="revolute"><parent link="l2"/><child link="cam"/><origin xyz="0.1 0 0.2"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1"/></joint>
   <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/>
     <limit lower="-3" upper="3"/></joint>
   <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0 0 0.4"/><axis xyz="0 1 0"/>
@@ -40,16 +43,18 @@ URDF = """<robot name="arm">
 
 def _arm(tmp_path) -> Robot:
     """The arm of URDF with its meshes: l1 a cylinder (r 5 cm, 40 cm; its visual mesh a far bigger sphere), l2 a box
-    (visual only, scaled), l3 no geometry, l4 a mesh file that is missing."""
+    (visual only, scaled), l3 no geometry, l4 a mesh file that is missing; cam, off the chain, a bar hanging from
+    l2."""
     meshes = tmp_path / "arm" / "meshes"
     meshes.mkdir(parents=True)
     trimesh.creation.cylinder(radius=0.05, height=0.4, sections=48).export(meshes / "l1.stl")
     trimesh.creation.icosphere(radius=0.5).export(meshes / "l1_visual.stl")
     trimesh.creation.box(extents=(0.06, 0.08, 0.15)).export(meshes / "l2.stl")
+    trimesh.creation.box(extents=(0.2, 0.04, 0.04)).export(meshes / "cam.stl")
     (tmp_path / "arm" / "urdf").mkdir()
     path = tmp_path / "arm" / "urdf" / "arm.urdf"
     path.write_text(URDF)
-    return Robot.from_urdf(path)
+    return Robot.from_urdf(path, "base", "tool")
 
 
 def _covered(points: np.ndarray, capsules) -> np.ndarray:
@@ -127,16 +132,18 @@ def test_from_meshes_uses_collision_meshes_else_visual_ones_and_says_where_it_gu
 def test_the_cli_writes_the_fitted_file_with_its_report(tmp_path, capsys):
     robot = _arm(tmp_path)
     out, pad = tmp_path / "fitted.yaml", tmp_path / "padded.yaml"
+    cli = ["robot", "collision", robot.source, "--base", "base", "--ee", "tool"]
     with pytest.warns(UserWarning):
-        assert main(["robot", "collision", robot.source, "--fit-meshes", "--max-capsules", "1", "--out", str(out)]) == 0
-        assert main(["robot", "collision", robot.source, "--fit-meshes", "--padding", "0.002", "--out", str(pad)]) == 0
+        assert main([*cli, "--fit-meshes", "--max-capsules", "1", "--out", str(out)]) == 0
+        assert main([*cli, "--fit-meshes", "--padding", "0.002", "--attach", "cam", "--out", str(pad)]) == 0
     printed = capsys.readouterr().out
     assert "fitted to collision meshes: 1 capsule(s) cover 100.00 %" in printed and "note: l3:" in printed
     text = out.read_text()
-    assert "fitted to visual meshes" in text and "padded by 2 mm" in pad.read_text()
+    assert "fitted to visual meshes" in text and "cam" not in text
+    assert "padded by 2 mm" in pad.read_text() and "cam (attached, its joints at zero)" in pad.read_text()
     back = CollisionModel.from_file(out, robot, self_samples=0)
     assert back.source[0].startswith("fitted to collision meshes")
-    assert main(["robot", "collision", robot.source, "--fit-meshes", "--collision", str(out)]) != 0
+    assert main([*cli, "--fit-meshes", "--collision", str(out)]) != 0
     assert "takes no --collision FILE" in capsys.readouterr().err
 
 
@@ -147,18 +154,24 @@ def test_malformed_or_missing_urdfs_name_the_file(tmp_path):
     with pytest.raises(GGIKError, match=r"bad\.urdf.*'l2' <visual> 0 <mesh scale>"):
         CollisionModel.from_meshes(robot, urdf=bad)
     with pytest.raises(GGIKError, match="no URDF file"):
-        CollisionModel.from_meshes(Robot.from_urdf(URDF))  # from XML text: no file to find meshes beside
+        CollisionModel.from_meshes(
+            Robot.from_urdf(URDF, "base", "tool")
+        )  # from XML text: no file to find meshes beside
     with pytest.raises(ValueError, match="radius"):
         CollisionModel.from_meshes(robot, radius=-1.0)
     with pytest.raises(ValueError, match="padding"):
-        CollisionModel.from_meshes(robot, padding=float("nan"))
+        MeshFitConfig(padding=float("nan"))
+    with pytest.raises(ValueError, match="max_capsules"):
+        MeshFitConfig(max_capsules=3)
+    with pytest.raises(GGIKError, match=r"arm\.urdf: attach names 'nope'"):
+        CollisionModel.from_meshes(robot, fit=MeshFitConfig(attach=("nope",)))
 
 
 def test_padding_grows_the_fitted_capsules_not_the_guessed_ones(tmp_path):
     robot = _arm(tmp_path)
     with pytest.warns(UserWarning):
         tight = CollisionModel.from_meshes(robot, radius=0.03, self_samples=0)
-        padded = CollisionModel.from_meshes(robot, radius=0.03, self_samples=0, padding=0.01)
+        padded = CollisionModel.from_meshes(robot, radius=0.03, self_samples=0, fit=MeshFitConfig(padding=0.01))
     fitted = torch.tensor([s.startswith("fitted") for s in tight.source])
     torch.testing.assert_close(padded.radius[fitted], tight.radius[fitted] + 0.01)
     torch.testing.assert_close(padded.radius[~fitted], tight.radius[~fitted])
@@ -196,3 +209,19 @@ def test_with_an_srdf_pairs_always_in_contact_as_capsules_are_left_out(tmp_path)
     assert any("left out (Always): l1 - l3" in n for n in model.notes)
     d = model.self_distances(robot, robot.sample_q(200, torch.Generator().manual_seed(1)))
     assert not (d < 0).all(0).any()  # no pair left that every configuration violates
+
+
+def test_an_attached_link_is_fitted_in_the_frame_of_the_chain_link_it_hangs_from(tmp_path):
+    robot = _arm(tmp_path)
+    srdf = tmp_path / "arm.srdf"
+    srdf.write_text('<robot name="arm"><disable_collisions link1="cam" link2="l4" reason="Never"/></robot>')
+    with pytest.warns(UserWarning):
+        model = CollisionModel.from_meshes(robot, srdf=srdf, fit=MeshFitConfig(attach=("cam",)), self_samples=50)
+    (c,) = [k for k, s in enumerate(model.source) if s.startswith("cam (attached, its joints at zero): fitted")]
+    assert model.link_names[int(model.link[c])] == "l2" and model.covers[c] == "cam"
+    mid = (model.a[c] + model.b[c]) / 2  # the bar's centre: the joint's origin in l2's frame
+    torch.testing.assert_close(mid, torch.tensor([0.1, 0.0, 0.2], dtype=torch.float64), atol=2e-3, rtol=0)
+    assert abs(float(model.b[c][0] - model.a[c][0])) > 0.1  # along l2's x, as the bar lies
+    l4 = [k for k in range(len(model.source)) if model.covers[k] == "l4"]
+    skipped = {(i, j): why for i, j, why in model.skipped}
+    assert all(skipped.get((min(c, k), max(c, k))) == "Never" for k in l4)  # the SRDF names it by its own name

@@ -12,7 +12,8 @@ The collision models, per robot:
   (a test extra: ``pip install example-robot-data``), its collision meshes and its SRDF (link names as CppFlow's
   URDF); the fitted file is written (to a temporary folder, the SRDF's pairs as its ``skip_pairs``) and read back
   for CppFlow's Panda. The Fetch's public description is the fetch_ros repository (not on PyPI): with ``--fetch-ros
-  DIR`` (a copy of it) its fetch_description meshes and fetch_moveit_config SRDF are fitted alike; without, the URDF
+  DIR`` (a copy of it) its fetch_description meshes and fetch_moveit_config SRDF are fitted alike, the head (off the
+  arm's chain) attached to the torso with its joints at zero as CppFlow's model has it; without, the URDF
   of CppFlow's Fetch names meshes that are not shipped here, so its links keep their segment capsules (the model
   says so). With an SRDF, the pairs in contact as capsules at every sampled configuration are left out too;
 * ``fitted + padding``: the same with a padding added to every fitted radius (``--padding``; default 5 mm for the
@@ -44,7 +45,7 @@ from benchmarks.cppflow.options import parse_problem_study, problem_names
 from benchmarks.cppflow.problems import PROBLEMS, load_problem
 from benchmarks.cppflow.run_runs import CPPFLOW_PATHS, RUN_COLUMNS, solve_problem
 from ggik import GGIK, PathConfig, Robot
-from ggik.collision import CollisionModel
+from ggik.collision import CollisionModel, MeshFitConfig
 from ggik.evaluation.report import Table
 from ggik.rng import step_generator
 
@@ -54,6 +55,8 @@ __all__ = ["MODELS", "public_panda", "collision_models", "models_table", "main"]
 MODELS = ("cppflow file", "fitted", "fitted + padding", "default")
 DEFAULT_PADDING = {"panda": 0.005, "fetch": 0.01}  #: [m] the padded fitted model's padding per robot family
 FETCH_URDF = REPO / "benchmarks" / "adapt" / "urdfs" / "fetch_formatted.urdf"
+#: the Fetch's links off the arm's chain that its fitted models attach (the head, as CppFlow's model has it)
+FETCH_HEAD = ("head_pan_link", "head_tilt_link")
 
 
 def public_panda() -> tuple[Path, Path]:
@@ -118,12 +121,13 @@ def collision_models(
             if family == "panda" or fetch_ros is not None:
                 urdf, srdf = public_panda() if family == "panda" else fetch_ros_files(Path(fetch_ros))
                 arm = Robot.from_urdf(urdf, robot.base_link, robot.ee_link)
-                fit = CollisionModel.from_meshes(arm, srdf=srdf, padding=pad)
+                config = MeshFitConfig(padding=pad, attach=() if family == "panda" else FETCH_HEAD)
+                fit = CollisionModel.from_meshes(arm, srdf=srdf, fit=config)
                 path = fit.to_file(folder / f"{key}_{'padded' if pad else 'fitted'}.yaml")
                 model = CollisionModel.from_file(path, robot)  # the SRDF's pairs: the file's skip_pairs
                 notes += [f"{key}, {name}: {n}" for n in fit.notes if "SRDF" not in n]  # not the SRDF's path
             else:
-                model = CollisionModel.from_meshes(robot, urdf=FETCH_URDF, padding=pad)
+                model = CollisionModel.from_meshes(robot, urdf=FETCH_URDF, fit=MeshFitConfig(padding=pad))
             models[name] = (model, [])
     notes += list(dict.fromkeys(f"{key}, fitted: {w.message}" for w in caught))
     models["default"] = (CollisionModel.from_robot(robot), [])

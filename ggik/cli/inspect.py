@@ -79,11 +79,12 @@ def cmd_robot_collision(args: argparse.Namespace) -> int:
 
     robot = resolve_robot(args.robot, args.base, args.ee)
     if args.fit_meshes:
-        from ggik.collision import CollisionModel
+        from ggik.collision import CollisionModel, MeshFitConfig
 
         if args.collision is not None:
             raise GGIKError("--fit-meshes builds the model from the URDF's meshes: it takes no --collision FILE")
-        model = CollisionModel.from_meshes(robot, max_capsules=args.max_capsules, srdf=args.srdf, padding=args.padding)
+        fit = MeshFitConfig(max_capsules=args.max_capsules, padding=args.padding, attach=tuple(args.attach))
+        model = CollisionModel.from_meshes(robot, srdf=args.srdf, fit=fit)
     else:
         model = CollisionConfig(model_file=args.collision, srdf=args.srdf).collision_model(robot)
     if args.out is None and args.srdf_out is None:
@@ -181,6 +182,14 @@ def add_robot_parser(sub: Any) -> None:
         default=0.0,
         metavar="M",
         help="with --fit-meshes: [m] added to every fitted radius (default 0: the capsules just cover the meshes)",
+    )
+    p.add_argument(
+        "--attach",
+        nargs="+",
+        default=[],
+        metavar="LINK",
+        help="with --fit-meshes: links off the chain to fit too, fixed to the chain link they hang from with the "
+        "joints between at zero (e.g. a mobile manipulator's head)",
     )
     p.set_defaults(func=cmd_robot_collision)
 

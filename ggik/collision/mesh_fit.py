@@ -25,13 +25,69 @@ from pathlib import Path
 
 import numpy as np
 
-from ggik.collision.meshes import resolve_mesh
+from ggik.collision.meshes import resolve_mesh, shape_capsule
 from ggik.errors import GGIKError
 from ggik.kinematics.urdf_collision import CollisionShape, read_collision_shapes
 
-__all__ = ["LinkFit", "MeshSet", "fit_capsules", "capsule_volume", "link_shapes", "load_meshes", "fit_link"]
+__all__ = [
+    "LinkFit",
+    "MeshFitConfig",
+    "MeshSet",
+    "attached_transform",
+    "fit_capsules",
+    "capsule_volume",
+    "link_shapes",
+    "load_meshes",
+    "fit_link",
+    "fit_shapes",
+]
 
 SPLIT_FRACTIONS = (0.35, 0.5, 0.65)  #: where a link's vertices may be cut in two, along their principal axis
+
+
+@dataclass(frozen=True)
+class MeshFitConfig:
+    """How :meth:`CollisionModel.from_meshes` fits capsules.
+
+    Attributes:
+        max_capsules: 1 or 2 per link (two where they save ``split_gain`` of the volume).
+        split_gain: the share of the one capsule's volume two must save (0-1).
+        padding: [m] added to the radius of every fitted capsule and of those covering primitives (not to guessed
+            segment capsules): a margin, e.g. for a checker whose capsules are larger than the meshes need.
+        attach: links of the URDF off the chain whose capsules are fixed to the chain link they hang from, with the
+            joints between held at zero (e.g. a mobile manipulator's head), named in the SRDF by their own names.
+    """
+
+    max_capsules: int = 2
+    split_gain: float = 0.3
+    padding: float = 0.0
+    attach: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.max_capsules not in (1, 2):
+            raise ValueError(f"MeshFitConfig.max_capsules must be 1 or 2, got {self.max_capsules!r}")
+        if not (0.0 <= self.split_gain < 1.0):
+            raise ValueError(f"MeshFitConfig.split_gain must be in [0, 1), got {self.split_gain!r}")
+        if not (isinstance(self.padding, (int, float)) and math.isfinite(self.padding) and self.padding >= 0):
+            raise ValueError(f"MeshFitConfig.padding must be a length >= 0 [m], got {self.padding!r}")
+
+
+def attached_transform(urdf: str | Path, link: str, chain: tuple[str, ...]) -> tuple[str, np.ndarray]:
+    """(the chain link that ``link`` hangs from, (4, 4) ``link``'s frame in that link's frame with the joints between
+    at zero). GGIKError naming the file and the link where it is not in the URDF or hangs from no chain link."""
+    from ggik.kinematics.urdf import read_urdf
+
+    model = read_urdf(urdf)
+    parent_joint = {j.child: j for j in model.joints}
+    if link not in model.links:
+        raise GGIKError(f"{urdf}: attach names {link!r}, which is not a link of the URDF")
+    T, at = np.eye(4), link
+    while at not in chain:
+        if at not in parent_joint:
+            raise GGIKError(f"{urdf}: attached link {link!r} hangs from no link of the chain {list(chain)}")
+        T = parent_joint[at].origin @ T
+        at = parent_joint[at].parent
+    return at, T
 
 
 @dataclass(frozen=True)
@@ -237,9 +293,11 @@ def load_meshes(shapes: list[CollisionShape], urdf_dir: Path | None) -> MeshSet 
     return MeshSet(np.concatenate(parts), np.concatenate(edges), volume, kind)
 
 
-def fit_link(link: str, kind: str, meshes: MeshSet, max_capsules: int = 2, seed: int = 0) -> LinkFit:
-    """The capsules fitted to a link's loaded meshes (``kind``: "collision" or "visual"), with their report."""
-    caps = fit_capsules(meshes.vertices, meshes.edges, max_capsules=max_capsules, seed=seed)
+def fit_link(link: str, kind: str, meshes: MeshSet, config: MeshFitConfig | None = None, seed: int = 0) -> LinkFit:
+    """The capsules fitted to a link's loaded meshes (``kind``: "collision" or "visual"), with their report (the
+    radii before ``config.padding``)."""
+    config = config or MeshFitConfig()
+    caps = fit_capsules(meshes.vertices, meshes.edges, config.max_capsules, config.split_gain, seed=seed)
     inside = np.zeros(len(meshes.vertices), dtype=bool)
     for a, b, r in caps:
         inside |= segment_distances(meshes.vertices, a, b) <= r * (1 + 1e-9) + 1e-12
@@ -253,3 +311,26 @@ def fit_link(link: str, kind: str, meshes: MeshSet, max_capsules: int = 2, seed:
         mesh_volume=meshes.volume,
         volume_kind=meshes.volume_kind,
     )
+
+
+def fit_shapes(
+    name: str, shapes: tuple[str, tuple[CollisionShape, ...]], urdf_dir: Path, fit: MeshFitConfig, seed: int
+) -> tuple[list[tuple[np.ndarray, np.ndarray, float, str]], str]:
+    """The capsules (a, b, radius [m], source) in its frame covering link ``name``'s ``shapes`` ((kind, shapes) of
+    :func:`~ggik.collision.mesh_fit.link_shapes`): its primitives covered, its meshes fitted, each radius padded; and
+    why its meshes cannot be used ("" where they can or where it has none)."""
+    kind, found = shapes
+    pad = f"; radius padded by {1e3 * fit.padding:g} mm" if fit.padding else ""
+    out = []
+    for s in found:
+        if s.kind != "mesh":
+            a, b, r = shape_capsule(s)
+            out.append((a, b, r + fit.padding, f"urdf {kind} primitive{pad}"))
+    meshes = [s for s in found if s.kind == "mesh"]
+    if not meshes:
+        return out, ""
+    loaded = load_meshes(meshes, urdf_dir)
+    if isinstance(loaded, str):
+        return out, loaded
+    link_fit = fit_link(name, kind, loaded, fit, seed)
+    return out + [(a, b, r + fit.padding, link_fit.source() + pad) for a, b, r in link_fit.capsules], ""

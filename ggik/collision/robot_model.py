@@ -35,6 +35,7 @@ import torch
 
 from ggik.collision.collision_file import read_collision_file, write_collision_file
 from ggik.collision.distance import segment_segment
+from ggik.collision.mesh_fit import MeshFitConfig, attached_transform, fit_shapes, link_shapes
 from ggik.collision.meshes import mesh_capsule, shape_capsule
 from ggik.collision.srdf import SRDF, read_srdf
 from ggik.errors import ChainError, GGIKError
@@ -74,6 +75,8 @@ class CollisionModel:
         pairs_from: where the rule for the pairs came from: "" (sampled at random configurations), "SRDF FILE" or
             "collision file FILE".
         notes: remarks for :meth:`describe` (e.g. SRDF links that are not on the chain, ignored).
+        covers: (C,) the URDF link each capsule covers, by which an SRDF names it (:meth:`apply_srdf`): a link off the
+            chain attached by :meth:`from_meshes`, else the chain link it is fixed to; () for the latter throughout.
     """
 
     robot_name: str
@@ -89,6 +92,7 @@ class CollisionModel:
     skipped: tuple[tuple[int, int, str], ...] = ()
     pairs_from: str = ""
     notes: tuple[str, ...] = ()
+    covers: tuple[str, ...] = ()
 
     @classmethod
     def from_robot(
@@ -143,61 +147,61 @@ class CollisionModel:
         cls,
         robot: Robot,
         urdf: str | Path | None = None,
-        radius: float = DEFAULT_LINK_RADIUS,
-        max_capsules: int = 2,
         srdf: str | Path | None = None,
+        fit: MeshFitConfig | None = None,
+        radius: float = DEFAULT_LINK_RADIUS,
         self_samples: int = DEFAULT_SELF_SAMPLES,
         seed: int = 0,
-        padding: float = 0.0,
     ) -> CollisionModel:
         """The model of capsules fitted to each link's meshes (:mod:`ggik.collision.mesh_fit`): its ``<collision>``
         meshes where it has any, else its ``<visual>`` meshes, read from ``urdf`` (default ``robot.source``; the
-        chain's links by name); its primitives covered as in :meth:`from_robot`. A link with no geometry, or whose
-        meshes cannot be found or read, gets its segment capsule of ``radius`` [m], with a warning and a note naming
-        the link and the radius: that part of the model is a guess. ``max_capsules``: 1 or 2 per link; ``srdf``,
-        ``self_samples``, ``seed``: the pairs as :meth:`from_robot`, except that with an SRDF the pairs it checks that
-        are in contact as capsules at every sampled configuration are left out too (:meth:`drop_always`). GGIKError
-        naming the file for a URDF that cannot be read. ``padding`` [m] is added to the radius of every capsule
-        fitted to a mesh or covering a primitive (not to the guessed ones, whose radius is ``radius``): a margin for
-        a checker whose capsules are larger than the meshes need."""
-        from ggik.collision.mesh_fit import fit_link, link_shapes, load_meshes
-
+        chain's links by name); its primitives covered as in :meth:`from_robot`; ``fit``: how (capsules per link,
+        padding, links off the chain to attach). A chain link with no geometry, or whose meshes cannot be found or
+        read, gets its segment capsule of ``radius`` [m], with a warning and a note naming the link and the radius:
+        that part of the model is a guess. ``srdf``, ``self_samples``, ``seed``: the pairs as :meth:`from_robot`,
+        except that with an SRDF the pairs it checks that are in contact as capsules at every sampled configuration
+        are left out too (:meth:`drop_always`). GGIKError naming the file for a URDF that cannot be read or an
+        attached link it lacks."""
+        fit = fit or MeshFitConfig()
         if not (isinstance(radius, (int, float)) and np.isfinite(radius) and radius > 0):
             raise ValueError(f"collision model: radius must be a positive length [m], got {radius!r}")
-        if not (isinstance(padding, (int, float)) and np.isfinite(padding) and padding >= 0):
-            raise ValueError(f"collision model: padding must be a length >= 0 [m], got {padding!r}")
-        pad = f"; radius padded by {1e3 * padding:g} mm" if padding else ""
         path = Path(urdf) if urdf is not None else Path(robot.source)
         if not path.is_file():
             raise GGIKError(f"{robot.name}: no URDF file to read meshes from ({str(path)!r}); pass urdf=")
         shapes_of = link_shapes(path)
         caps: list[tuple[int, np.ndarray, np.ndarray, float, str]] = []
+        covers: list[str] = []
         notes = []
-        for i, name in enumerate(robot.link_names):
-            kind, shapes = shapes_of.get(name, ("", ()))
-            for a, b, r in (shape_capsule(s) for s in shapes if s.kind != "mesh"):
-                caps.append((i, a, b, r + padding, f"urdf {kind} primitive{pad}"))
-            meshes = [s for s in shapes if s.kind == "mesh"]
-            loaded = load_meshes(meshes, path.parent) if meshes else "no collision or visual geometry"
-            if not isinstance(loaded, str):
-                fit = fit_link(name, kind, loaded, max_capsules, seed)
-                caps.extend((i, a, b, r + padding, fit.source() + pad) for a, b, r in fit.capsules)
+        targets = [(name, i, np.eye(4)) for i, name in enumerate(robot.link_names)]
+        for name in fit.attach:
+            parent, T = attached_transform(path, name, robot.link_names)
+            targets.append((name, robot.link_names.index(parent), T))
+        for name, i, T in targets:
+            found, why = fit_shapes(name, shapes_of.get(name, ("", ())), path.parent, fit, seed)
+            where = "" if name in robot.link_names else f"{name} (attached, its joints at zero): "
+            for a, b, r, source in found:
+                caps.append((i, T[:3, :3] @ a + T[:3, 3], T[:3, :3] @ b + T[:3, 3], r, where + source))
+                covers.append(name)
+            if name not in robot.link_names:
+                notes += [f"{name} (attached): {why or 'no geometry'}; no capsule"] if why or not found else []
                 continue
-            if not meshes and shapes:
+            if found and not why:
                 continue
             end = _segment_end(robot, i)
+            reason = why or "no collision or visual geometry"
             guess = f"segment capsule r={radius:g} m (a guess)" if end is not None else "no capsule (segment < 1 mm)"
-            notes.append(f"{name}: {loaded}; {guess}")
-            if end is not None or meshes:  # a capsule guessed, or meshes that could not be used
+            notes.append(f"{name}: {reason}; {guess}")
+            if end is not None or why:  # a capsule guessed, or meshes that could not be used
                 warnings.warn(f"collision model of {robot.name}: link {notes[-1]}", stacklevel=2)
             if end is not None:
-                caps.append((i, np.zeros(3), end, float(radius), f"segment; {loaded}"))
+                caps.append((i, np.zeros(3), end, float(radius), f"segment; {reason}"))
+                covers.append(name)
         if not caps:
             raise ChainError(f"{robot.name}: no link has meshes, primitives or a segment of at least {MIN_SEGMENT} m")
         model = cls.from_capsules(robot, caps)
-        model.notes = tuple(notes)
+        model.notes, model.covers = tuple(notes), tuple(covers)
         if srdf is not None:
-            model.apply_srdf(read_srdf(srdf, robot))
+            model.apply_srdf(read_srdf(srdf, robot, fit.attach))
             model.drop_always(robot, self_samples, seed)
         elif self_samples:
             model.sample_pairs(robot, self_samples, seed)
@@ -310,7 +314,7 @@ class CollisionModel:
         """Leave out every candidate pair of capsules on two links that ``srdf`` (:func:`read_srdf`) disables, with its
         reason; its notes (links off the chain) kept."""
         disabled = {frozenset(p): why for p, why in srdf.disabled.items()}
-        names = [self.link_names[int(k)] for k in self.link]
+        names = list(self.covers) or [self.link_names[int(k)] for k in self.link]
         reasons = {}
         for i, j in self.self_pairs.tolist():
             why = disabled.get(frozenset((names[i], names[j])))

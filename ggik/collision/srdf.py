@@ -38,9 +38,10 @@ class SRDF:
     notes: tuple[str, ...] = ()
 
 
-def read_srdf(path: str | Path, robot: Robot) -> SRDF:
-    """The ``<disable_collisions>`` pairs of SRDF ``path`` for ``robot`` (module docstring): CollisionFileError naming
-    the file and the element for malformed XML, a missing attribute or a link that is not in the robot's URDF;
+def read_srdf(path: str | Path, robot: Robot, attached: tuple[str, ...] = ()) -> SRDF:
+    """The ``<disable_collisions>`` pairs of SRDF ``path`` for ``robot`` (module docstring), the links ``attached``
+    to the chain (:class:`~ggik.collision.mesh_fit.MeshFitConfig`) counted as on it: CollisionFileError naming the
+    file and the element for malformed XML, a missing attribute or a link that is not in the robot's URDF;
     FileNotFoundError for a missing file."""
     path = Path(path)
     src = str(path)
@@ -52,7 +53,7 @@ def read_srdf(path: str | Path, robot: Robot) -> SRDF:
         raise CollisionFileError(f"{src}: not valid XML: {exc}") from None
     if root.tag != "robot":
         raise CollisionFileError(f"{src}: the root element is <{root.tag}>, not <robot> (an SRDF)")
-    chain, urdf = set(robot.link_names), set(robot.urdf_links)
+    chain, urdf = set(robot.link_names) | set(attached), set(robot.urdf_links)
     disabled: dict[tuple[str, str], str] = {}
     off_chain: list[str] = []
     ignored = 0
