@@ -5,7 +5,8 @@ against the URDF file's folder and its parents (``PKG/path`` and ``path`` under 
 dependency of the URDF parser; STL, OBJ, PLY, ...) and covers the scaled vertices with one capsule: its axis is their
 principal axis, its segment spans their projections onto it, its radius is their largest distance from the axis, so
 every vertex lies inside it. A mesh that cannot be found or read gives None (the model then uses the link's segment
-capsule and says why).
+capsule and says why). :func:`shape_capsule` covers a URDF primitive (sphere, cylinder, capsule, box) with one capsule;
+:mod:`ggik.collision.mesh_fit` fits tighter capsules to meshes (:meth:`CollisionModel.from_meshes`).
 """
 
 from __future__ import annotations
