@@ -1,7 +1,7 @@
-"""CppFlow's benchmark solved four ways, one run: kept clear of CppFlow's capsules given as a collision file, of the
-model ggik fits to the arm's public description (meshes and SRDF), tight and padded, and of ggik's old default; each
-judged by CppFlow's own checker (:func:`benchmarks.cppflow.capsules.cppflow_collision_model` at the waypoints, with
-the move and accuracy rules of :mod:`benchmarks.cppflow.run_runs`).
+"""CppFlow's benchmark solved five ways, one run: kept clear of CppFlow's capsules given as a collision file, of the
+model ggik fits to the arm's public description (meshes and SRDF), tight, padded, and padded with sampled pairs, and
+of ggik's old default; each judged by CppFlow's own checker (:func:`benchmarks.cppflow.capsules.cppflow_collision_model`
+at the waypoints, with the move and accuracy rules of :mod:`benchmarks.cppflow.run_runs`).
 
 The collision models, per robot:
 
@@ -19,6 +19,10 @@ The collision models, per robot:
 * ``fitted + padding``: the same with a padding added to every fitted radius (``--padding``; default 5 mm for the
   Panda, 1 cm for the Fetch): the tight fit covers the meshes, and CppFlow's capsules are larger than the meshes need
   (the Fetch's radii by about 1 cm over fetch_ros's collision meshes, the Panda's by up to 1 mm);
+* ``fitted + padding, sampled pairs``: the padded fit without the SRDF, its self-collision pairs by ggik's sampled
+  rule on the capsules (pairs never or always in contact at 2000 random configurations left out): an SRDF's
+  "Never" pairs come from the meshes, and CppFlow checks some of them (the Fetch's forearm and wrist roll links),
+  which its capsules can make collide;
 * ``default``: :meth:`CollisionModel.from_robot` (``GGIK.collision_model``), what a user gets who passes nothing.
 
 Every problem runs ``--reruns`` times per model, the models interleaved run by run (seeds as ``run.py``'s), so that
@@ -52,7 +56,7 @@ from ggik.rng import step_generator
 __all__ = ["MODELS", "public_panda", "collision_models", "models_table", "main"]
 
 #: the collision models the solver keeps clear of, in table order
-MODELS = ("cppflow file", "fitted", "fitted + padding", "default")
+MODELS = ("cppflow file", "fitted", "fitted + padding", "fitted + padding, sampled pairs", "default")
 DEFAULT_PADDING = {"panda": 0.005, "fetch": 0.01}  #: [m] the padded fitted model's padding per robot family
 FETCH_URDF = REPO / "benchmarks" / "adapt" / "urdfs" / "fetch_formatted.urdf"
 #: the Fetch's links off the arm's chain that its fitted models attach (the head, as CppFlow's model has it)
@@ -117,14 +121,18 @@ def collision_models(
     notes = models["cppflow file"][1]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for name, pad in (("fitted", 0.0), ("fitted + padding", padding)):
+        for name, pad, use_srdf in (
+            ("fitted", 0.0, True),
+            ("fitted + padding", padding, True),
+            ("fitted + padding, sampled pairs", padding, False),
+        ):
             if family == "panda" or fetch_ros is not None:
                 urdf, srdf = public_panda() if family == "panda" else fetch_ros_files(Path(fetch_ros))
                 arm = Robot.from_urdf(urdf, robot.base_link, robot.ee_link)
                 config = MeshFitConfig(padding=pad, attach=() if family == "panda" else FETCH_HEAD)
-                fit = CollisionModel.from_meshes(arm, srdf=srdf, fit=config)
-                path = fit.to_file(folder / f"{key}_{'padded' if pad else 'fitted'}.yaml")
-                model = CollisionModel.from_file(path, robot)  # the SRDF's pairs: the file's skip_pairs
+                fit = CollisionModel.from_meshes(arm, srdf=srdf if use_srdf else None, fit=config)
+                path = fit.to_file(folder / f"{key}_{name.replace(' ', '_').replace(',', '')}.yaml")
+                model = CollisionModel.from_file(path, robot)  # the fit's pairs: the file's skip_pairs
                 notes += [f"{key}, {name}: {n}" for n in fit.notes if "SRDF" not in n]  # not the SRDF's path
             else:
                 model = CollisionModel.from_meshes(robot, urdf=FETCH_URDF, fit=MeshFitConfig(padding=pad))
