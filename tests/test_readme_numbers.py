@@ -181,3 +181,49 @@ def test_readme_table_rows_agree_with_the_cited_tables(stands, sources):
                     )
     assert not problems, "the README's table disagrees with its sources:\n" + "\n".join(problems)
     assert checked == len(rows) * sum(len(w) for _, w, _ in COLUMNS)
+
+
+def _exact_table() -> dict[tuple[str, str], dict[str, str]]:
+    import csv
+
+    text = (ROOT / "benchmarks/dg_budget/results/exact_table.csv").read_text(encoding="utf-8")
+    return {(r["arm"], r["method"]): r for r in csv.DictReader(text.splitlines())}
+
+
+def test_the_exact_samples_bullet_quotes_its_table():
+    """ "Exact samples": the Panda's share, the training arms' range (model + DG), what DG + LM adds and the time ratio
+    to raw sampling, as ``benchmarks/dg_budget/results/exact_table.csv`` has them."""
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    bullet = re.search(r"\*\*Exact samples\*\*.*?(?= - \*\*)", text).group(0)
+    t = _exact_table()
+    arms = sorted({a for a, _ in t})
+    training = [a for a in arms if t[(a, "raw")]["family"] == "training"]
+    dg = [float(t[(a, "model + DG")]["strict_per_sample_pct"]) for a in training]
+    assert f"makes {min(dg):.0f}-{max(dg):.0f} % of the samples strict on the training arms" in bullet
+    assert f"(Panda {float(t[('panda', 'model + DG')]['strict_per_sample_pct']):.1f} %)" in bullet
+    gain = [
+        float(t[(a, "model + DG + LM")]["strict_per_sample_pct"]) - float(t[(a, "model + DG")]["strict_per_sample_pct"])
+        for a in arms
+    ]
+    assert f"+{min(gain):.1f}-{max(gain):.0f} points" in bullet
+    ratio = [float(t[(a, "model + DG")]["ms_per_goal"]) / float(t[(a, "raw")]["ms_per_goal"]) for a in arms]
+    assert f"{min(ratio):.1f}-{max(ratio):.1f}x the raw time" in bullet
+
+
+def test_the_paths_paragraph_quotes_the_collision_models_run():
+    """CppFlow's problems kept clear of each collision model: the valid runs the README quotes are the run's."""
+    import csv
+
+    text = (ROOT / "benchmarks/cppflow/results/models/models.csv").read_text(encoding="utf-8")
+    rows = list(csv.DictReader(text.splitlines()))
+    rows = [r for r in rows if r["problem"] != "all"]  # the 13 problems, not the summary row
+    assert len(rows) == 13
+
+    def valid(model: str, prefix: str = "") -> int:
+        column = f"{model}: valid runs (CppFlow's rules)"
+        return sum(int(r[column].split("/")[0]) for r in rows if r["problem"].startswith(prefix))
+
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert f"capsules: {valid('cppflow file')} of 130" in text
+    assert f"SRDFs: {valid('fitted + padding')} (Panda {valid('fitted + padding', 'panda')} of 30)" in text
+    assert f"of the default model: {valid('default')}." in text
