@@ -23,20 +23,17 @@ Command (from the repository root; heavy: under the lock, one thread)::
 
 from __future__ import annotations
 
-import argparse
 import math
-import subprocess
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import torch
 
+from benchmarks.dg_budget.common import commit, study_parser, write_table
 from benchmarks.handedness.study import CONVERGED, GOAL_SEED, POS_TOL, ROT_TOL, arms
 from ggik import RobotGraph
 from ggik.checkpoint import load_model_or_shipped
 from ggik.evaluation.report import command_line, model_stamp, provenance
-from ggik.fileio import atomic_write_text
 from ggik.ik.dg_refine import DGConfig, dg_refine
 from ggik.ik.sampling import sample_joint_angles
 
@@ -73,16 +70,6 @@ def smallest_budget(rows: list[dict], kind: str, criterion: str, ratio: float) -
     return None
 
 
-def _commit() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
-        paths = ["ggik", "benchmarks/dg_budget"]  # tracked files changed (an untracked results folder does not count)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", *paths], capture_output=True)
-        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def _cell(share: float, full: float) -> str:
     ratio = share / full if full > 0 else math.nan
     return f"{100 * share:.1f} ({ratio:.2f})"
@@ -116,19 +103,12 @@ def markdown(rows: list[dict], header: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--goals", type=int, default=100)
-    p.add_argument("--samples", type=int, default=32)
-    p.add_argument("--families", nargs="*", default=None, help="the study's families (default: every family)")
-    p.add_argument("--arms", nargs="*", default=None, help="only these arms of the families (default: all)")
-    p.add_argument("--ckpt", default=None, help="the model (default: the shipped one)")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--out", type=Path, default=None, help="write the tables here too (Markdown)")
+    p = study_parser(__doc__.split("\n\n")[0])
     p.add_argument("--limits-after", type=int, default=None, help="DGConfig.limits_after (default: its default)")
     p.add_argument("--no-limits", action="store_true", help="DGConfig.limits False")
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
-    code = _commit()  # the code imported now
+    code = commit()  # the code imported now
     cfg = DGConfig(limits=not a.no_limits)
     if a.limits_after is not None:
         cfg = replace(cfg, limits_after=a.limits_after)
@@ -161,10 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         f"limits {'off' if a.no_limits else f'on after {cfg.limits_after} steps'})"
     )
     text = markdown(rows, header + "\n\n" + "\n".join(provenance(command_line(), model=model_stamp(a.ckpt))))
-    print(text)
-    if a.out is not None:
-        a.out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(a.out, text)
+    write_table(text, a.out)
     return 0
 
 

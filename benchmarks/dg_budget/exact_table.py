@@ -43,16 +43,14 @@ writes the Markdown tables and, beside them, a CSV (``.csv``) with one row per (
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import math
-import subprocess
 import time
-from pathlib import Path
 
 import torch
 
+from benchmarks.dg_budget.common import commit, study_parser
 from benchmarks.handedness.study import POS_TOL, ROT_TOL, arms
 from ggik import GGIK, Robot, SolveConfig
 from ggik.evaluation.report import command_line, model_stamp, provenance
@@ -236,28 +234,13 @@ def csv_text(rows: list[dict], goals: int, samples: int) -> str:
     return buf.getvalue()
 
 
-def _commit() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
-        paths = ["ggik", "benchmarks/dg_budget"]  # tracked files changed (an untracked results folder does not count)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", *paths], capture_output=True)
-        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--goals", type=int, default=100)
-    p.add_argument("--samples", type=int, default=32, help="model samples, and random starts, per goal")
-    p.add_argument("--families", nargs="*", default=None, help="the study's families (default: every family)")
-    p.add_argument("--arms", nargs="*", default=None, help="only these arms of the families (default: all)")
-    p.add_argument("--ckpt", default=None, help="the model (default: the shipped one)")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--out", type=Path, default=None, help="write the tables here too (Markdown; the CSV beside it)")
+    p = study_parser(
+        __doc__.split("\n\n")[0], "model samples, and random starts, per goal", "(Markdown; the CSV beside it)"
+    )
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
-    code = _commit()  # the code imported now
+    code = commit()  # the code imported now
     solver = GGIK.load_or_pretrained(a.ckpt, "cpu")
     rows = []
     for i, arm in enumerate(arms()):  # arm i: its index among all the study's arms gives its seeds (any filter)

@@ -18,19 +18,16 @@ Command (from the repository root; heavy: one thread)::
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import torch
 
-from benchmarks.dg_budget.budget import _commit
+from benchmarks.dg_budget.common import commit, study_parser, write_table
 from benchmarks.handedness.study import CONVERGED, GOAL_SEED, POS_TOL, ROT_TOL, arms
 from ggik import RobotGraph
 from ggik.checkpoint import load_model_or_shipped
 from ggik.evaluation.report import command_line, model_stamp, provenance
-from ggik.fileio import atomic_write_text
 from ggik.ik.dg_refine import DGConfig, dg_refine
 from ggik.ik.sampling import sample_joint_angles
 
@@ -88,17 +85,10 @@ def markdown(rows: list[dict], header: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--goals", type=int, default=100)
-    p.add_argument("--samples", type=int, default=32)
-    p.add_argument("--families", nargs="*", default=None, help="the study's families (default: every family)")
-    p.add_argument("--arms", nargs="*", default=None, help="only these arms of the families (default: all)")
-    p.add_argument("--ckpt", default=None, help="the model (default: the shipped one)")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--out", type=Path, default=None, help="write the tables here too (Markdown)")
+    p = study_parser(__doc__.split("\n\n")[0])
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
-    code = _commit()
+    code = commit()
     model, _ = load_model_or_shipped(a.ckpt, "cpu")
     model.eval()
     every = arms()  # the arm's index among all the study's arms seeds its goals, whatever is selected
@@ -127,10 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{', '.join(map(str, FLIPS))}; DGConfig otherwise at its defaults)"
     )
     text = markdown(rows, header + "\n\n" + "\n".join(provenance(command_line(), model=model_stamp(a.ckpt))))
-    print(text)
-    if a.out is not None:
-        a.out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(a.out, text)
+    write_table(text, a.out)
     return 0
 
 

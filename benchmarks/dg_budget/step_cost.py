@@ -39,7 +39,7 @@ from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 
-from benchmarks.dg_budget.budget import _commit  # noqa: E402
+from benchmarks.dg_budget.common import commit, write_table  # noqa: E402
 from benchmarks.handedness.study import GOAL_SEED  # noqa: E402
 from ggik import Robot, RobotGraph  # noqa: E402
 from ggik.checkpoint import load_model_or_shipped  # noqa: E402
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--profile", action="store_true", help="instead: torch.profiler's top operators per path, 10 steps")
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
-    code = _commit()
+    code = commit()
     model, _ = load_model_or_shipped(None, "cpu")
     model.eval()
     if a.profile:
@@ -198,10 +198,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(lines[-1], flush=True)
     text = "\n".join(lines) + "\n"
-    print(text)
-    if a.out is not None:
-        a.out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(a.out, text)
+    write_table(text, a.out)
     return 0
 
 
