@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ggik.collision.meshes import resolve_mesh, shape_capsule
+from ggik.collision.meshes import read_mesh, shape_capsule
 from ggik.errors import GGIKError
 from ggik.kinematics.urdf_collision import CollisionShape, read_collision_shapes
 
@@ -260,25 +260,18 @@ def link_shapes(urdf: str | Path) -> dict[str, tuple[str, tuple[CollisionShape, 
 
 def load_meshes(shapes: list[CollisionShape], urdf_dir: Path | None) -> MeshSet | str:
     """The vertices of mesh ``shapes`` in their link's frame, with the meshes' volume, or why they cannot be read."""
-    import trimesh
     from scipy.spatial import ConvexHull, QhullError
 
     parts, edges, volume, kinds, offset = [], [], 0.0, set(), 0
     for shape in shapes:
-        path = resolve_mesh(shape.mesh, urdf_dir)
-        if path is None:
-            return f"mesh {shape.mesh!r} not found"
-        try:
-            mesh = trimesh.load(path, force="mesh")
-            v = np.asarray(mesh.vertices, dtype=np.float64)  # type: ignore[attr-defined]  # force="mesh": a Trimesh
-        except Exception as exc:  # trimesh's own errors carry no common type (an unsupported format, a broken file)
-            return f"mesh {path.name} not read ({type(exc).__name__})"
-        if v.ndim != 2 or v.shape[0] < 4 or not np.isfinite(v).all():
-            return f"mesh {path.name} has no usable vertices"
+        read = read_mesh(shape, urdf_dir, least=4)
+        if isinstance(read, str):
+            return read
+        mesh, v, _ = read
         scale = np.asarray(shape.params, dtype=np.float64)
-        watertight = bool(getattr(mesh, "is_watertight", False)) and float(mesh.volume) > 0  # type: ignore[attr-defined]
+        watertight = bool(getattr(mesh, "is_watertight", False)) and float(mesh.volume) > 0
         if watertight:
-            volume += float(mesh.volume) * float(np.prod(scale))  # type: ignore[attr-defined]
+            volume += float(mesh.volume) * float(np.prod(scale))
         else:
             with contextlib.suppress(QhullError, ValueError):  # a flat mesh has no hull volume
                 volume += float(ConvexHull(v * scale).volume)

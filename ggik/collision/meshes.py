@@ -12,12 +12,13 @@ capsule and says why). :func:`shape_capsule` covers a URDF primitive (sphere, cy
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ggik.kinematics.urdf_collision import CollisionShape
 
-__all__ = ["resolve_mesh", "mesh_capsule", "shape_capsule"]
+__all__ = ["resolve_mesh", "read_mesh", "mesh_capsule", "shape_capsule"]
 
 
 def resolve_mesh(filename: str, urdf_dir: Path | None) -> Path | None:
@@ -38,8 +39,10 @@ def resolve_mesh(filename: str, urdf_dir: Path | None) -> Path | None:
     return None
 
 
-def mesh_capsule(shape: CollisionShape, urdf_dir: Path | None) -> tuple[np.ndarray, np.ndarray, float] | str:
-    """(a, b, radius) in the link frame of the capsule covering the mesh ``shape``, or the reason it cannot."""
+def read_mesh(shape: CollisionShape, urdf_dir: Path | None, least: int = 1) -> tuple[Any, np.ndarray, str] | str:
+    """(the trimesh mesh, its vertices (V, 3) float64 in the mesh file's own frame and units, the file's name) of the
+    mesh ``shape``, or why it cannot be read: not found, not read by trimesh, or fewer than ``least`` finite
+    vertices."""
     path = resolve_mesh(shape.mesh, urdf_dir)
     if path is None:
         return f"mesh {shape.mesh!r} not found"
@@ -50,9 +53,17 @@ def mesh_capsule(shape: CollisionShape, urdf_dir: Path | None) -> tuple[np.ndarr
         vertices = np.asarray(mesh.vertices, dtype=np.float64)  # type: ignore[attr-defined]  # force="mesh": a Trimesh
     except Exception as exc:  # trimesh's own errors carry no common type (an unsupported format, a broken file)
         return f"mesh {path.name} not read ({type(exc).__name__})"
-    if vertices.ndim != 2 or vertices.shape[0] == 0 or not np.isfinite(vertices).all():
+    if vertices.ndim != 2 or vertices.shape[0] < least or not np.isfinite(vertices).all():
         return f"mesh {path.name} has no usable vertices"
-    v = vertices * np.asarray(shape.params, dtype=np.float64) @ shape.origin[:3, :3].T + shape.origin[:3, 3]
+    return mesh, vertices, path.name
+
+
+def mesh_capsule(shape: CollisionShape, urdf_dir: Path | None) -> tuple[np.ndarray, np.ndarray, float] | str:
+    """(a, b, radius) in the link frame of the capsule covering the mesh ``shape``, or the reason it cannot."""
+    read = read_mesh(shape, urdf_dir)
+    if isinstance(read, str):
+        return read
+    v = read[1] * np.asarray(shape.params, dtype=np.float64) @ shape.origin[:3, :3].T + shape.origin[:3, 3]
     centre = v.mean(0)
     axis = np.linalg.svd(v - centre, full_matrices=False)[2][0]
     t = (v - centre) @ axis
