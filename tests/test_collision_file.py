@@ -272,8 +272,11 @@ def test_cli_collision_writes_the_model_and_solve_path_view_take_it(tmp_path, ca
     bad = _write(tmp_path / "bad.yaml", {**_good(), "frame": "world"})
     assert main([*args, "--collision", str(bad)]) == 2
     assert f"{bad}: frame: 'world'" in capsys.readouterr().err
-    assert main([*args[:-3], "--collision", str(out)]) == 2
-    assert "--collision needs --obstacles" in capsys.readouterr().err
+    assert main([*args[:-3], "--json", "--collision", str(out)]) == 0  # no --obstacles: self-collision alone
+    alone = json.loads(capsys.readouterr().out)["solutions"]
+    assert alone and all(math.isfinite(r["self_clearance_m"]) and r["self_clearance_m"] >= 0 for r in alone)
+    assert main([*args[:-3], "--collision", str(bad)]) == 2  # and the file is still read
+    assert f"{bad}: frame: 'world'" in capsys.readouterr().err
     path_csv = tmp_path / "p.csv"
     path_csv.write_text("0.4,0.1,0.5,0,1,0,0\n")
     path_args = ["path", "--robot", "panda", "--path", str(path_csv), "-s", "0", "--time-limit", "2", "--no-progress"]

@@ -29,33 +29,31 @@ def add_obstacle_args(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--collision",
         metavar="FILE",
-        help="with --obstacles: the robot's collision model from this file (YAML: capsules and spheres per link; "
-        "ggik robot collision ARM --out FILE writes the one ggik uses, to edit) instead of the URDF's",
+        help="the robot's collision model from this file (YAML: capsules and spheres per link; ggik robot collision "
+        "ARM --out FILE writes the one ggik uses, to edit) instead of the URDF's; without --obstacles: self-collision "
+        "alone",
     )
     parser.add_argument(
         "--srdf",
         metavar="FILE",
-        help="with --obstacles: an SRDF whose <disable_collisions> link pairs are not checked for self-collision "
-        "(instead of the pairs ggik finds at random configurations)",
+        help="an SRDF whose <disable_collisions> link pairs are not checked for self-collision (instead of the pairs "
+        "ggik finds at random configurations); without --obstacles: self-collision alone",
     )
 
 
 def obstacle_options(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments ``obstacles`` and ``collision`` of :meth:`ggik.GGIK.solve` / ``solve_path`` for the
-    options (empty without ``--obstacles``; GGIKError for ``--margin``, ``--collision`` or ``--srdf`` alone,
-    SceneError for a bad scene file; the collision file and SRDF are read where the model is made)."""
-    if args.obstacles is None:
-        for flag in ("margin", "collision", "srdf"):
-            if getattr(args, flag) is not None:
-                raise GGIKError(
-                    f"--{flag} needs --obstacles (a scene file; one with no obstacles checks self-collision)"
-                )
+    options: empty without any of them; ``--margin``, ``--collision`` or ``--srdf`` without ``--obstacles`` check
+    self-collision alone (a scene with no obstacles). SceneError for a bad scene file; the collision file and SRDF are
+    read where the model is made."""
+    if args.obstacles is None and all(getattr(args, flag) is None for flag in ("margin", "collision", "srdf")):
         return {}
     from ggik.collision import CollisionConfig, Scene
 
     margin = {} if args.margin is None else {"margin": args.margin}
     collision = CollisionConfig(**margin, model_file=args.collision, srdf=args.srdf)
-    return {"obstacles": Scene.from_file(args.obstacles), "collision": collision}
+    scene = Scene() if args.obstacles is None else Scene.from_file(args.obstacles)
+    return {"obstacles": scene, "collision": collision}
 
 
 def refuse_blocking_scene(check: Any, scene_file: str, seed: int) -> None:
