@@ -206,6 +206,8 @@ def test_the_exact_samples_bullet_quotes_its_table():
         for a in arms
     ]
     assert f"+{min(gain):.1f}-{max(gain):.0f} points" in bullet
+    redundant = [float(t[(a, "model + DG")]["distinct_strict_per_goal"]) for a in arms if t[(a, "raw")]["dof"] == "7"]
+    assert f"{min(redundant):.0f}-{max(redundant):.0f} distinct solutions per goal on 7-DOF arms" in bullet
     ratio = [float(t[(a, "model + DG")]["ms_per_goal"]) / float(t[(a, "raw")]["ms_per_goal"]) for a in arms]
     assert f"{min(ratio):.1f}-{max(ratio):.1f}x the raw time" in bullet
 
